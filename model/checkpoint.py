@@ -1,0 +1,197 @@
+"""Checkpoints: a folder that rebuilds its own model. No pickle anywhere.
+
+    model.safetensors   weights (fp32, or fp16 for shipping)
+    config.json         format version, ModelConfig, TrainConfig, vocabulary file names
+    src.spm.model       source SentencePiece model
+    tgt.spm.model       target SentencePiece model
+    card.json           training summary and test scores (optional)
+
+Loading validates everything before trusting it and raises CheckpointError naming the
+file and the problem. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save_file
+
+from .config import ModelConfig, TrainConfig, dataclass_from_dict
+from .seq2seq import NMTModel
+from .vocab import Vocab
+
+FORMAT = "bahdanau-nmt-checkpoint"
+FORMAT_VERSION = 1
+WEIGHTS, CONFIG, CARD = "model.safetensors", "config.json", "card.json"
+SRC_VOCAB, TGT_VOCAB = "src.spm.model", "tgt.spm.model"
+MAX_PARAMETERS = 400_000_000  # refuse configs that would allocate more than this (~1.6 GB fp32)
+MAX_JSON_BYTES = 10 * 2**20
+
+
+class CheckpointError(ValueError):
+    """A checkpoint folder that cannot be loaded; the message names the file and the problem."""
+
+
+def save_checkpoint(path: str | Path, model: NMTModel, src_vocab: Vocab, tgt_vocab: Vocab,
+                    train: Optional[TrainConfig] = None, card: Optional[dict] = None,
+                    dtype: torch.dtype = torch.float32) -> Path:
+    """Write a complete checkpoint folder (atomically replaced files) and return its path."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
+    save_file(tensors, str(path / (WEIGHTS + ".tmp")))
+    (path / (WEIGHTS + ".tmp")).replace(path / WEIGHTS)
+    src_vocab.save(path / SRC_VOCAB)
+    tgt_vocab.save(path / TGT_VOCAB)
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": asdict(model.config),
+              "train": asdict(train) if train else None, "src_vocab": SRC_VOCAB, "tgt_vocab": TGT_VOCAB,
+              "dtype": str(dtype).replace("torch.", "")}
+    (path / CONFIG).write_text(json.dumps(config, indent=2) + "\n")
+    if card is not None:
+        (path / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_json(path: Path) -> dict:
+    """Parse a small JSON object file or raise CheckpointError."""
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing")
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise CheckpointError(f"{path}: larger than {MAX_JSON_BYTES // 2**20} MiB; not a config")
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: expected a JSON object")
+    return data
+
+
+def read_config(folder: Path) -> tuple[ModelConfig, Optional[TrainConfig], dict]:
+    raw = read_json(folder / CONFIG)
+    if raw.get("format") != FORMAT:
+        raise CheckpointError(f"{folder / CONFIG}: not a {FORMAT} config (format={raw.get('format')!r})")
+    if raw.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(f"{folder / CONFIG}: unknown format_version {raw.get('format_version')!r}; "
+                              f"this code reads version {FORMAT_VERSION}")
+    try:
+        model_cfg = dataclass_from_dict(ModelConfig, raw.get("model"))
+        model_cfg.validate()
+        train_cfg = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
+    except ValueError as exc:
+        raise CheckpointError(f"{folder / CONFIG}: {exc}") from None
+    return model_cfg, train_cfg, raw
+
+
+def _expected_shapes(config: ModelConfig, where: Path) -> dict[str, tuple]:
+    """Tensor names and shapes the config implies, computed on the meta device (no memory)."""
+    with torch.device("meta"):
+        model = NMTModel(config)
+    if model.num_parameters() > MAX_PARAMETERS:
+        raise CheckpointError(f"{where}: config asks for {model.num_parameters():,} parameters, "
+                              f"more than the {MAX_PARAMETERS:,} this loader allows")
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+
+def _read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Tensor]:
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing")
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            names = set(handle.keys())
+            missing, unexpected = sorted(set(expected) - names), sorted(names - set(expected))
+            if missing or unexpected:
+                raise CheckpointError(f"{path}: tensor names do not match the config "
+                                      f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
+            for name in expected:
+                shape = tuple(handle.get_slice(name).get_shape())
+                if shape != expected[name]:
+                    raise CheckpointError(f"{path}: tensor {name} has shape {shape}, config implies {expected[name]}")
+            tensors = {name: handle.get_tensor(name) for name in expected}
+    except (SafetensorError, OSError, RuntimeError, ValueError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"{path}: not a readable safetensors file ({exc})") from None
+    for name, tensor in tensors.items():
+        if not tensor.is_floating_point():
+            raise CheckpointError(f"{path}: tensor {name} has dtype {tensor.dtype}, expected floating point")
+        if not torch.isfinite(tensor).all():
+            raise CheckpointError(f"{path}: tensor {name} contains NaN or infinite values")
+    return tensors
+
+
+def _read_vocab(path: Path, size: int, side: str) -> Vocab:
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing")
+    try:
+        vocab = Vocab.load(path)
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
+    if len(vocab) != size:
+        raise CheckpointError(f"{path}: has {len(vocab)} pieces but config.json says "
+                              f"{side}_vocab_size={size}")
+    return vocab
+
+
+def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
+    """Rebuild (model in eval mode, source vocab, target vocab, config.json dict) from a folder."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
+    model_cfg, _, raw = read_config(folder)
+    src_vocab = _read_vocab(folder / SRC_VOCAB, model_cfg.src_vocab_size, "src")
+    tgt_vocab = _read_vocab(folder / TGT_VOCAB, model_cfg.tgt_vocab_size, "tgt")
+    tensors = _read_weights(folder / WEIGHTS, _expected_shapes(model_cfg, folder / CONFIG))
+    model = NMTModel(model_cfg)
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    return model.eval(), src_vocab, tgt_vocab, raw
+
+
+def read_card(path: str | Path) -> dict:
+    """The card.json of a checkpoint folder, or {} when there is none."""
+    card = Path(path) / CARD
+    return read_json(card) if card.is_file() else {}
+
+
+def export(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.float16) -> Path:
+    """Copy a checkpoint with weights cast to ``dtype`` (fp16 halves the shipped size)."""
+    model, src_vocab, tgt_vocab, raw = load_checkpoint(src)
+    train = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
+    out = save_checkpoint(dst, model, src_vocab, tgt_vocab, train, dtype=dtype)
+    if (Path(src) / CARD).is_file():
+        shutil.copy(Path(src) / CARD, out / CARD)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.checkpoint", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="write an fp16 copy of a checkpoint")
+    ex.add_argument("src")
+    ex.add_argument("dst")
+    check = sub.add_parser("check", help="load a checkpoint and print its summary")
+    check.add_argument("path")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "export":
+            print(f"wrote {export(args.src, args.dst)}")
+        else:
+            model, src_vocab, tgt_vocab, _ = load_checkpoint(args.path)
+            print(f"{args.path}: {model.config.arch}, {model.num_parameters():,} parameters, "
+                  f"vocab {len(src_vocab)}/{len(tgt_vocab)}")
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Configuration dataclasses and presets.
+
+Every field has a default and a comment saying what it controls. A checkpoint
+stores ``ModelConfig`` in ``config.json`` so it can rebuild its own model.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+
+ARCHS = ("rnnsearch", "rnnencdec")
+
+# Hard limits checked before any tensor is allocated, so a hostile config.json
+# (say, a 10^9-unit layer) is refused instead of exhausting memory.
+MAX_UNITS = 8192
+MAX_VOCAB = 200_000
+
+
+@dataclass
+class ModelConfig:
+    """Architecture of one model (paper Appendix A; names follow the paper)."""
+
+    arch: str = "rnnsearch"  # "rnnsearch" (attention) or "rnnencdec" (one fixed context vector)
+    src_vocab_size: int = 6000  # source SentencePiece vocabulary size (set from the trained model)
+    tgt_vocab_size: int = 6000  # target SentencePiece vocabulary size (set from the trained model)
+    emb_dim: int = 256  # m: word embedding size, source and target
+    hidden: int = 512  # n: GRU units in the decoder and in each encoder direction
+    align_dim: int = 512  # n': units of the alignment model's hidden layer
+    maxout: int = 256  # l: maxout units in the deep output (t~_i has 2l units)
+    dropout: float = 0.3  # dropout on embeddings, annotations and the maxout output (training only)
+
+    def validate(self) -> None:
+        """Raise ValueError on values that are malformed or too large to allocate safely."""
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}, got {self.arch!r}")
+        for name in ("emb_dim", "hidden", "align_dim", "maxout"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 1 <= value <= MAX_UNITS:
+                raise ValueError(f"{name}={value!r} is outside 1..{MAX_UNITS}")
+        for name in ("src_vocab_size", "tgt_vocab_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 5 <= value <= MAX_VOCAB:
+                raise ValueError(f"{name}={value!r} is outside 5..{MAX_VOCAB}")
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise ValueError(f"dropout={self.dropout!r} must be in [0, 1)")
+
+
+@dataclass
+class TrainConfig:
+    """Everything about data, vocabulary and optimisation for ``python -m model.train``."""
+
+    data_dir: str = "../shared/data/multi30k"  # folder with {train,val}.{src,tgt}[.gz]
+    src_lang: str = "en"  # source language suffix of the data files
+    tgt_lang: str = "fr"  # target language suffix of the data files
+    train_prefix: str = "train"  # file stem of the training split
+    val_prefix: str = "val"  # file stem of the validation split (model selection)
+    out_dir: str = "runs/rnnsearch"  # where best/, last/ and log.jsonl are written
+    src_vocab: int = 6000  # requested SentencePiece size, source side
+    tgt_vocab: int = 6000  # requested SentencePiece size, target side
+    spm_sample_lines: int = 2_000_000  # SentencePiece trains on at most this many sampled lines
+    max_len: int = 80  # pairs with more subword tokens on either side are dropped from training
+    join_prob: float = 0.0  # length augmentation: chance an example is 2-4 pairs joined (issue 10)
+    join_max: int = 4  # most training pairs joined into one augmented example
+    batch_size: int = 80  # sentences per batch (the paper used 80)
+    pool_batches: int = 20  # batches sorted by length together, as in the paper (Appendix B)
+    epochs: int = 15  # maximum number of passes over the training data
+    optimizer: str = "adam"  # "adam" or "adadelta" (the paper's: rho 0.95, eps 1e-6)
+    lr: float = 1e-3  # learning rate (Adadelta ignores it and uses 1.0)
+    lr_decay: float = 0.5  # multiply the learning rate by this when validation BLEU stalls
+    clip: float = 1.0  # gradient L2-norm clipping threshold (paper: 1)
+    label_smoothing: float = 0.1  # cross-entropy label smoothing (0 disables)
+    patience: int = 4  # stop after this many epochs without a better validation BLEU
+    val_max_sentences: int = 1014  # validation sentences decoded greedily each epoch
+    save_every: int = 500  # steps between "last" checkpoints for resuming mid-epoch
+    seed: int = 1  # seeds weights, data order and dropout
+    threads: int = 0  # torch intra-op threads (0: leave torch's default)
+    bf16: bool = False  # bf16 autocast for matmuls (CPU with AVX-512 bf16, or GPU)
+    max_steps: int = 0  # stop after this many updates (0: no limit; for smoke runs)
+    time_limit_min: float = 0.0  # stop when another epoch would pass this many minutes (0: no limit)
+
+
+@dataclass
+class Config:
+    """A model and how to train it; what a config file and ``--set`` overrides describe."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Config":
+        return cls(model=dataclass_from_dict(ModelConfig, data.get("model", {})),
+                   train=dataclass_from_dict(TrainConfig, data.get("train", {})))
+
+
+def dataclass_from_dict(kind, data: dict):
+    """Build dataclass ``kind`` from ``data``, refusing unknown keys and wrong types."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{kind.__name__} must be a JSON object, got {type(data).__name__}")
+    known = {f.name: f for f in fields(kind)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {kind.__name__} field(s): {', '.join(unknown)}")
+    defaults = kind()
+    values = {}
+    for name, value in data.items():
+        default = getattr(defaults, name)
+        values[name] = _coerce(name, value, type(default))
+    return replace(defaults, **values)
+
+
+def _coerce(name: str, value, kind):
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+            return value.lower() in ("true", "1")
+        raise ValueError(f"{name} must be true/false, got {value!r}")
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}") from None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+PRESETS: dict[str, Config] = {
+    # Paper sizes (Appendix A): far too slow for a laptop CPU, meant for GPUs.
+    "paper": Config(
+        model=ModelConfig(emb_dim=620, hidden=1000, align_dim=1000, maxout=500,
+                          src_vocab_size=30000, tgt_vocab_size=30000, dropout=0.0),
+        train=TrainConfig(src_vocab=30000, tgt_vocab=30000, optimizer="adadelta",
+                          label_smoothing=0.0, max_len=50, epochs=10),
+    ),
+    # Sized for a 2-core CPU: trains on Multi30k to good quality in about an hour.
+    "cpu": Config(
+        model=ModelConfig(emb_dim=256, hidden=512, align_dim=512, maxout=256, dropout=0.3),
+        train=TrainConfig(src_vocab=6000, tgt_vocab=6000, batch_size=80, join_prob=0.25, epochs=12),
+    ),
+    # Minutes-long smoke runs and tests.
+    "tiny": Config(
+        model=ModelConfig(emb_dim=32, hidden=48, align_dim=40, maxout=24, dropout=0.0),
+        train=TrainConfig(src_vocab=200, tgt_vocab=200, batch_size=16, epochs=2,
+                          label_smoothing=0.0, save_every=50),
+    ),
+}
+
+
+def preset(name: str) -> Config:
+    """A fresh copy of a named preset."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+    return Config.from_dict(PRESETS[name].to_dict())

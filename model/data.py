@@ -1,0 +1,222 @@
+"""Parallel corpora: reading plain or gzip text, filtering, length augmentation and bucketing.
+
+Also ``python -m model.data download-multi30k DIR`` for users with network access.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import random
+import sys
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import torch
+
+from .vocab import BOS, EOS, PAD
+
+# Stop reading any single file past this many decompressed bytes (gzip bombs, huge uploads).
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+class DataError(ValueError):
+    """A corpus that cannot be used, with a message naming the file and the problem."""
+
+
+def read_lines(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> list[str]:
+    """All lines of a UTF-8 text file, plain or ``.gz``, without line endings.
+
+    Raises DataError for missing files, bad gzip, non-UTF-8 bytes, NUL bytes, or
+    more than ``max_bytes`` of (decompressed) text.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataError(f"{path}: cannot read ({exc})") from None
+    if len(raw) > max_bytes:
+        raise DataError(f"{path}: more than {max_bytes // 2**20} MiB of text; refusing to read further")
+    return decode_text(raw, str(path)).splitlines()
+
+
+def decode_text(raw: bytes, name: str) -> str:
+    """Decode UTF-8 (a BOM is allowed) or raise DataError saying where it failed."""
+    if b"\x00" in raw:
+        raise DataError(f"{name}: contains NUL bytes; this looks like a binary or UTF-16 file, "
+                        "not UTF-8 text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"{name}: not valid UTF-8 (line {line}, byte {exc.start}); "
+                        "save the file as UTF-8") from None
+
+
+@dataclass
+class Corpus:
+    """Line-aligned sentence pairs plus what was dropped on the way."""
+
+    src: list[str]
+    tgt: list[str]
+    empty_skipped: int = 0  # pairs where either side was blank
+    notes: list[str] = field(default_factory=list)  # human-readable report lines
+
+
+def read_parallel(src_path: str | Path, tgt_path: str | Path) -> Corpus:
+    """Read two line-aligned files, skipping (and counting) pairs with an empty side."""
+    src, tgt = read_lines(src_path), read_lines(tgt_path)
+    if len(src) != len(tgt):
+        raise DataError(f"line counts differ: {src_path} has {len(src)} lines, "
+                        f"{tgt_path} has {len(tgt)}")
+    pairs = [(s.strip(), t.strip()) for s, t in zip(src, tgt)]
+    kept = [(s, t) for s, t in pairs if s and t]
+    corpus = Corpus([s for s, _ in kept], [t for _, t in kept], len(pairs) - len(kept))
+    corpus.notes.append(f"read {len(pairs)} pairs from {src_path} / {tgt_path}; "
+                        f"skipped {corpus.empty_skipped} with an empty side")
+    return corpus
+
+
+def find_split(data_dir: str | Path, prefix: str, lang: str) -> Path:
+    """``DIR/prefix.lang.gz`` or ``DIR/prefix.lang``, whichever exists."""
+    for name in (f"{prefix}.{lang}.gz", f"{prefix}.{lang}"):
+        if (Path(data_dir) / name).is_file():
+            return Path(data_dir) / name
+    raise DataError(f"{data_dir}: no {prefix}.{lang}.gz or {prefix}.{lang}")
+
+
+def filter_by_length(src_ids: list[list[int]], tgt_ids: list[list[int]], max_len: int):
+    """Keep pairs whose both sides have 1..max_len tokens; returns (src, tgt, dropped)."""
+    keep = [i for i, (s, t) in enumerate(zip(src_ids, tgt_ids)) if 0 < len(s) <= max_len and 0 < len(t) <= max_len]
+    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep], len(src_ids) - len(keep)
+
+
+def join_examples(src_ids: Sequence[list[int]], tgt_ids: Sequence[list[int]], prob: float,
+                  max_join: int, rng: random.Random) -> tuple[list[list[int]], list[list[int]]]:
+    """Length augmentation (issue 10): walk the pairs in a random order; at each position,
+    with probability ``prob`` the next k (2..max_join) pairs become one example, sources
+    joined with sources and targets with targets in the same order; otherwise the pair
+    stays alone. Every pair is used exactly once, so an epoch keeps its size."""
+    order = list(range(len(src_ids)))
+    rng.shuffle(order)
+    out_src, out_tgt, i = [], [], 0
+    while i < len(order):
+        k = rng.randint(2, max_join) if prob > 0 and rng.random() < prob else 1
+        group = order[i:i + k]
+        out_src.append([tok for j in group for tok in src_ids[j]])
+        out_tgt.append([tok for j in group for tok in tgt_ids[j]])
+        i += k
+    return out_src, out_tgt
+
+
+@dataclass
+class Batch:
+    """Padded tensors for one minibatch. Target input starts with <s>, output ends with </s>."""
+
+    src: torch.Tensor  # (batch, src_len) token ids, PAD-padded
+    src_len: torch.Tensor  # (batch,) real lengths
+    tgt_in: torch.Tensor  # (batch, tgt_len) <s> y_1 .. y_{T-1}
+    tgt_out: torch.Tensor  # (batch, tgt_len) y_1 .. y_T </s>, PAD-padded
+    index: list[int]  # positions of these examples in the corpus
+
+    @property
+    def n_tgt_tokens(self) -> int:
+        return int((self.tgt_out != PAD).sum())
+
+
+def pad(seqs: Sequence[Sequence[int]], prefix: list[int] = (), suffix: list[int] = ()) -> torch.Tensor:
+    """(len(seqs), longest) LongTensor with PAD after each sequence."""
+    seqs = [list(prefix) + list(s) + list(suffix) for s in seqs]
+    out = torch.full((len(seqs), max(len(s) for s in seqs)), PAD, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return out
+
+
+def make_batch(src_ids, tgt_ids, index: list[int]) -> Batch:
+    src = [src_ids[i] for i in index]
+    tgt = [tgt_ids[i] for i in index]
+    return Batch(src=pad(src), src_len=torch.tensor([len(s) for s in src]),
+                 tgt_in=pad(tgt, prefix=[BOS]), tgt_out=pad(tgt, suffix=[EOS]), index=list(index))
+
+
+def bucket_batches(src_ids, tgt_ids, batch_size: int, pool_batches: int, rng: random.Random) -> list[list[int]]:
+    """Shuffle, then sort each pool of ``pool_batches`` batches by length and cut it into
+    batches (paper, Appendix B); finally shuffle the batch order. Returns index lists."""
+    order = list(range(len(src_ids)))
+    rng.shuffle(order)
+    pool = batch_size * pool_batches
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(order[start:start + pool], key=lambda i: (len(src_ids[i]), len(tgt_ids[i])))
+        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def epoch_batches(src_ids, tgt_ids, epoch: int, seed: int, batch_size: int, pool_batches: int,
+                  join_prob: float = 0.0, join_max: int = 4) -> tuple[list, list, list[list[int]]]:
+    """The examples and batch order of one epoch, a pure function of (seed, epoch) so a
+    resumed run replays exactly the same data order."""
+    rng = random.Random(seed * 1_000_003 + epoch)
+    src, tgt = join_examples(src_ids, tgt_ids, join_prob, join_max, rng)
+    return src, tgt, bucket_batches(src, tgt, batch_size, pool_batches, rng)
+
+
+def iter_chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+    """Consecutive slices of ``items`` of at most ``size`` elements."""
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+# ---------------------------------------------------------------------------- download
+
+MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}"
+MULTI30K_LINES = {"train": 29000, "val": 1014, "test_2016_flickr": 1000,
+                  "test_2017_flickr": 1000, "test_2017_mscoco": 461}
+
+
+def download_multi30k(out_dir: str | Path, langs: Sequence[str] = ("en", "fr", "de"),
+                      opener: Callable = urllib.request.urlopen, base_url: str = MULTI30K_URL) -> list[Path]:
+    """Fetch Multi30k task-1 raw files into ``out_dir`` and check every line count."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for split, expected in MULTI30K_LINES.items():
+        for lang in langs:
+            name = f"{split}.{lang}.gz"
+            with opener(base_url.format(name=name)) as response:
+                raw = response.read(MAX_FILE_BYTES)
+            target = out_dir / name
+            target.write_bytes(raw)
+            got = len(read_lines(target))
+            if got != expected:
+                target.unlink()
+                raise DataError(f"{name}: expected {expected} lines, downloaded file has {got}")
+            print(f"wrote {target} ({got} lines)")
+            written.append(target)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.data", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    dl = sub.add_parser("download-multi30k", help="fetch Multi30k task 1 (raw) into DIR")
+    dl.add_argument("dir")
+    dl.add_argument("--langs", default="en,fr,de", help="comma-separated language suffixes")
+    args = parser.parse_args(argv)
+    try:
+        download_multi30k(args.dir, args.langs.split(","))
+    except (OSError, DataError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Bidirectional GRU encoder (paper Appendix A.2.1)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .vocab import PAD
+
+
+class Encoder(nn.Module):
+    """Reads the source both ways; annotation h_j = [forward h_j ; backward h_j].
+
+    Sequences are packed so padding never enters either direction: the backward
+    GRU starts at each sentence's own last word, not at the batch's longest.
+    """
+
+    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, dropout: float):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
+        self.rnn = nn.GRU(emb_dim, hidden, batch_first=True, bidirectional=True)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """src (batch, src_len) ids, src_len (batch,) -> annotations (batch, src_len, 2n)
+        with zeros at padding, and final (batch, 2n) = [forward h_Tx ; backward h_1]."""
+        x = self.dropout(self.embed(src))  # (batch, src_len, m)
+        packed = pack_padded_sequence(x, src_len.cpu(), batch_first=True, enforce_sorted=False)
+        out, h_n = self.rnn(packed)  # h_n: (2, batch, n), [forward last ; backward first]
+        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        return annotations, torch.cat([h_n[0], h_n[1]], dim=-1)

@@ -1,0 +1,27 @@
+"""Corpus scores via sacrebleu, always reported with their signatures."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from sacrebleu.metrics import BLEU, CHRF
+
+
+def bleu(hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False) -> tuple[float, str]:
+    """Cased (default) or lowercased detokenised corpus BLEU and its signature."""
+    metric = BLEU(lowercase=lowercase)
+    return metric.corpus_score(list(hyps), [list(refs)]).score, str(metric.get_signature())
+
+
+def chrf(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
+    metric = CHRF()
+    return metric.corpus_score(list(hyps), [list(refs)]).score, str(metric.get_signature())
+
+
+def corpus_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict:
+    """BLEU (cased), BLEU (lowercased) and chrF with signatures, as one JSON-ready dict."""
+    cased, cased_sig = bleu(hyps, refs)
+    lower, lower_sig = bleu(hyps, refs, lowercase=True)
+    chrf_score, chrf_sig = chrf(hyps, refs)
+    return {"bleu": round(cased, 2), "bleu_signature": cased_sig,
+            "bleu_lc": round(lower, 2), "bleu_lc_signature": lower_sig,
+            "chrf": round(chrf_score, 2), "chrf_signature": chrf_sig, "sentences": len(hyps)}

@@ -1,0 +1,56 @@
+"""The whole translation model: encoder + decoder, RNNsearch or RNNencdec by config."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .config import ModelConfig
+from .decoder import Decoder, EncoderState
+from .encoder import Encoder
+from .vocab import PAD
+
+
+class NMTModel(nn.Module):
+    """RNNsearch (``arch="rnnsearch"``) or RNNencdec (``arch="rnnencdec"``), paper Appendix A."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        config.validate()
+        self.config = config
+        self.encoder = Encoder(config.src_vocab_size, config.emb_dim, config.hidden, config.dropout)
+        self.decoder = Decoder(config.tgt_vocab_size, config.emb_dim, config.hidden, config.align_dim,
+                               config.maxout, config.dropout, attention=config.arch == "rnnsearch")
+        self.reset_parameters()
+
+    @property
+    def has_attention(self) -> bool:
+        return self.decoder.attention is not None
+
+    def reset_parameters(self) -> None:
+        """Recurrent matrices orthogonal (per gate block) as in the paper; the alignment model as
+        in the paper (near-uniform attention); other matrices Xavier-uniform rather than the
+        paper's N(0, 0.01^2), which trains faster with Adam; biases zero."""
+        recurrent = {"encoder.rnn.weight_hh_l0", "encoder.rnn.weight_hh_l0_reverse",
+                     "decoder.U_rz.weight", "decoder.U.weight"}
+        for name, param in self.named_parameters():
+            if name in recurrent:
+                for block in param.data.split(self.config.hidden, dim=0):
+                    nn.init.orthogonal_(block)
+            elif param.dim() >= 2:
+                nn.init.xavier_uniform_(param)
+            else:
+                nn.init.zeros_(param)
+        if self.has_attention:
+            self.decoder.attention.reset_parameters()
+
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderState:
+        """src (batch, src_len), src_len (batch,) -> everything the decoder needs."""
+        annotations, summary = self.encoder(src, src_len)
+        return self.decoder.prepare(annotations, src != PAD, summary)
+
+    def forward(self, src, src_len, tgt_in):
+        """Teacher-forced logits (batch, T, V) and attention (batch, T, src_len) or None."""
+        return self.decoder(tgt_in, self.encode(src, src_len))
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

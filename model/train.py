@@ -1,0 +1,254 @@
+"""Train RNNsearch or RNNencdec: ``python -m model.train --preset cpu --set model.arch=rnnencdec``.
+
+Writes to ``train.out_dir``:
+    best/        checkpoint with the best validation BLEU so far
+    last/        latest checkpoint plus optimizer and data-order state (``--resume`` continues it)
+    log.jsonl    one JSON object per epoch (loss, val loss, val BLEU, time, tokens/s)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+
+from .checkpoint import CheckpointError, load_checkpoint, read_json, save_checkpoint
+from .config import Config, preset
+from .data import (DataError, epoch_batches, filter_by_length, find_split, iter_chunks, make_batch,
+                   read_parallel)
+from .metrics import bleu
+from .search import SearchConfig, greedy_search
+from .seq2seq import NMTModel
+from .vocab import EOS, PAD, Vocab, train_vocab
+
+STATE_JSON, STATE_TENSORS = "train_state.json", "train_state.safetensors"
+
+
+class Data:
+    """Tokenised training and validation data plus the vocabularies."""
+
+    def __init__(self, cfg: Config, vocabs: Optional[tuple[Vocab, Vocab]] = None, log=print):
+        t = cfg.train
+        train = read_parallel(find_split(t.data_dir, t.train_prefix, t.src_lang),
+                              find_split(t.data_dir, t.train_prefix, t.tgt_lang))
+        val = read_parallel(find_split(t.data_dir, t.val_prefix, t.src_lang),
+                            find_split(t.data_dir, t.val_prefix, t.tgt_lang))
+        for note in train.notes + val.notes:
+            log(note)
+        if vocabs is None:
+            vocabs = (train_vocab(train.src, t.src_vocab, t.spm_sample_lines, t.seed),
+                      train_vocab(train.tgt, t.tgt_vocab, t.spm_sample_lines, t.seed))
+        self.src_vocab, self.tgt_vocab = vocabs
+        src_ids, tgt_ids = self.src_vocab.encode_batch(train.src), self.tgt_vocab.encode_batch(train.tgt)
+        self.src, self.tgt, dropped = filter_by_length(src_ids, tgt_ids, t.max_len)
+        log(f"training pairs: {len(self.src)} kept, {dropped} longer than {t.max_len} tokens dropped")
+        n_val = min(len(val.src), t.val_max_sentences)
+        self.val_src_text, self.val_ref = val.src[:n_val], val.tgt[:n_val]
+        self.val_src = [ids[:200] for ids in self.src_vocab.encode_batch(self.val_src_text)]
+        self.val_tgt = [ids[:200] for ids in self.tgt_vocab.encode_batch(self.val_ref)]
+
+
+def loss_fn(model: NMTModel, batch, label_smoothing: float, bf16: bool) -> torch.Tensor:
+    """Mean token cross-entropy of a teacher-forced batch."""
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits, _ = model(batch.src, batch.src_len, batch.tgt_in)
+    return F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
+                           ignore_index=PAD, label_smoothing=label_smoothing)
+
+
+@torch.no_grad()
+def validate(model: NMTModel, data: Data, batch_size: int = 100) -> dict:
+    """Validation loss (teacher-forced, no smoothing) and greedy-decoded BLEU (sacrebleu)."""
+    model.eval()
+    total, tokens = 0.0, 0
+    for index in iter_chunks(list(range(len(data.val_src))), batch_size):
+        batch = make_batch(data.val_src, data.val_tgt, list(index))
+        n = batch.n_tgt_tokens
+        total += float(loss_fn(model, batch, 0.0, False)) * n
+        tokens += n
+    order = sorted(range(len(data.val_src)), key=lambda i: len(data.val_src[i]))
+    hyps = [""] * len(order)
+    for index in iter_chunks(order, batch_size):
+        outs = greedy_search(model, [data.val_src[i] for i in index], SearchConfig(beam=1, trace=False))
+        for i, out in zip(index, outs):
+            hyps[i] = data.tgt_vocab.decode([t for t in out.ids if t != EOS])
+    score, signature = bleu(hyps, data.val_ref)
+    model.train()
+    return {"val_loss": total / tokens, "val_bleu": score, "val_bleu_signature": signature,
+            "val_example": hyps[0]}
+
+
+def make_optimizer(model: NMTModel, cfg: Config) -> torch.optim.Optimizer:
+    if cfg.train.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
+    if cfg.train.optimizer == "adadelta":  # the paper's settings (Appendix B)
+        return torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.95, eps=1e-6)
+    raise ValueError(f"unknown optimizer {cfg.train.optimizer!r}; use adam or adadelta")
+
+
+def save_state(folder: Path, model, data: Data, cfg: Config, optimizer, progress: dict) -> None:
+    """Checkpoint plus what resuming needs: optimizer tensors, RNG state, data position."""
+    save_checkpoint(folder, model, data.src_vocab, data.tgt_vocab, cfg.train)
+    opt = optimizer.state_dict()
+    tensors = {f"state.{i}.{k}": torch.as_tensor(v).clone() for i, st in opt["state"].items() for k, v in st.items()}
+    tensors["rng"] = torch.get_rng_state()
+    save_file(tensors, str(folder / STATE_TENSORS))
+    (folder / STATE_JSON).write_text(json.dumps({"progress": progress, "param_groups": opt["param_groups"]}, indent=2))
+
+
+def load_state(folder: Path, model, optimizer) -> dict:
+    """Restore weights, optimizer and RNG from ``folder``; returns the saved progress dict."""
+    loaded, _, _, _ = load_checkpoint(folder)
+    model.load_state_dict(loaded.state_dict())
+    meta = read_json(folder / STATE_JSON)
+    tensors = load_file(str(folder / STATE_TENSORS))
+    torch.set_rng_state(tensors.pop("rng"))
+    state: dict = {}
+    for key, value in tensors.items():
+        _, index, name = key.split(".", 2)
+        state.setdefault(int(index), {})[name] = value
+    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    return meta["progress"]
+
+
+def train_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, out: Path) -> dict:
+    """One pass (or the rest of one, when resuming); returns loss, tokens and seconds."""
+    t = cfg.train
+    src, tgt, batches = epoch_batches(data.src, data.tgt, progress["epoch"], t.seed, t.batch_size,
+                                      t.pool_batches, t.join_prob, t.join_max)
+    model.train()
+    stats = {"loss_sum": 0.0, "tokens": 0, "seconds": 0.0}
+    bar = tqdm(batches, initial=progress["batch"], total=len(batches), desc=f"epoch {progress['epoch'] + 1}",
+               unit="batch", dynamic_ncols=True, mininterval=2.0)
+    for index in batches[progress["batch"]:]:
+        start = time.perf_counter()
+        batch = make_batch(src, tgt, index)
+        loss = loss_fn(model, batch, t.label_smoothing, t.bf16)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip)
+        optimizer.step()
+        stats["seconds"] += time.perf_counter() - start
+        stats["tokens"] += batch.n_tgt_tokens
+        stats["loss_sum"] += float(loss.detach()) * batch.n_tgt_tokens
+        progress["batch"] += 1
+        progress["step"] += 1
+        bar.update(1)
+        bar.set_postfix(loss=f"{float(loss.detach()):.3f}", tok_s=f"{stats['tokens'] / stats['seconds']:.0f}")
+        if progress["step"] % t.save_every == 0:
+            save_state(out / "last", model, data, cfg, optimizer, progress)
+        if t.max_steps and progress["step"] >= t.max_steps:
+            break
+    bar.close()
+    return stats
+
+
+def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: dict, out: Path, log) -> bool:
+    """Validate, log, keep the best, adjust the learning rate; returns True to stop training."""
+    val_start = time.perf_counter()
+    val = validate(model, data)
+    val_seconds = time.perf_counter() - val_start
+    improved = val["val_bleu"] > progress["best_bleu"]
+    progress["bad_epochs"] = 0 if improved else progress["bad_epochs"] + 1
+    record = {"epoch": progress["epoch"] + 1, "step": progress["step"],
+              "train_loss": stats["loss_sum"] / max(stats["tokens"], 1), **val,
+              "tokens_per_s": stats["tokens"] / max(stats["seconds"], 1e-9),
+              "epoch_seconds": stats["seconds"], "lr": optimizer.param_groups[0]["lr"],
+              "val_seconds": val_seconds, "elapsed_s": progress["elapsed_s"] + stats["seconds"] + val_seconds}
+    progress.update(epoch=progress["epoch"] + 1, batch=0, elapsed_s=record["elapsed_s"])
+    if improved:
+        progress["best_bleu"] = val["val_bleu"]
+        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
+                        card={"training": record, "config": cfg.to_dict()})
+    elif cfg.train.optimizer == "adam":
+        for group in optimizer.param_groups:
+            group["lr"] *= cfg.train.lr_decay
+    with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    log(f"epoch {record['epoch']}: train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f}, "
+        f"val BLEU {val['val_bleu']:.2f}{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
+    save_state(out / "last", model, data, cfg, optimizer, progress)
+    t = cfg.train
+    out_of_time = t.time_limit_min and (record["elapsed_s"] + stats["seconds"] + val_seconds) / 60 > t.time_limit_min
+    if out_of_time:
+        log(f"stopping: another epoch would pass the {t.time_limit_min} minute limit")
+    stop_early = progress["bad_epochs"] >= t.patience
+    return bool(stop_early or out_of_time or (t.max_steps and progress["step"] >= t.max_steps))
+
+
+def train(cfg: Config, resume: bool = False, log=print) -> Path:
+    """Run training as configured; returns the folder of the best checkpoint."""
+    t = cfg.train
+    torch.manual_seed(t.seed)
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    out = Path(t.out_dir)
+    last = out / "last"
+    resuming = resume and (last / STATE_JSON).is_file()
+    vocabs = load_checkpoint(last)[1:3] if resuming else None
+    data = Data(cfg, vocabs, log)
+    cfg.model.src_vocab_size, cfg.model.tgt_vocab_size = len(data.src_vocab), len(data.tgt_vocab)
+    model = NMTModel(cfg.model)
+    optimizer = make_optimizer(model, cfg)
+    progress = {"epoch": 0, "batch": 0, "step": 0, "best_bleu": -1.0, "bad_epochs": 0, "elapsed_s": 0.0}
+    if resuming:
+        progress = load_state(last, model, optimizer)
+        log(f"resuming from {last}: epoch {progress['epoch'] + 1}, batch {progress['batch']}, step {progress['step']}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    log(f"config: {json.dumps(cfg.to_dict())}")
+    log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters")
+    while progress["epoch"] < t.epochs:
+        stats = train_epoch(model, data, cfg, optimizer, progress, out)
+        if end_epoch(model, data, cfg, optimizer, progress, stats, out, log):
+            break
+    return out / "best"
+
+
+def parse_overrides(cfg: Config, items: Sequence[str]) -> Config:
+    """Apply ``section.field=value`` strings (e.g. ``train.epochs=3``) to ``cfg``."""
+    data = cfg.to_dict()
+    for item in items:
+        key, sep, value = item.partition("=")
+        section, _, name = key.partition(".")
+        if not sep or section not in data or name not in data[section]:
+            raise ValueError(f"bad override {item!r}: use section.field=value with section model or train")
+        data[section][name] = value
+    return Config.from_dict(data)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="cpu", help="paper, cpu or tiny (default cpu)")
+    parser.add_argument("--config", help="JSON file with {model: {...}, train: {...}} on top of the preset")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="overrides such as model.arch=rnnencdec train.epochs=10")
+    parser.add_argument("--resume", action="store_true", help="continue from OUT_DIR/last if it exists")
+    args = parser.parse_args(argv)
+    try:
+        cfg = preset(args.preset)
+        if args.config:
+            base = cfg.to_dict()
+            for section, values in json.loads(Path(args.config).read_text()).items():
+                base[section].update(values)
+            cfg = Config.from_dict(base)
+        cfg = parse_overrides(cfg, args.set)
+        cfg.model.validate()
+        best = train(cfg, resume=args.resume)
+    except (ValueError, DataError, CheckpointError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"best checkpoint: {best}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

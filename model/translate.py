@@ -1,0 +1,149 @@
+"""Translate text with a checkpoint: an importable ``Translator`` and a thin CLI.
+
+    python -m model.translate --checkpoint checkpoints/rnnsearch-en-fr [--beam 5] [--json] < input.txt
+
+One output line per input line, in order, blank lines included. ``--json`` writes one
+trace per line (schema in ``model/trace.py``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import torch
+
+from .checkpoint import CheckpointError, load_checkpoint
+from .data import iter_chunks
+from .search import Hypothesis, SearchConfig, _Recorder, beam_search, greedy_search
+from .seq2seq import NMTModel
+from .trace import Trace
+from .vocab import EOS, Vocab
+
+# Inputs longer than this (subword pieces) are cut; the trace says so.
+MAX_SOURCE_TOKENS = 200
+MAX_BEAM = 16
+
+
+class Translator:
+    """A model with its vocabularies, ready to decode. Read-only: safe to share across threads."""
+
+    def __init__(self, model: NMTModel, src_vocab: Vocab, tgt_vocab: Vocab, name: str = ""):
+        self.model, self.src_vocab, self.tgt_vocab = model.eval(), src_vocab, tgt_vocab
+        self.name = name or model.config.arch
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> "Translator":
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(path)
+        return cls(model, src_vocab, tgt_vocab, Path(path).name)
+
+    @property
+    def arch(self) -> str:
+        return self.model.config.arch
+
+    def source_ids(self, text: str) -> tuple[list[int], bool]:
+        """Subword ids of ``text``, cut to MAX_SOURCE_TOKENS; (ids, truncated)."""
+        ids = self.src_vocab.encode(text)
+        return ids[:MAX_SOURCE_TOKENS], len(ids) > MAX_SOURCE_TOKENS
+
+    def translate(self, sentences: Sequence[str], cfg: SearchConfig = SearchConfig(), batch_size: int = 64,
+                  prefixes: Optional[Sequence[Sequence[int]]] = None, attend: Optional[dict] = None,
+                  progress: Optional[Callable[[int], None]] = None) -> list[Trace]:
+        """One Trace per sentence, in input order. Blank sentences give empty traces.
+
+        Sentences are decoded in length-sorted batches; ``progress(n_done)`` is called after each.
+        """
+        if not 1 <= cfg.beam <= MAX_BEAM:
+            raise ValueError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
+        encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
+        traces: list[Optional[Trace]] = [None] * len(sentences)
+        todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))
+        done = 0
+        for chunk in iter_chunks(todo, batch_size):
+            src = [encoded[i][0] for i in chunk]
+            chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
+            for i, trace in zip(chunk, self._decode(src, cfg, chunk_prefixes, attend)):
+                trace.truncated = encoded[i][1]
+                traces[i] = trace
+            done += len(chunk)
+            if progress:
+                progress(done)
+        return [t if t is not None else self._empty_trace() for t in traces]
+
+    def _decode(self, src, cfg: SearchConfig, prefixes, attend) -> list[Trace]:
+        if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None:
+            return [self._trace(ids, hyp, None, None) for ids, hyp in zip(src, greedy_search(self.model, src, cfg))]
+        best, recorder = beam_search(self.model, src, cfg, prefixes, attend)
+        trees = recorder.trees(self.tgt_vocab, cfg.alpha) if recorder else [None] * len(src)
+        return [self._trace(ids, hyp, recorder, nodes) for ids, hyp, nodes in zip(src, best, trees)]
+
+    def _trace(self, src_ids: list[int], hyp: Hypothesis, recorder: Optional[_Recorder], nodes) -> Trace:
+        out_ids = hyp.ids
+        trace = Trace(model=self.arch, source=self.src_vocab.decode(src_ids),
+                      source_tokens=self.src_vocab.pieces(src_ids), target_ids=out_ids,
+                      target_tokens=self.tgt_vocab.pieces(out_ids),
+                      translation=self.tgt_vocab.decode([i for i in out_ids if i != EOS]),
+                      score=hyp.norm_score, logprob=hyp.logprob, step_logprobs=[],
+                      attention=None, energies=None)
+        if recorder is not None:
+            _attach_evidence(trace, nodes, recorder, self.tgt_vocab, self.model.has_attention)
+        return trace
+
+    def _empty_trace(self) -> Trace:
+        return Trace(self.arch, "", [], [], [], "", 0.0, 0.0, [], None, None)
+
+
+def _attach_evidence(trace: Trace, nodes, recorder: _Recorder, vocab: Vocab, has_attention: bool) -> None:
+    """Mark the best path in the tree and copy its per-step evidence into ``trace``."""
+    finished = [node for node in nodes if node.status == "finished"]
+    best = max(finished, key=lambda node: node.norm_score)
+    chain, node_id = [], best.id
+    while node_id is not None:
+        nodes[node_id].status = "best"
+        chain.append(nodes[node_id])
+        node_id = nodes[node_id].parent
+    path = chain[::-1][1:]  # root excluded: one node per output token
+    trace.beam = nodes
+    scores = [0.0] + [node.score for node in path]
+    trace.step_logprobs = [b - a for a, b in zip(scores, scores[1:])]
+    evidence = [recorder.evidence(node, vocab) for node in path]
+    trace.topk = [topk for _, topk in evidence]
+    if has_attention:
+        trace.attention = np.stack([node.attention for node in path])
+        trace.energies = np.stack([energies for energies, _ in evidence])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.translate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
+    parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
+    parser.add_argument("--alpha", type=float, default=1.0, help="length normalisation exponent")
+    parser.add_argument("--forbid-unk", action="store_true", help="never output <unk>")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
+    parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        translator = Translator.from_checkpoint(args.checkpoint)
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    lines = sys.stdin.read().splitlines()
+    cfg = SearchConfig(beam=args.beam, alpha=args.alpha, forbid_unk=args.forbid_unk, trace=args.json)
+    try:
+        traces = translator.translate(lines, cfg, batch_size=args.batch_size)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for trace in traces:
+        print(trace.dumps() if args.json else trace.translation)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Shared fixtures: a tiny made-up parallel corpus and a tiny trained checkpoint."""
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+
+WORDS_EN = "a the dog cat man woman child runs sits plays eats red blue big small in on park street ball".split()
+FR = {"a": "un", "the": "le", "dog": "chien", "cat": "chat", "man": "homme", "woman": "femme",
+      "child": "enfant", "runs": "court", "sits": "assis", "plays": "joue", "eats": "mange",
+      "red": "rouge", "blue": "bleu", "big": "grand", "small": "petit", "in": "dans", "on": "sur",
+      "park": "parc", "street": "rue", "ball": "balle"}
+
+
+def make_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """Word-by-word 'translations' of random sentences: easy to learn, cheap to make."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n):
+        words = [rng.choice(WORDS_EN) for _ in range(rng.randint(3, 8))]
+        pairs.append((" ".join(words), " ".join(FR[w] for w in words)))
+    return pairs
+
+
+def write_corpus(folder: Path, prefix: str, pairs, gz: bool = True) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang, idx in (("en", 0), ("fr", 1)):
+        text = "\n".join(p[idx] for p in pairs) + "\n"
+        path = folder / f"{prefix}.{lang}{'.gz' if gz else ''}"
+        path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    write_corpus(folder, "train", make_pairs(600, seed=1))
+    write_corpus(folder, "val", make_pairs(40, seed=2), gz=False)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
+    """One tiny RNNsearch and one tiny RNNencdec trained for a few hundred steps."""
+    from model.config import preset
+    from model.train import train
+
+    torch.set_num_threads(1)
+    out = {}
+    for arch in ("rnnsearch", "rnnencdec"):
+        cfg = preset("tiny")
+        cfg.model.arch = arch
+        cfg.train.data_dir = str(tiny_corpus)
+        cfg.train.out_dir = str(tmp_path_factory.mktemp(arch))
+        cfg.train.epochs = 6
+        cfg.train.batch_size = 20
+        cfg.train.lr = 3e-3
+        out[arch] = train(cfg, log=lambda *_: None)
+    return out
+
+
+def pytest_collection_modifyitems(config, items):
+    if SHARED_DATA.is_dir():
+        return
+    skip = pytest.mark.skip(reason=f"{SHARED_DATA} not present")
+    for item in items:
+        if "shared_data" in item.keywords:
+            item.add_marker(skip)

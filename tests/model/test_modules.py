@@ -1,0 +1,96 @@
+"""Encoder, decoder and model invariants on small, all-different sizes."""
+import pytest
+import torch
+
+from model.config import ModelConfig
+from model.data import pad
+from model.seq2seq import NMTModel
+from model.vocab import BOS
+
+SIZES = dict(src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7, align_dim=9, maxout=3, dropout=0.0)
+SRC = [[5, 6, 7, 8, 9], [10, 11, 12], [13]]
+
+
+def model(arch, seed=0):
+    torch.manual_seed(seed)
+    m = NMTModel(ModelConfig(arch=arch, **SIZES)).eval()
+    if arch == "rnnsearch":  # move attention away from uniform so tests see real weights
+        torch.nn.init.normal_(m.decoder.attention.v_a.weight)
+        torch.nn.init.normal_(m.decoder.attention.W_a.weight)
+    return m
+
+
+def encode(m, seqs):
+    return m.encoder(pad(seqs), torch.tensor([len(s) for s in seqs]))
+
+
+def test_annotations_shape_and_zero_padding():
+    annotations, summary = encode(model("rnnsearch"), SRC)
+    assert annotations.shape == (3, 5, 14) and summary.shape == (3, 14)
+    assert (annotations[1, 3:] == 0).all() and (annotations[2, 1:] == 0).all()
+
+
+def test_summary_is_forward_last_and_backward_first():
+    annotations, summary = encode(model("rnnsearch"), SRC)
+    for row, seq in enumerate(SRC):
+        torch.testing.assert_close(summary[row, :7], annotations[row, len(seq) - 1, :7])
+        torch.testing.assert_close(summary[row, 7:], annotations[row, 0, 7:])
+
+
+def test_padding_does_not_leak_into_encoder():
+    m = model("rnnsearch")
+    batched, _ = encode(m, SRC)
+    for row, seq in enumerate(SRC):
+        alone, _ = encode(m, [seq])
+        torch.testing.assert_close(batched[row, : len(seq)], alone[0], atol=1e-6, rtol=1e-5)
+
+
+def test_initial_state_uses_backward_first_annotation():
+    m = model("rnnencdec")
+    annotations, summary = encode(m, SRC)
+    s0 = m.decoder.init_state(summary)
+    torch.testing.assert_close(s0, torch.tanh(m.decoder.W_s(annotations[:, 0, 7:])))
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_teacher_forced_fast_path_equals_step_by_step(arch):
+    """The fast path (precomputed input projections, batched readout) equals ``step``."""
+    m = model(arch)
+    src, src_len = pad(SRC), torch.tensor([5, 3, 1])
+    tgt_in = torch.tensor([[BOS, 4, 5, 6], [BOS, 7, 8, 0], [BOS, 9, 0, 0]])
+    with torch.no_grad():
+        logits, alpha = m(src, src_len, tgt_in)
+        enc = m.encode(src, src_len)
+        state = m.decoder.init_state(enc.summary)
+        for i in range(tgt_in.size(1)):
+            step = m.decoder.step(tgt_in[:, i], state, enc)
+            torch.testing.assert_close(torch.log_softmax(logits[:, i], -1), step.logprobs, atol=1e-5, rtol=1e-5)
+            if arch == "rnnsearch":
+                torch.testing.assert_close(alpha[:, i], step.alpha, atol=1e-5, rtol=1e-5)
+            state = step.state
+    assert logits.shape == (3, 4, 29)
+    assert (alpha is None) == (arch == "rnnencdec")
+
+
+def test_rnnencdec_has_no_attention_parameters_and_fixed_context():
+    search, encdec = model("rnnsearch"), model("rnnencdec")
+    names = {n for n, _ in encdec.named_parameters()}
+    assert not any("attention" in n for n in names)
+    assert names < {n for n, _ in search.named_parameters()}
+    enc = encdec.encode(pad(SRC), torch.tensor([5, 3, 1]))
+    c1, *_ = encdec.decoder.context(torch.zeros(3, 7), enc)
+    c2, *_ = encdec.decoder.context(torch.ones(3, 7), enc)
+    torch.testing.assert_close(c1, c2)
+
+
+def test_recurrent_matrices_are_orthogonal_blocks():
+    m = model("rnnencdec")
+    for block in m.decoder.U_rz.weight.split(7, dim=0):
+        torch.testing.assert_close(block @ block.T, torch.eye(7), atol=1e-5, rtol=1e-5)
+
+
+def test_config_refuses_oversized_layers_and_unknown_arch():
+    with pytest.raises(ValueError, match="hidden"):
+        ModelConfig(hidden=10**9).validate()
+    with pytest.raises(ValueError, match="arch"):
+        ModelConfig(arch="transformer").validate()

@@ -1,0 +1,101 @@
+"""Search invariants on a tiny trained model (fixture ``tiny_checkpoints``)."""
+import numpy as np
+import pytest
+
+from model.search import SearchConfig, beam_search, greedy_search
+from model.translate import Translator
+from model.vocab import EOS, UNK
+
+SENTENCES = ["a dog runs in the park", "the small cat", "a man eats a red ball on the street",
+             "child plays", "the big blue dog sits in a small park"]
+
+
+@pytest.fixture(scope="module", params=["rnnsearch", "rnnencdec"])
+def translator(request, tiny_checkpoints):
+    return Translator.from_checkpoint(tiny_checkpoints[request.param])
+
+
+def test_model_learned_the_tiny_task(tiny_checkpoints):
+    t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    out = t.translate(["a dog runs in the park"], SearchConfig(beam=5))[0]
+    assert out.translation == "un chien court dans le parc"
+
+
+def test_beam_one_equals_greedy(translator):
+    src = [translator.source_ids(s)[0] for s in SENTENCES]
+    greedy = greedy_search(translator.model, src, SearchConfig(beam=1, trace=False))
+    beam, _ = beam_search(translator.model, src, SearchConfig(beam=1, trace=False))
+    for g, b in zip(greedy, beam):
+        assert g.ids == b.ids
+        assert g.logprob == pytest.approx(b.logprob, abs=1e-4)
+
+
+@pytest.mark.parametrize("beam", [1, 3, 5])
+def test_results_do_not_depend_on_batch_size(translator, beam):
+    cfg = SearchConfig(beam=beam)
+    together = translator.translate(SENTENCES, cfg, batch_size=5)
+    for sentence, joint in zip(SENTENCES, together):
+        alone = translator.translate([sentence], cfg)[0]
+        assert alone.target_ids == joint.target_ids
+        assert alone.score == pytest.approx(joint.score, abs=1e-4)
+
+
+def test_trace_evidence_is_consistent(translator):
+    for trace in translator.translate(SENTENCES, SearchConfig(beam=4, topk=3)):
+        steps = len(trace.target_ids)
+        assert trace.target_ids[-1] == EOS
+        assert len(trace.topk) == len(trace.step_logprobs) == steps
+        assert all(len(c) == 3 and c[0]["prob"] >= c[-1]["prob"] for c in trace.topk)
+        assert sum(trace.step_logprobs) == pytest.approx(trace.logprob, abs=1e-3)
+        if translator.arch == "rnnencdec":
+            assert trace.attention is None and trace.energies is None
+            continue
+        assert trace.attention.shape == trace.energies.shape == (steps, len(trace.source_tokens))
+        np.testing.assert_allclose(trace.attention.sum(1), 1.0, atol=1e-5)
+        softmax = np.exp(trace.energies) / np.exp(trace.energies).sum(1, keepdims=True)
+        np.testing.assert_allclose(softmax, trace.attention, atol=1e-5)
+
+
+def test_padding_gets_exactly_zero_attention(tiny_checkpoints):
+    t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    src = [t.source_ids(s)[0] for s in SENTENCES]
+    _, recorder = beam_search(t.model, src, SearchConfig(beam=3))
+    for rec in recorder.steps:
+        for a, sent in enumerate(rec["sent"].tolist()):
+            assert (rec["alpha"][a][:, len(src[sent]):] == 0).all()
+
+
+def test_beam_tree_marks_the_returned_hypothesis(translator):
+    for trace in translator.translate(SENTENCES, SearchConfig(beam=3)):
+        nodes = trace.beam
+        assert [n.id for n in nodes] == list(range(len(nodes)))
+        assert all(nodes[n.parent].step == n.step - 1 for n in nodes[1:])
+        best = [n for n in nodes if n.status == "best"]
+        assert [n.token_id for n in best[1:]] == trace.target_ids
+        assert best[-1].norm_score == pytest.approx(trace.score, abs=1e-5)
+        finished = [n for n in nodes if n.status in ("finished", "best") and n.token_id == EOS]
+        assert max(n.norm_score for n in finished) == pytest.approx(trace.score, abs=1e-5)
+        assert {n.status for n in nodes} <= {"kept", "pruned", "finished", "best"}
+
+
+def test_forced_prefix_and_attention_override(tiny_checkpoints):
+    t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    forced = t.tgt_vocab.encode("le chat")
+    out = t.translate(["a dog runs"], SearchConfig(beam=3), prefixes=[forced])[0]
+    assert out.target_ids[: len(forced)] == forced
+    attended = t.translate(["a dog runs"], SearchConfig(beam=1), attend={1: 2})[0]
+    np.testing.assert_allclose(attended.attention[1], [0, 0, 1])
+
+
+def test_length_cap_and_forbid_unk(translator):
+    cfg = SearchConfig(beam=3, max_len_ratio=0.0, max_len_extra=2)
+    for trace in translator.translate(SENTENCES, cfg):
+        assert len(trace.target_ids) <= 2 and trace.target_ids[-1] == EOS
+    for trace in translator.translate(["zzz qqq ### the dog"], SearchConfig(beam=3, forbid_unk=True)):
+        assert UNK not in trace.target_ids
+
+
+def test_blank_and_overlong_inputs(translator):
+    traces = translator.translate(["", "   ", "dog " * 400], SearchConfig(beam=2))
+    assert traces[0].translation == traces[1].translation == ""
+    assert traces[2].truncated and len(traces[2].source_tokens) == 200
