@@ -146,9 +146,10 @@ def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
     model_cfg, _, raw = read_config(folder)
+    expected = _expected_shapes(model_cfg, folder / CONFIG)
     src_vocab = _read_vocab(folder / SRC_VOCAB, model_cfg.src_vocab_size, "src")
     tgt_vocab = _read_vocab(folder / TGT_VOCAB, model_cfg.tgt_vocab_size, "tgt")
-    tensors = _read_weights(folder / WEIGHTS, _expected_shapes(model_cfg, folder / CONFIG))
+    tensors = _read_weights(folder / WEIGHTS, expected)
     model = NMTModel(model_cfg)
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     return model.eval(), src_vocab, tgt_vocab, raw

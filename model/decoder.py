@@ -124,12 +124,14 @@ class Decoder(nn.Module):
         deep output for all steps after the loop; only the recurrence stays per step.
         """
         emb = self.dropout(self.embed(tgt_in))  # (batch, T, m)
-        input_gates = self.W(emb)  # (batch, T, 3n)
+        # unbind, not input_gates[:, i]: the backward of indexing would allocate and add a
+        # full (batch, T, 3n) gradient at every step, O(T^2) memory traffic.
+        input_gates = self.W(emb).unbind(1)  # T x (batch, 3n)
         s = self.init_state(enc.summary)
         states, contexts, alphas = [], [], []
-        for i in range(tgt_in.size(1)):
+        for gates in input_gates:
             c, c_gates, alpha, _ = self.context(s, enc)
-            s = self.gru(input_gates[:, i] + c_gates, s)
+            s = self.gru(gates + c_gates, s)
             states.append(s)
             contexts.append(c)
             alphas.append(alpha)

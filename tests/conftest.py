@@ -56,9 +56,9 @@ def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
         cfg.model.arch = arch
         cfg.train.data_dir = str(tiny_corpus)
         cfg.train.out_dir = str(tmp_path_factory.mktemp(arch))
-        cfg.train.epochs = 6
+        cfg.train.epochs = 12
         cfg.train.batch_size = 20
-        cfg.train.lr = 3e-3
+        cfg.train.lr = 5e-3
         out[arch] = train(cfg, log=lambda *_: None)
     return out
 

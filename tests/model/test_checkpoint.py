@@ -1,0 +1,130 @@
+"""Every bad checkpoint gives one clear CheckpointError; nothing is ever unpickled."""
+import json
+import pickle
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from model.checkpoint import CheckpointError, export, load_checkpoint
+from model.search import SearchConfig
+from model.translate import Translator
+
+
+@pytest.fixture
+def ckpt(tiny_checkpoints, tmp_path):
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
+    return folder
+
+
+def edit_config(folder, **changes):
+    config = json.loads((folder / "config.json").read_text())
+    for key, value in changes.items():
+        section, _, name = key.partition("__")
+        if name:
+            config[section][name] = value
+        else:
+            config[section] = value
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def test_round_trip_rebuilds_the_model(ckpt):
+    model, src_vocab, tgt_vocab, raw = load_checkpoint(ckpt)
+    assert raw["format_version"] == 1 and model.config.arch == "rnnsearch"
+    assert len(src_vocab) == model.config.src_vocab_size and not model.training
+
+
+def test_fp16_export_translates_the_same(ckpt, tmp_path):
+    small = export(ckpt, tmp_path / "fp16")
+    assert (small / "model.safetensors").stat().st_size < 0.6 * (ckpt / "model.safetensors").stat().st_size
+    assert all(t.dtype == torch.float16 for t in load_file(small / "model.safetensors").values())
+    sentences = ["a dog runs in the park", "the small cat eats"]
+    cfg = SearchConfig(beam=3, trace=False)
+    full = [t.translation for t in Translator.from_checkpoint(ckpt).translate(sentences, cfg)]
+    half = [t.translation for t in Translator.from_checkpoint(small).translate(sentences, cfg)]
+    assert full == half
+
+
+@pytest.mark.parametrize("missing", ["config.json", "model.safetensors", "src.spm.model", "tgt.spm.model"])
+def test_missing_files(ckpt, missing):
+    (ckpt / missing).unlink()
+    with pytest.raises(CheckpointError, match=f"{missing}: missing"):
+        load_checkpoint(ckpt)
+
+
+def test_not_a_folder(tmp_path):
+    with pytest.raises(CheckpointError, match="not a checkpoint folder"):
+        load_checkpoint(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"format_version": 99}, "unknown format_version 99"),
+    ({"format": "something-else"}, "not a bahdanau-nmt-checkpoint"),
+    ({"model__hidden": 10**9}, "hidden=1000000000 is outside"),
+    ({"model__src_vocab_size": 150000, "model__hidden": 8000}, "parameters, more than"),
+    ({"model__arch": "transformer"}, "arch must be one of"),
+    ({"model__surprise": 1}, "unknown ModelConfig field"),
+    ({"model__hidden": "big"}, "hidden must be a int"),
+])
+def test_bad_configs_are_refused_before_allocating(ckpt, changes, message):
+    edit_config(ckpt, **changes)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(ckpt)
+
+
+def test_config_not_json(ckpt):
+    (ckpt / "config.json").write_bytes(b"\x80\x04 not json")
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        load_checkpoint(ckpt)
+
+
+def test_wrong_tensor_shape_and_names(ckpt):
+    tensors = load_file(ckpt / "model.safetensors")
+    tensors["decoder.W_s.weight"] = torch.zeros(3, 5)
+    save_file(tensors, ckpt / "model.safetensors")
+    with pytest.raises(CheckpointError, match=r"decoder\.W_s\.weight has shape \(3, 5\)"):
+        load_checkpoint(ckpt)
+    tensors.pop("decoder.W_s.weight")
+    save_file(tensors, ckpt / "model.safetensors")
+    with pytest.raises(CheckpointError, match="tensor names do not match"):
+        load_checkpoint(ckpt)
+
+
+def test_nan_weights(ckpt):
+    tensors = load_file(ckpt / "model.safetensors")
+    tensors["decoder.W_o.bias"][3] = float("nan")
+    save_file(tensors, ckpt / "model.safetensors")
+    with pytest.raises(CheckpointError, match=r"decoder\.W_o\.bias contains NaN"):
+        load_checkpoint(ckpt)
+
+
+def test_truncated_weights(ckpt):
+    data = (ckpt / "model.safetensors").read_bytes()
+    (ckpt / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="not a readable safetensors file"):
+        load_checkpoint(ckpt)
+
+
+class Boom:
+    def __reduce__(self):
+        return (exec, ("raise SystemExit('unpickled!')",))
+
+
+def test_pickle_renamed_to_safetensors_is_never_unpickled(ckpt):
+    (ckpt / "model.safetensors").write_bytes(pickle.dumps({"weights": Boom()}))
+    with pytest.raises(CheckpointError, match="not a readable safetensors file"):
+        load_checkpoint(ckpt)
+    torch.save({"w": torch.zeros(2)}, ckpt / "model.safetensors")  # a torch zip-pickle
+    with pytest.raises(CheckpointError, match="not a readable safetensors file"):
+        load_checkpoint(ckpt)
+
+
+def test_tokenizer_that_does_not_match_vocab_size(ckpt):
+    edit_config(ckpt, model__tgt_vocab_size=load_checkpoint(ckpt)[0].config.tgt_vocab_size + 1)
+    with pytest.raises(CheckpointError, match=r"tgt\.spm\.model: has \d+ pieces but config.json says"):
+        load_checkpoint(ckpt)
+    (ckpt / "src.spm.model").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match=r"src\.spm\.model: not a SentencePiece model"):
+        load_checkpoint(ckpt)

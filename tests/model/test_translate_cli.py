@@ -1,0 +1,52 @@
+import io
+import json
+
+import pytest
+
+from model.trace import TRACE_SCHEMA_VERSION
+from model.translate import main
+
+KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translation", "score", "logprob",
+        "step_logprobs", "attention", "energies", "topk", "beam", "truncated"}
+
+
+def run(monkeypatch, capsys, text, *args):
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_one_line_per_input_in_order_blank_lines_kept(tiny_checkpoints, monkeypatch, capsys, arch):
+    code, out, _ = run(monkeypatch, capsys, "a dog runs\n\nthe cat sits\n", "--checkpoint",
+                       str(tiny_checkpoints[arch]), "--beam", "3")
+    lines = out.split("\n")[:-1]
+    assert code == 0 and len(lines) == 3 and lines[1] == ""
+    assert "chien" in lines[0] and "court" in lines[0]
+
+
+def test_json_traces_follow_the_schema(tiny_checkpoints, monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "a dog runs\n\n", "--checkpoint",
+                       str(tiny_checkpoints["rnnsearch"]), "--json")
+    first, blank = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and set(first) == KEYS and first["schema"] == TRACE_SCHEMA_VERSION
+    assert len(first["attention"]) == len(first["target_tokens"]) == len(first["topk"])
+    assert all(abs(sum(row) - 1) < 1e-4 for row in first["attention"])
+    assert {n["status"] for n in first["beam"]} <= {"kept", "pruned", "finished", "best"}
+    assert first["beam"][0]["parent"] is None
+    assert blank["translation"] == "" and blank["target_tokens"] == []
+
+
+def test_rnnencdec_json_has_null_attention(tiny_checkpoints, monkeypatch, capsys):
+    _, out, _ = run(monkeypatch, capsys, "a dog\n", "--checkpoint", str(tiny_checkpoints["rnnencdec"]), "--json")
+    trace = json.loads(out)
+    assert trace["attention"] is None and trace["energies"] is None and trace["topk"]
+
+
+def test_errors_are_clear(tmp_path, tiny_checkpoints, monkeypatch, capsys):
+    code, _, err = run(monkeypatch, capsys, "x\n", "--checkpoint", str(tmp_path))
+    assert code == 2 and "config.json: missing" in err
+    code, _, err = run(monkeypatch, capsys, "x\n", "--checkpoint", str(tiny_checkpoints["rnnsearch"]),
+                       "--beam", "99")
+    assert code == 2 and "beam size must be 1..16" in err
