@@ -24,8 +24,11 @@ class Encoder(nn.Module):
     def forward(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (batch, src_len) ids, src_len (batch,) -> annotations (batch, src_len, 2n)
         with zeros at padding, and final (batch, 2n) = [forward h_Tx ; backward h_1]."""
-        x = self.dropout(self.embed(src))  # (batch, src_len, m)
+        return self.encode_embedded(self.dropout(self.embed(src)), src_len)
+
+    def encode_embedded(self, x: torch.Tensor, src_len: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The same from embeddings x (batch, src_len, m); saliency differentiates through this."""
         packed = pack_padded_sequence(x, src_len.cpu(), batch_first=True, enforce_sorted=False)
         out, h_n = self.rnn(packed)  # h_n: (2, batch, n), [forward last ; backward first]
-        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
         return annotations, torch.cat([h_n[0], h_n[1]], dim=-1)

@@ -118,7 +118,7 @@ def load_state(folder: Path, model, optimizer) -> dict:
     return meta["progress"]
 
 
-def train_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, out: Path) -> dict:
+def train_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, out: Path, show_bar: bool = True) -> dict:
     """One pass (or the rest of one, when resuming); returns loss, tokens and seconds."""
     t = cfg.train
     src, tgt, batches = epoch_batches(data.src, data.tgt, progress["epoch"], t.seed, t.batch_size,
@@ -126,7 +126,7 @@ def train_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, out: 
     model.train()
     stats = {"loss_sum": 0.0, "tokens": 0, "seconds": 0.0}
     bar = tqdm(batches, initial=progress["batch"], total=len(batches), desc=f"epoch {progress['epoch'] + 1}",
-               unit="batch", dynamic_ncols=True, mininterval=2.0)
+               unit="batch", dynamic_ncols=True, mininterval=2.0, disable=not show_bar)
     for index in batches[progress["batch"]:]:
         start = time.perf_counter()
         batch = make_batch(src, tgt, index)
@@ -163,15 +163,17 @@ def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
               "epoch_seconds": stats["seconds"], "lr": optimizer.param_groups[0]["lr"],
               "val_seconds": val_seconds, "elapsed_s": progress["elapsed_s"] + stats["seconds"] + val_seconds}
     progress.update(epoch=progress["epoch"] + 1, batch=0, elapsed_s=record["elapsed_s"])
+    with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     if improved:
         progress["best_bleu"] = val["val_bleu"]
+        log_records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
         save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
-                        card={"training": record, "config": cfg.to_dict()})
+                        card={"training": record, "log": log_records, "config": cfg.to_dict(),
+                              "parameters": model.num_parameters()})
     elif cfg.train.optimizer == "adam":
         for group in optimizer.param_groups:
             group["lr"] *= cfg.train.lr_decay
-    with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     log(f"epoch {record['epoch']}: train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f}, "
         f"val BLEU {val['val_bleu']:.2f}{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
     save_state(out / "last", model, data, cfg, optimizer, progress)
@@ -183,8 +185,9 @@ def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
     return bool(stop_early or out_of_time or (t.max_steps and progress["step"] >= t.max_steps))
 
 
-def train(cfg: Config, resume: bool = False, log=print) -> Path:
-    """Run training as configured; returns the folder of the best checkpoint."""
+def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -> Path:
+    """Run training as configured; returns the folder of the best checkpoint. ``log`` receives
+    report lines; ``show_bar`` draws the tqdm progress bar (loss, target tokens/s)."""
     t = cfg.train
     torch.manual_seed(t.seed)
     if t.threads:
@@ -206,7 +209,7 @@ def train(cfg: Config, resume: bool = False, log=print) -> Path:
     log(f"config: {json.dumps(cfg.to_dict())}")
     log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters")
     while progress["epoch"] < t.epochs:
-        stats = train_epoch(model, data, cfg, optimizer, progress, out)
+        stats = train_epoch(model, data, cfg, optimizer, progress, out, show_bar)
         if end_epoch(model, data, cfg, optimizer, progress, stats, out, log):
             break
     return out / "best"

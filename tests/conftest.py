@@ -59,8 +59,25 @@ def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
         cfg.train.epochs = 12
         cfg.train.batch_size = 20
         cfg.train.lr = 5e-3
-        out[arch] = train(cfg, log=lambda *_: None)
+        out[arch] = train(cfg, log=lambda *_: None, show_bar=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def checkpoint_dir(tiny_checkpoints, tmp_path_factory) -> Path:
+    """A checkpoint root holding the two tiny models (what NMT_CHECKPOINTS points the app at)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("checkpoints")
+    for arch, path in tiny_checkpoints.items():
+        shutil.copytree(path, root / f"{arch}-tiny")
+    return root
+
+
+@pytest.fixture
+def app_env(checkpoint_dir, monkeypatch) -> Path:
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(checkpoint_dir))
+    return checkpoint_dir
 
 
 def pytest_collection_modifyitems(config, items):

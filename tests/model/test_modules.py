@@ -1,4 +1,5 @@
 """Encoder, decoder and model invariants on small, all-different sizes."""
+import numpy as np
 import pytest
 import torch
 
@@ -94,3 +95,14 @@ def test_config_refuses_oversized_layers_and_unknown_arch():
         ModelConfig(hidden=10**9).validate()
     with pytest.raises(ValueError, match="arch"):
         ModelConfig(arch="transformer").validate()
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_saliency_shape_rows_and_no_grad_leak(arch):
+    from model.saliency import saliency
+
+    m = model(arch)
+    out = saliency(m, [5, 6, 7, 8, 9], [4, 5, 3])
+    assert out.shape == (3, 5)
+    np.testing.assert_allclose(out.sum(1), 1.0, rtol=1e-5)
+    assert all(p.grad is None for p in m.parameters())

@@ -34,10 +34,10 @@ def test_training_writes_best_last_and_log(tiny_checkpoints):
 def test_resume_mid_run_gives_identical_weights(tiny_corpus, tmp_path):
     """2 epochs straight == 1 epoch, stop, resume for the 2nd (optimizer, RNG, data order restored)."""
     torch.set_num_threads(1)
-    straight = train(tiny_config(tiny_corpus, tmp_path / "a", epochs=2, join_prob=0.3), log=lambda *_: None)
-    train(tiny_config(tiny_corpus, tmp_path / "b", epochs=1, join_prob=0.3), log=lambda *_: None)
+    straight = train(tiny_config(tiny_corpus, tmp_path / "a", epochs=2, join_prob=0.3), log=lambda *_: None, show_bar=False)
+    train(tiny_config(tiny_corpus, tmp_path / "b", epochs=1, join_prob=0.3), log=lambda *_: None, show_bar=False)
     messages = []
-    train(tiny_config(tiny_corpus, tmp_path / "b", epochs=2, join_prob=0.3), resume=True, log=messages.append)
+    train(tiny_config(tiny_corpus, tmp_path / "b", epochs=2, join_prob=0.3), resume=True, log=messages.append, show_bar=False)
     assert any("resuming" in m for m in messages)
     a = load_file(tmp_path / "a" / "last" / "model.safetensors")
     b = load_file(tmp_path / "b" / "last" / "model.safetensors")
@@ -49,7 +49,7 @@ def test_resume_mid_run_gives_identical_weights(tiny_corpus, tmp_path):
 def test_resume_from_a_mid_epoch_save(tiny_corpus, tmp_path):
     """Stopped by max_steps between epoch ends: resuming continues at the saved batch."""
     cfg = tiny_config(tiny_corpus, tmp_path / "c", epochs=1, save_every=5, max_steps=12)
-    train(cfg, log=lambda *_: None)
+    train(cfg, log=lambda *_: None, show_bar=False)
     state = json.loads((tmp_path / "c" / "last" / "train_state.json").read_text())["progress"]
     assert state["step"] == 12
 

@@ -1,0 +1,110 @@
+"""Figure builders on small arrays: labels, cell values, node counts, escaping."""
+import numpy as np
+import pytest
+
+from viz.alignment import alignment_heatmap, merge_to_words, parse_pharaoh, pharaoh, word_spans
+from viz.beam_tree import beam_tree_figure, tree_layout
+from viz.curves import training_curves
+from viz.steps import energies_bar, source_strip, topk_bar
+
+SRC = ["▁The", "▁black", "▁do", "g", "."]
+TGT = ["▁Le", "▁chi", "en", "▁noir", "</s>"]
+
+
+def attention(rows=5, cols=5, seed=0):
+    m = np.random.default_rng(seed).random((rows, cols))
+    return m / m.sum(1, keepdims=True)
+
+
+def test_heatmap_axes_carry_tokens_and_values_sit_in_their_cells():
+    m = attention(5, 5)
+    fig = alignment_heatmap(m, SRC, TGT)
+    heat = fig.data[0]
+    assert list(fig.layout.xaxis.ticktext) == ["The", "black", "do", "g", "."]
+    assert list(fig.layout.yaxis.ticktext) == ["Le", "chi", "en", "noir", "&lt;/s&gt;"]
+    np.testing.assert_allclose(np.array(heat.z), m)
+    assert heat.customdata[3][1] == ["black", "noir"]  # row 3 (noir), column 1 (black)
+
+
+def test_repeated_tokens_stay_separate_cells():
+    fig = alignment_heatmap(np.eye(3), ["▁a", "▁a", "▁a"], ["▁b", "▁b", "▁b"])
+    assert list(fig.data[0].x) == [0, 1, 2] and list(fig.data[0].y) == [0, 1, 2]
+
+
+def test_user_text_is_escaped_in_labels():
+    fig = alignment_heatmap(np.ones((1, 2)) / 2, ["▁<script>alert(1)</script>", "▁<img"], ["</s>"])
+    assert all("<" not in label for label in fig.layout.xaxis.ticktext)
+
+
+@pytest.mark.parametrize("pieces,spans", [
+    (["▁The", "▁black", "▁do", "g", "."], [(0, 1), (1, 2), (2, 5)]),  # words are whitespace-delimited
+    (["▁Le", "▁chi", "en", "</s>"], [(0, 1), (1, 3), (3, 4)]),
+    (["abc", "▁d"], [(0, 1), (1, 2)]),
+    ([], []),
+])
+def test_word_spans(pieces, spans):
+    assert word_spans(pieces) == spans
+
+
+def test_merge_sums_source_pieces_and_averages_target_pieces():
+    m = attention(5, 5)
+    merged, src_words, tgt_words = merge_to_words(m, SRC, TGT)
+    assert src_words == ["The", "black", "dog."]
+    assert tgt_words == ["Le", "chien", "noir", "</s>"]
+    assert merged.shape == (4, 3)
+    assert merged[1, 2] == pytest.approx(m[1:3, 2:5].sum(1).mean())  # "chien" x "dog."
+    assert merged[3, 0] == pytest.approx(m[4, 0])
+    np.testing.assert_allclose(merged.sum(1), 1.0)
+
+
+def test_pharaoh_round_trip():
+    m = np.array([[0.1, 0.9, 0.0], [0.7, 0.2, 0.1], [0.2, 0.2, 0.6]])
+    text = pharaoh(m)
+    assert text == "1-0 0-1"
+    assert parse_pharaoh(text) == [(1, 0), (0, 1)]
+    with pytest.raises(ValueError):
+        parse_pharaoh("1-x")
+
+
+def tree_nodes():
+    statuses = ["best", "best", "kept", "pruned", "best", "finished", "pruned"]
+    parents = [None, 0, 0, 0, 1, 2, 2]
+    steps = [0, 1, 1, 1, 2, 2, 2]
+    return [{"id": i, "parent": p, "step": s, "token": f"▁t{i}", "score": -float(i), "norm_score": -i / 2,
+             "status": st} for i, (p, s, st) in enumerate(zip(parents, steps, statuses))]
+
+
+def test_beam_tree_has_one_marker_per_node_and_ids_in_customdata():
+    nodes = tree_nodes()
+    fig = beam_tree_figure(nodes)
+    markers = [t for t in fig.data if t.mode == "markers+text"]
+    ids = sorted(int(c[0]) for t in markers for c in t.customdata)
+    assert ids == list(range(len(nodes)))
+    best = next(t for t in markers if t.name == "best path")
+    assert sorted(int(c[0]) for c in best.customdata) == [0, 1, 4]
+    assert [int(x) for x in best.x] == [0, 1, 2]
+
+
+def test_tree_layout_puts_parents_between_children():
+    y = tree_layout([n["parent"] for n in tree_nodes()])
+    assert y[4] == y[1] and min(y[5], y[6]) <= y[2] <= max(y[5], y[6])
+    assert len(set(y[i] for i in (3, 4, 5, 6))) == 4  # leaves never overlap
+    deep = tree_layout([None] + list(range(5000)))  # a chain deeper than the recursion limit
+    assert len(deep) == 5001
+
+
+def test_step_figures():
+    strip = source_strip(np.array([0.2, 0.8]), ["▁a", "▁<b>"])
+    assert list(strip.data[0].text[0]) == ["a", "&lt;b&gt;"]
+    bars = energies_bar(np.array([1.0, -2.0, 0.5]), ["▁x", "▁y", "▁z"])
+    assert list(bars.data[0].y) == [1.0, -2.0, 0.5]
+    cands = [{"token": "▁le", "id": 7, "prob": 0.6}, {"token": "▁la", "id": 9, "prob": 0.3}]
+    top = topk_bar(cands, chosen=9)
+    assert list(top.data[0].x) == [0.6, 0.3] and top.data[0].marker.color[1] == "#d62728"
+
+
+def test_training_curves():
+    log = [{"epoch": 1, "train_loss": 3.0, "val_loss": 2.5, "val_bleu": 10.0},
+           {"epoch": 2, "train_loss": 2.0, "val_loss": 2.2, "val_bleu": 20.0}]
+    fig = training_curves(log)
+    assert [list(t.y) for t in fig.data] == [[3.0, 2.0], [2.5, 2.2], [10.0, 20.0]]

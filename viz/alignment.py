@@ -1,0 +1,99 @@
+"""Alignment heatmaps (the paper's Figure 3) and merging subword pieces into words.
+
+Pure functions: numpy arrays and token lists in, plotly figures out. Every label that
+came from user text is HTML-escaped, since plotly renders a subset of HTML in labels.
+"""
+from __future__ import annotations
+
+import html
+from typing import Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+WORD_START = "\u2581"  # SentencePiece's word-boundary mark
+
+
+def display_token(piece: str) -> str:
+    """A piece as shown in figures: without the word-boundary mark, HTML-escaped."""
+    text = piece.replace(WORD_START, "") or WORD_START
+    return html.escape(text)
+
+
+def word_spans(pieces: Sequence[str]) -> list[tuple[int, int]]:
+    """[start, end) piece ranges of whole words: a piece starting with the boundary mark
+    starts a new word; special tokens such as </s> are words of their own."""
+    spans: list[tuple[int, int]] = []
+    for i, piece in enumerate(pieces):
+        if not spans or piece.startswith(WORD_START) or _is_special(piece) or _is_special(pieces[i - 1]):
+            spans.append((i, i + 1))
+        else:
+            spans[-1] = (spans[-1][0], i + 1)
+    return spans
+
+
+def _is_special(piece: str) -> bool:
+    return piece.startswith("<") and piece.endswith(">")
+
+
+def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]):
+    """Word-level alignment from a (tgt_pieces, src_pieces) matrix.
+
+    Columns of one source word are **summed** (the weight given to the word is the weight
+    given to its pieces); rows of one target word are **averaged** rather than summed, so
+    every row stays a distribution that sums to 1 and words made of many pieces are not
+    drawn darker than one-piece words. Returns (matrix, source words, target words).
+    """
+    src_spans, tgt_spans = word_spans(src_pieces), word_spans(tgt_pieces)
+    cols = np.stack([matrix[:, a:b].sum(axis=1) for a, b in src_spans], axis=1)
+    rows = np.stack([cols[a:b].mean(axis=0) for a, b in tgt_spans], axis=0)
+    join = lambda pieces, spans: ["".join(pieces[a:b]).replace(WORD_START, "") or WORD_START  # noqa: E731
+                                  for a, b in spans]
+    return rows, join(src_pieces, src_spans), join(tgt_pieces, tgt_spans)
+
+
+def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
+                      title: str = "", grayscale: bool = False, zmax: Optional[float] = 1.0,
+                      value_name: str = "weight") -> go.Figure:
+    """Target tokens (rows, top to bottom) x source tokens (columns) heatmap.
+
+    Positions, not labels, are the axis values so repeated tokens stay separate cells;
+    hover shows both tokens and the value.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    src_labels = [display_token(t) for t in src_tokens]
+    tgt_labels = [display_token(t) for t in tgt_tokens]
+    custom = [[[s, t] for s in src_labels] for t in tgt_labels]
+    fig = go.Figure(go.Heatmap(
+        z=matrix.tolist(), x=list(range(len(src_labels))), y=list(range(len(tgt_labels))), customdata=custom,
+        colorscale="Greys" if grayscale else "Blues", reversescale=False, zmin=0, zmax=zmax,
+        hovertemplate=f"source: %{{customdata[0]}}<br>target: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
+                      "<extra></extra>",
+        colorbar={"title": value_name}))
+    size = max(len(src_labels), len(tgt_labels))
+    font = 13 if size <= 25 else 10 if size <= 45 else 8
+    fig.update_layout(
+        title=title, height=max(320, 22 * len(tgt_labels) + 160), margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        xaxis={"tickmode": "array", "tickvals": list(range(len(src_labels))), "ticktext": src_labels,
+               "side": "top", "tickangle": -60, "tickfont": {"size": font}, "title": "source"},
+        yaxis={"tickmode": "array", "tickvals": list(range(len(tgt_labels))), "ticktext": tgt_labels,
+               "autorange": "reversed", "tickfont": {"size": font}, "title": "output"},
+        plot_bgcolor="white")
+    return fig
+
+
+def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
+    """Hard alignment "i-j" pairs (source i, target j, 0-based) from the attention argmax."""
+    rows = attention[:-1] if drop_eos and len(attention) > 1 else attention
+    return " ".join(f"{int(np.argmax(row))}-{j}" for j, row in enumerate(rows))
+
+
+def parse_pharaoh(text: str) -> list[tuple[int, int]]:
+    """Inverse of ``pharaoh``: "0-0 2-1" -> [(0, 0), (2, 1)]; raises ValueError on junk."""
+    pairs = []
+    for item in text.split():
+        left, sep, right = item.partition("-")
+        if not sep or not left.isdigit() or not right.isdigit():
+            raise ValueError(f"not a Pharaoh alignment pair: {item!r}")
+        pairs.append((int(left), int(right)))
+    return pairs

@@ -1,0 +1,57 @@
+"""Models page: each checkpoint's card (architecture, data, training curves, test scores)."""
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from model.checkpoint import CheckpointError, read_config
+
+from . import common
+from .curves import training_curves
+
+
+def render() -> None:
+    names = common.list_checkpoints()
+    if not names:
+        st.error(f"No checkpoints found in {common.checkpoint_root()}.")
+        return
+    scores = [_score_rows(name, common.card(name)) for name in names]
+    rows = [row for group in scores for row in group]
+    if rows:
+        st.subheader("Test scores (beam 5)")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="models_scores")
+    for name in names:
+        with st.expander(name, expanded=len(names) <= 3):
+            card_ui(name)
+
+
+def card_ui(name: str) -> None:
+    try:
+        model_cfg, train_cfg, _ = read_config(common.checkpoint_root() / name)
+    except CheckpointError as exc:
+        st.error(str(exc))
+        return
+    card = common.card(name)
+    st.markdown(f"**Architecture:** {model_cfg.arch} · embeddings {model_cfg.emb_dim} · "
+                f"GRU {model_cfg.hidden} · alignment {model_cfg.align_dim} · maxout {model_cfg.maxout} · "
+                f"vocab {model_cfg.src_vocab_size}/{model_cfg.tgt_vocab_size}")
+    if card.get("parameters"):
+        st.markdown(f"**Parameters:** {card['parameters']:,}")
+    for key in ("data", "preprocessing", "command", "limitations"):
+        if card.get(key):
+            st.markdown(f"**{key.capitalize()}:** {html.escape(str(card[key]))}")
+    if card.get("log"):
+        st.plotly_chart(training_curves(card["log"], f"{name}: training"), key=f"curves_{name}")
+    elif train_cfg is None:
+        st.caption("No training log in this checkpoint's card.json.")
+
+
+def _score_rows(name: str, card: dict) -> list[dict]:
+    rows = []
+    for test_set, scores in card.get("test_scores", {}).items():
+        rows.append({"model": name, "test set": test_set, "BLEU": scores.get("bleu"),
+                     "BLEU (lowercased)": scores.get("bleu_lc"), "chrF": scores.get("chrf"),
+                     "sentences": scores.get("sentences")})
+    return rows
