@@ -1,0 +1,296 @@
+"""Evaluate checkpoints on a test set: corpus BLEU/chrF with bootstrap intervals, a paired
+significance test, BLEU by source length (the paper's Figure 2) and a per-sentence table.
+
+    python -m model.evaluate --src test.en --ref test.fr --checkpoint A [--checkpoint B] --out REPORT_DIR
+
+writes ``hyps.<model>.txt``, ``sentences.csv``, ``scores.json`` (every score with its sacrebleu
+signature) and ``length_chart.html`` (plus .png/.svg when a static-export backend works).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.significance import PairedTest
+
+from .checkpoint import CheckpointError
+from .data import MAX_FILE_BYTES, DataError, decode_text
+from .metrics import corpus_scores
+from .search import SearchConfig
+from .trace import Trace
+from .translate import MAX_BEAM, Translator
+
+MAX_LINES = 10_000  # default cap on test-set size (UI and CLI)
+MAX_LINE_CHARS = 1_000  # longer lines are cut, and the cut lines counted
+N_BOOTSTRAP = 1000
+
+
+@dataclass
+class TestSet:
+    """Validated source/reference pairs and what validation changed."""
+
+    src: list[str]
+    ref: list[str]
+    name: str = "test set"
+    notes: list[str] = field(default_factory=list)
+
+
+def read_upload(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Text of an uploaded file (plain or gzip, detected by its magic bytes), size-capped."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
+                raw = handle.read(max_bytes + 1)  # stop past the cap: gzip bombs stay bounded
+        except (OSError, EOFError) as exc:
+            raise DataError(f"{name}: broken gzip file ({exc})") from None
+    if len(raw) > max_bytes:
+        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text")
+    return decode_text(raw, name)
+
+
+def parse_table(text: str, name: str) -> tuple[list[str], list[str]]:
+    """Source and reference columns of a TSV or CSV (tab if the first line has one). A header
+    naming ``source``/``reference`` (or src/ref) picks columns; otherwise the first two."""
+    lines = text.splitlines()
+    if not lines:
+        raise DataError(f"{name}: the file is empty")
+    dialect = "excel-tab" if "\t" in lines[0] else "excel"
+    rows = list(csv.reader(io.StringIO(text), dialect=dialect))
+    header = [cell.strip().lower() for cell in rows[0]]
+    src_col = next((header.index(h) for h in ("source", "src") if h in header), None)
+    ref_col = next((header.index(h) for h in ("reference", "ref", "target") if h in header), None)
+    if src_col is not None and ref_col is not None:
+        rows = rows[1:]
+    else:
+        src_col, ref_col = 0, 1
+    for number, row in enumerate(rows, start=1):
+        if len(row) <= max(src_col, ref_col):
+            raise DataError(f"{name}: row {number} has {len(row)} column(s); need source and reference columns")
+    return [r[src_col] for r in rows], [r[ref_col] for r in rows]
+
+
+def build_test_set(src: Sequence[str], ref: Sequence[str], name: str = "test set", src_name: str = "source",
+                   ref_name: str = "reference", max_lines: int = MAX_LINES, take_first: bool = False) -> TestSet:
+    """Validate line-aligned texts: empty, mismatched, too many lines, over-long lines."""
+    if not src or not any(s.strip() for s in src):
+        raise DataError(f"{src_name}: the file is empty")
+    if not ref or not any(r.strip() for r in ref):
+        raise DataError(f"{ref_name}: the file is empty")
+    if len(src) != len(ref):
+        raise DataError(f"line counts differ: {src_name} has {len(src)} lines, {ref_name} has {len(ref)}")
+    notes = []
+    if len(src) > max_lines:
+        if not take_first:
+            raise DataError(f"{src_name}: {len(src):,} lines, more than the limit of {max_lines:,}; "
+                            f"evaluate the first {max_lines:,} instead")
+        src, ref = src[:max_lines], ref[:max_lines]
+        notes.append(f"evaluating the first {max_lines:,} lines only")
+    long_lines = sum(len(s) > MAX_LINE_CHARS for s in src)
+    if long_lines:
+        notes.append(f"{long_lines} source line(s) longer than {MAX_LINE_CHARS} characters were cut")
+    return TestSet([s[:MAX_LINE_CHARS].strip() for s in src], [r.strip() for r in ref], name, notes)
+
+
+def load_test_files(src_path: str | Path, ref_path: str | Path, **kwargs) -> TestSet:
+    src = read_upload(Path(src_path).read_bytes(), str(src_path)).splitlines()
+    ref = read_upload(Path(ref_path).read_bytes(), str(ref_path)).splitlines()
+    return build_test_set(src, ref, Path(src_path).name, str(src_path), str(ref_path), **kwargs)
+
+
+def join_consecutive(test: TestSet, k: int) -> TestSet:
+    """Length stress test (issue 10): items that join k consecutive lines, sources and
+    references alike; a last group shorter than k is dropped."""
+    n = len(test.src) // k * k
+    src = [" ".join(test.src[i:i + k]) for i in range(0, n, k)]
+    ref = [" ".join(test.ref[i:i + k]) for i in range(0, n, k)]
+    return TestSet(src, ref, f"{test.name} (k={k})", [f"{n // k} items of {k} joined lines"])
+
+
+@dataclass
+class ModelRun:
+    """One model's outputs on a test set."""
+
+    name: str
+    arch: str
+    traces: list[Trace]
+    seconds: float
+
+    @property
+    def hyps(self) -> list[str]:
+        return [t.translation for t in self.traces]
+
+
+def run_model(translator: Translator, test: TestSet, cfg: SearchConfig,
+              progress: Optional[Callable[[int], None]] = None, batch_size: int = 64) -> ModelRun:
+    start = time.perf_counter()
+    traces = translator.translate(test.src, cfg, batch_size=batch_size, progress=progress)
+    return ModelRun(translator.name, translator.arch, traces, time.perf_counter() - start)
+
+
+def with_interval(hyps: Sequence[str], refs: Sequence[str], n_bootstrap: int = N_BOOTSTRAP) -> dict:
+    """Corpus scores plus bootstrap mean and 95% half-interval for BLEU and chrF."""
+    scores = corpus_scores(hyps, refs)
+    for key, metric in (("bleu", BLEU()), ("chrf", CHRF())):
+        result = metric.corpus_score(list(hyps), [list(refs)], n_bootstrap=n_bootstrap)
+        scores[f"{key}_mean"], scores[f"{key}_ci95"] = round(float(result._mean), 2), round(float(result._ci), 2)
+    return scores
+
+
+def paired_significance(runs: Sequence[ModelRun], refs: Sequence[str], n_samples: int = N_BOOTSTRAP) -> dict:
+    """sacrebleu's paired bootstrap test of runs[1:] against runs[0] (BLEU)."""
+    test = PairedTest([(r.name, r.hyps) for r in runs], {"BLEU": BLEU()}, references=[list(refs)],
+                      test_type="bs", n_samples=n_samples)
+    signatures, results = test()
+    return {"baseline": runs[0].name, "signature": str(signatures["BLEU"]),
+            "systems": [{"name": name, "bleu": round(float(res.score), 2),
+                         "p_value": None if res.p_value is None else float(res.p_value)}
+                        for name, res in zip(results["System"], results["BLEU"])]}
+
+
+def length_bucket(n_words: int, width: int) -> tuple[int, int]:
+    """[lo, hi] word range of the bucket holding ``n_words``: 1-10, 11-20, ... for width 10."""
+    lo = (max(n_words, 1) - 1) // width * width + 1
+    return lo, lo + width - 1
+
+
+def bleu_by_length(src: Sequence[str], refs: Sequence[str], runs: Sequence[ModelRun], width: int = 10,
+                   n_bootstrap: int = 200) -> list[dict]:
+    """One row per (model, non-empty bucket of source length in words): BLEU, count and a
+    bootstrap 95% interval, computed by sacrebleu on exactly that subset."""
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for i, sentence in enumerate(src):
+        buckets.setdefault(length_bucket(len(sentence.split()), width), []).append(i)
+    rows = []
+    for run in runs:
+        for (lo, hi), index in sorted(buckets.items()):
+            hyps, subset = [run.hyps[i] for i in index], [refs[i] for i in index]
+            score = BLEU().corpus_score(hyps, [subset], n_bootstrap=n_bootstrap if len(index) > 1 else 1)
+            ci = getattr(score, "_ci", None) if len(index) > 1 else None
+            rows.append({"model": run.name, "lo": lo, "hi": hi, "label": f"{lo}-{hi}", "count": len(index),
+                         "bleu": round(float(score.score), 2), "ci95": None if ci is None else round(float(ci), 2)})
+    return rows
+
+
+def attention_stats(trace: Trace) -> tuple[Optional[float], Optional[float]]:
+    """(coverage, entropy) of an attention matrix, None without attention.
+
+    coverage: mean over source tokens of min(1, total attention received), 1 = every source
+    token fully attended at some point; entropy: mean over output steps of -sum alpha log alpha
+    (nats), 0 = each step attends to one token.
+    """
+    if trace.attention is None or not len(trace.attention):
+        return None, None
+    att = np.asarray(trace.attention, dtype=float)
+    coverage = float(np.minimum(att.sum(0), 1.0).mean())
+    entropy = float(-(att * np.log(np.clip(att, 1e-12, None))).sum(1).mean())
+    return round(coverage, 4), round(entropy, 4)
+
+
+def sentence_rows(test: TestSet, runs: Sequence[ModelRun]) -> list[dict]:
+    """The per-sentence table: texts, each model's output and sentence BLEU, difference,
+    source length, and attention coverage/entropy for models with attention."""
+    metric = BLEU(effective_order=True)
+    rows = []
+    for i, (src, ref) in enumerate(zip(test.src, test.ref)):
+        row = {"id": i, "source": src, "reference": ref, "source_words": len(src.split())}
+        for run in runs:
+            trace = run.traces[i]
+            row[f"{run.name}"] = trace.translation
+            row[f"{run.name} BLEU"] = round(metric.sentence_score(trace.translation, [ref]).score, 2)
+            coverage, entropy = attention_stats(trace)
+            if coverage is not None:
+                row[f"{run.name} coverage"], row[f"{run.name} entropy"] = coverage, entropy
+        if len(runs) >= 2:
+            row["BLEU difference"] = round(row[f"{runs[0].name} BLEU"] - row[f"{runs[1].name} BLEU"], 2)
+        rows.append(row)
+    return rows
+
+
+def report(test: TestSet, runs: Sequence[ModelRun], cfg: SearchConfig, width: int = 10) -> dict:
+    """Everything ``scores.json`` holds."""
+    out = {"test_set": test.name, "sentences": len(test.src), "notes": test.notes,
+           "decoding": {"beam": cfg.beam, "alpha": cfg.alpha, "max_len_ratio": cfg.max_len_ratio},
+           "models": {r.name: {"arch": r.arch, "seconds": round(r.seconds, 2),
+                               "sentences_per_s": round(len(test.src) / max(r.seconds, 1e-9), 1),
+                               **with_interval(r.hyps, test.ref)} for r in runs},
+           "bleu_by_length": bleu_by_length(test.src, test.ref, runs, width)}
+    if len(runs) >= 2:
+        out["paired_bootstrap"] = paired_significance(runs, test.ref)
+    return out
+
+
+def write_report(out_dir: Path, test: TestSet, runs: Sequence[ModelRun], scores: dict) -> list[Path]:
+    """Hypotheses, CSV, JSON and the length chart into ``out_dir``; returns what was written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for run in runs:
+        path = out_dir / f"hyps.{run.name}.txt"
+        path.write_text("\n".join(run.hyps) + "\n", encoding="utf-8")
+        written.append(path)
+    rows = sentence_rows(test, runs)
+    with open(out_dir / "sentences.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (out_dir / "scores.json").write_text(json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    written += [out_dir / "sentences.csv", out_dir / "scores.json"]
+    # The one place model/ reaches into viz/: the report's chart. Analysis stays plotly-free.
+    from viz.length_chart import write_length_chart
+
+    return written + write_length_chart(scores["bleu_by_length"], out_dir / "length_chart")
+
+
+def load_translators(paths: Sequence[str]) -> list[Translator]:
+    """Translators named after their folders; clashing names get their parent folder prefixed."""
+    translators = [Translator.from_checkpoint(path) for path in paths]
+    names = [t.name for t in translators]
+    for translator, path in zip(translators, paths):
+        if names.count(translator.name) > 1:
+            translator.name = f"{Path(path).resolve().parent.name}-{translator.name}"
+    return translators
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.evaluate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--src", required=True, help="source sentences, one per line (plain or .gz)")
+    parser.add_argument("--ref", required=True, help="reference translations, line-aligned with --src")
+    parser.add_argument("--checkpoint", action="append", required=True, help="checkpoint folder (repeatable)")
+    parser.add_argument("--out", required=True, help="report folder")
+    parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM}")
+    parser.add_argument("--alpha", type=float, default=1.0, help="length normalisation exponent")
+    parser.add_argument("--bucket-width", type=int, default=10, help="words per length bucket")
+    parser.add_argument("--max-lines", type=int, default=MAX_LINES, help="refuse larger test sets")
+    parser.add_argument("--first", action="store_true", help="evaluate only the first --max-lines lines")
+    parser.add_argument("--join", type=int, default=1, help="join k consecutive lines (length stress test)")
+    args = parser.parse_args(argv)
+    try:
+        test = load_test_files(args.src, args.ref, max_lines=args.max_lines, take_first=args.first)
+        if args.join > 1:
+            test = join_consecutive(test, args.join)
+        cfg = SearchConfig(beam=args.beam, alpha=args.alpha, trace=True)
+        runs = [run_model(translator, test, cfg) for translator in load_translators(args.checkpoint)]
+    except (DataError, CheckpointError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    scores = report(test, runs, cfg, args.bucket_width)
+    for path in write_report(Path(args.out), test, runs, scores):
+        print(f"wrote {path}")
+    for name, s in scores["models"].items():
+        print(f"{name}: BLEU {s['bleu']} ± {s['bleu_ci95']} ({s['bleu_signature']}), chrF {s['chrf']}, "
+              f"{s['sentences_per_s']} sentences/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Test-set validation, bucketing, per-bucket BLEU, significance wiring and the CLI report."""
+import gzip
+import json
+
+import pytest
+from sacrebleu.metrics import BLEU
+
+from model.data import DataError
+from model.evaluate import (ModelRun, attention_stats, bleu_by_length, build_test_set, join_consecutive,
+                            length_bucket, main, paired_significance, parse_table, read_upload)
+from model.trace import Trace
+
+
+def fake_run(name, hyps):
+    traces = [Trace("rnnencdec", "", [], [], [], h, 0.0, 0.0, [], None, None) for h in hyps]
+    return ModelRun(name, "rnnencdec", traces, 1.0)
+
+
+@pytest.mark.parametrize("words,bucket", [(1, (1, 10)), (10, (1, 10)), (11, (11, 20)), (20, (11, 20)),
+                                          (21, (21, 30)), (0, (1, 10))])
+def test_length_bucket_edges(words, bucket):
+    assert length_bucket(words, 10) == bucket
+
+
+def test_bleu_per_bucket_equals_sacrebleu_on_the_subset():
+    src = ["w " * n for n in (3, 12, 5, 25, 10, 11)]
+    refs = ["le chat est noir", "un chien court vite", "la maison", "il pleut beaucoup ici", "oui", "non merci"]
+    hyps = ["le chat noir", "un chien court", "la maison", "il pleut ici", "oui", "non"]
+    rows = bleu_by_length(src, refs, [fake_run("m", hyps)], width=10)
+    assert [(r["label"], r["count"]) for r in rows] == [("1-10", 3), ("11-20", 2), ("21-30", 1)]  # no empty buckets
+    first = [0, 2, 4]
+    assert rows[0]["bleu"] == pytest.approx(BLEU().corpus_score([hyps[i] for i in first],
+                                                                [[refs[i] for i in first]]).score, abs=0.01)
+    assert rows[2]["ci95"] is None  # one sentence: no bootstrap
+
+
+def test_paired_test_wiring():
+    refs = ["the cat sat on the mat today"] * 30
+    good, bad = fake_run("good", ["the cat sat on the mat today"] * 30), fake_run("bad", ["a dog"] * 30)
+    result = paired_significance([good, bad], refs, n_samples=100)
+    assert result["baseline"] == "good" and "bs:100" in result["signature"]
+    assert result["systems"][1]["p_value"] < 0.05
+
+
+@pytest.mark.parametrize("src,ref,kwargs,message", [
+    ([], ["a"], {}, "source: the file is empty"),
+    (["a"], ["", " "], {}, "reference: the file is empty"),
+    (["a", "b", "c"], ["x", "y"], {}, "source has 3 lines, reference has 2"),
+    (["a"] * 5, ["b"] * 5, {"max_lines": 3}, "more than the limit of 3"),
+])
+def test_validation_messages(src, ref, kwargs, message):
+    with pytest.raises(DataError, match=message):
+        build_test_set(src, ref, **kwargs)
+
+
+def test_take_first_and_long_lines_are_reported():
+    test = build_test_set(["a"] * 5 + ["x" * 5000], ["b"] * 6, max_lines=6)
+    assert len(test.src[-1]) == 1000 and "1 source line(s) longer" in test.notes[0]
+    test = build_test_set(["a"] * 5, ["b"] * 5, max_lines=3, take_first=True)
+    assert len(test.src) == 3 and "first 3" in test.notes[0]
+
+
+@pytest.mark.parametrize("raw,message", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00binary", "NUL bytes"),
+    ("caf\u00e9".encode("latin-1"), "not valid UTF-8"),
+    ("hello".encode("utf-16"), "NUL bytes"),
+    (b"\x1f\x8b\x08\x00broken", "broken gzip"),
+])
+def test_bad_uploads(raw, message):
+    with pytest.raises(DataError, match=message):
+        read_upload(raw, "upload.txt")
+
+
+def test_gzip_bomb_stops_at_the_cap():
+    bomb = gzip.compress(b"a" * 5_000_000)
+    with pytest.raises(DataError, match="more than"):
+        read_upload(bomb, "bomb.gz", max_bytes=1_000_000)
+    assert read_upload(gzip.compress(b"hi\n"), "ok.gz") == "hi\n"
+
+
+@pytest.mark.parametrize("text,src,ref", [
+    ("source\treference\na b\tc d\n", ["a b"], ["c d"]),
+    ("src,ref\n\"a, quoted\nnewline\",x\n", ["a, quoted\nnewline"], ["x"]),
+    ("one\ttwo\nthree\tfour\n", ["one", "three"], ["two", "four"]),
+    ("id,reference,source\n1,R,S\n", ["S"], ["R"]),
+])
+def test_parse_table(text, src, ref):
+    assert parse_table(text, "t") == (src, ref)
+
+
+def test_parse_table_missing_column():
+    with pytest.raises(DataError, match="row 2 has 1 column"):
+        parse_table("a\tb\nonly\n", "t.tsv")
+
+
+def test_join_consecutive():
+    test = build_test_set(["s1", "s2", "s3", "s4", "s5"], ["r1", "r2", "r3", "r4", "r5"])
+    joined = join_consecutive(test, 2)
+    assert joined.src == ["s1 s2", "s3 s4"] and joined.ref == ["r1 r2", "r3 r4"]
+    assert join_consecutive(test, 1).src == test.src
+
+
+def test_attention_stats():
+    trace = Trace("rnnsearch", "", [], [], [], "", 0.0, 0.0, [], None, None)
+    assert attention_stats(trace) == (None, None)
+    import numpy as np
+    trace.attention = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    assert attention_stats(trace) == (pytest.approx(2 / 3, abs=1e-4), pytest.approx(0.0, abs=1e-4))
+
+
+def test_cli_writes_the_whole_report(tiny_checkpoints, tmp_path, capsys):
+    (tmp_path / "s.en").write_text("a dog runs\nthe cat sits in the park\na man eats\n")
+    (tmp_path / "r.fr.gz").write_bytes(gzip.compress("un chien court\nle chat assis dans le parc\nun homme mange\n".encode()))
+    code = main(["--src", str(tmp_path / "s.en"), "--ref", str(tmp_path / "r.fr.gz"), "--out", str(tmp_path / "rep"),
+                 "--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--checkpoint", str(tiny_checkpoints["rnnencdec"]),
+                 "--beam", "3"])
+    assert code == 0
+    scores = json.loads((tmp_path / "rep" / "scores.json").read_text())
+    assert len(scores["models"]) == 2 and scores["paired_bootstrap"]["systems"][1]["p_value"] is not None
+    assert all("bleu_signature" in m and "chrf_ci95" in m for m in scores["models"].values())
+    out = capsys.readouterr().out
+    assert "BLEU" in out and "nrefs:1|case:mixed" in out
+    assert (tmp_path / "rep" / "length_chart.html").stat().st_size > 100_000  # plotly.js inlined
+    header = (tmp_path / "rep" / "sentences.csv").read_text().splitlines()[0]
+    assert "source_words" in header and "coverage" in header
+
+
+def test_cli_mismatched_files(tmp_path, tiny_checkpoints, capsys):
+    (tmp_path / "s").write_text("a\nb\n")
+    (tmp_path / "r").write_text("a\n")
+    assert main(["--src", str(tmp_path / "s"), "--ref", str(tmp_path / "r"), "--out", str(tmp_path / "o"),
+                 "--checkpoint", str(tiny_checkpoints["rnnsearch"])]) == 2
+    assert "has 2 lines" in capsys.readouterr().err

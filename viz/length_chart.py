@@ -1,0 +1,58 @@
+"""BLEU against source-sentence length (the paper's Figure 2), one line per model."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Sequence
+
+import plotly.graph_objects as go
+
+COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
+
+
+def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence length") -> go.Figure:
+    """rows: dicts with model, lo, hi, label, count, bleu, ci95 (``model.evaluate.bleu_by_length``).
+
+    Each model gets a line over bucket midpoints, a shaded bootstrap 95% band, and hover
+    with the bucket's BLEU and sentence count.
+    """
+    fig = go.Figure()
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    for k, model in enumerate(models):
+        group = [r for r in rows if r["model"] == model]
+        x = [(r["lo"] + r["hi"]) / 2 for r in group]
+        colour = COLOURS[k % len(COLOURS)]
+        upper = [r["bleu"] + (r["ci95"] or 0) for r in group]
+        lower = [max(0.0, r["bleu"] - (r["ci95"] or 0)) for r in group]
+        fig.add_trace(go.Scatter(x=x + x[::-1], y=upper + lower[::-1], mode="lines", fill="toself", fillcolor=colour,
+                                 opacity=0.15, line={"width": 0}, hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(
+            x=x, y=[r["bleu"] for r in group], mode="lines+markers", name=html.escape(model),
+            line={"color": colour, "width": 3}, customdata=[[r["label"], r["count"], r["ci95"]] for r in group],
+            hovertemplate="%{customdata[0]} words<br>BLEU %{y:.2f} ± %{customdata[2]}<br>"
+                          "%{customdata[1]} sentences<extra>" + html.escape(model) + "</extra>"))
+    buckets = sorted({(r["lo"], r["hi"], r["label"]) for r in rows})
+    counts = {b[2]: max(r["count"] for r in rows if r["label"] == b[2]) for b in buckets}
+    fig.update_layout(
+        title=title, height=420, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
+        xaxis={"title": "source sentence length (words)", "tickmode": "array",
+               "tickvals": [(lo + hi) / 2 for lo, hi, _ in buckets],
+               "ticktext": [f"{label}<br>n={counts[label]}" for _, _, label in buckets], "gridcolor": "#eee"},
+        yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def write_length_chart(rows: Sequence[dict], stem: Path) -> list[Path]:
+    """Self-contained interactive HTML, plus PNG and SVG when plotly's static export works here."""
+    fig = length_chart(rows)
+    written = [stem.with_suffix(".html")]
+    fig.write_html(written[0], include_plotlyjs=True, full_html=True)
+    for suffix in (".png", ".svg"):
+        try:
+            fig.write_image(stem.with_suffix(suffix))
+            written.append(stem.with_suffix(suffix))
+        except Exception as exc:  # kaleido needs a Chrome build; without one we keep the HTML
+            print(f"note: no {suffix} export ({type(exc).__name__}: {str(exc)[:120]})")
+            break
+    return written
