@@ -1,12 +1,25 @@
-"""Entry point: ``streamlit run app.py``. Page navigation and shared settings only."""
+"""Entry point: ``streamlit run app.py [-- --data-dir DIR --checkpoints DIR]``.
+
+Page navigation and shared settings only; the pages live in ``viz/``.
+"""
+import argparse
+import os
+
 import streamlit as st
 
-from viz import models_page, translate_page
+from viz.pages import all_pages
+
+parser = argparse.ArgumentParser(prog="streamlit run app.py --")
+parser.add_argument("--data-dir", help="Multi30k folder whose test sets the Evaluate page offers")
+parser.add_argument("--checkpoints", help="folder of checkpoint folders (default: checkpoints/)")
+parser.add_argument("--production", action="store_true", help="show users no stack traces")
+args, _ = parser.parse_known_args()
+if args.production:
+    st.set_option("client.showErrorDetails", "none")
+if args.data_dir:
+    os.environ["NMT_DATA_DIR"] = args.data_dir
+if args.checkpoints:
+    os.environ["NMT_CHECKPOINTS"] = args.checkpoints
 
 st.set_page_config(page_title="Inside attention NMT", page_icon="🔎", layout="wide")
-
-pages = [
-    st.Page(translate_page.render, title="Translate", url_path="translate", default=True),
-    st.Page(models_page.render, title="Models", url_path="models"),
-]
-st.navigation(pages).run()
+st.navigation(all_pages()).run()

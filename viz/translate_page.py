@@ -75,6 +75,10 @@ def source_ui() -> str:
     text, message = common.cut_input(raw)
     if message:
         st.warning(message)
+    reference = st.session_state.get("reference")
+    if reference and st.session_state.get("source") == raw:
+        st.caption("Reference (from the Evaluate page):")
+        st.text(reference)
     return text
 
 

@@ -1,0 +1,73 @@
+"""AppTest runs of the Evaluate page: uploads, scores, chart spec, table, bad input."""
+import gzip
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+SRC = "a dog runs in the park\nthe small cat sits\na man eats a red ball\nchild plays on the street\n"
+REF = "un chien court dans le parc\nle petit chat assis\nun homme mange une balle rouge\nenfant joue sur la rue\n"
+
+
+def _script():
+    from viz import evaluate_page
+
+    evaluate_page.render()
+
+
+@pytest.fixture
+def at(app_env, monkeypatch):
+    monkeypatch.setenv("NMT_DATA_DIR", "/nonexistent")  # only the upload choices
+    return AppTest.from_function(_script, default_timeout=120).run()
+
+
+def upload(at, src: bytes, ref: bytes):
+    at.file_uploader(key="eval_src").upload("test.en", src).run()
+    at.file_uploader(key="eval_ref").upload("test.fr.gz", ref).run()
+    return at
+
+
+def test_upload_evaluate_and_inspect(at):
+    upload(at, SRC.encode(), gzip.compress(REF.encode()))
+    assert not at.exception and not at.error
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    scores = at.dataframe[0].value  # plain dataframes are not addressable by key in AppTest
+    assert list(scores["model"]) == ["rnnsearch-tiny", "rnnencdec-tiny"]
+    assert scores["BLEU"].between(0, 100).all()
+    assert any("nrefs:1|case:mixed" in c.value for c in at.caption)
+    assert any(m.value.startswith("**Paired bootstrap**") for m in at.markdown)
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    lines = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
+    assert len(lines) == 2 and lines[0]["customdata"][0][1] == 4  # one bucket holding all 4 sentences
+    table = at.dataframe[1].value
+    assert len(table) == 4 and "rnnsearch-tiny coverage" in table.columns
+    at.slider(key="eval_width").set_value(3).run()  # re-bucketing only, no re-translation
+    assert not at.exception
+    at.number_input(key="eval_row").set_value(2).run()
+    assert any("a man eats a red ball" in m.value for m in at.markdown)
+
+
+def test_mismatched_files_give_one_clear_error(at):
+    upload(at, SRC.encode(), "un\ndeux\n".encode())
+    assert not at.exception
+    assert [e.value for e in at.error] == ["line counts differ: test.en has 4 lines, test.fr.gz has 2"]
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"\x00\x01\x02\x03binary", "NUL bytes"),
+    ("caf\u00e9\n".encode("latin-1"), "not valid UTF-8"),
+    (b"", "the file is empty"),
+])
+def test_bad_uploads(at, content, message):
+    upload(at, content, REF.encode())
+    assert not at.exception and message in at.error[0].value
+
+
+def test_length_stress_test(at):
+    upload(at, SRC.encode(), REF.encode())
+    at.toggle(key="eval_stress").set_value(True).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    summary = at.dataframe[-1].value
+    assert sorted(set(summary["k"])) == [1, 2, 3, 4]

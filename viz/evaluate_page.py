@@ -1,0 +1,237 @@
+"""Evaluate page: upload a test set, score the models, BLEU by sentence length (the paper's
+Figure 2), significance, and a per-sentence drill-down."""
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from model.data import DataError
+from model.evaluate import (MAX_LINES, ModelRun, TestSet, bleu_by_length, build_test_set, join_consecutive,
+                            paired_significance, parse_table, read_upload, run_model, sentence_rows,
+                            with_interval)
+from model.search import SearchConfig
+
+from . import common
+from .alignment import alignment_heatmap
+from .length_chart import length_chart
+
+MULTI30K_TESTS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "val")
+MAX_UPLOAD_MB = 200  # matches server.maxUploadSize in .streamlit/config.toml
+
+
+def data_dir() -> Path | None:
+    """Multi30k folder from $NMT_DATA_DIR (app.py sets it from --data-dir), else ../shared/data/multi30k."""
+    path = Path(os.environ.get("NMT_DATA_DIR", common.REPO.parent / "shared" / "data" / "multi30k"))
+    return path if path.is_dir() else None
+
+
+def render() -> None:
+    names = common.list_checkpoints()
+    if not names:
+        st.error(f"No checkpoints found in {common.checkpoint_root()}.")
+        return
+    settings = common.search_settings_ui(prefix="eval_")
+    test = test_set_ui()
+    if test is None:
+        return
+    for note in test.notes:
+        st.warning(note)
+    chosen = st.multiselect("Models", names, default=list(dict.fromkeys(common.default_pair(names))), key="eval_models")
+    if not chosen:
+        st.info("Choose at least one model.")
+        return
+    stress = st.toggle("Length stress test: also evaluate items of k = 2, 3, 4 joined lines", key="eval_stress")
+    if st.button("Evaluate", type="primary", key="eval_run"):
+        st.session_state["eval_request"] = (test_digest(test), tuple(chosen), tuple(sorted(settings.items())), stress)
+    request = st.session_state.get("eval_request")
+    if request != (test_digest(test), tuple(chosen), tuple(sorted(settings.items())), stress):
+        st.caption("Press Evaluate to translate the test set with the chosen models.")
+        return
+    runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, settings)
+            for k in ((1, 2, 3, 4) if stress else (1,))}
+    results_ui(test, runs[1], settings)
+    if stress:
+        stress_ui(test, runs)
+
+
+def test_set_ui() -> TestSet | None:
+    sources = ["Two files (source, reference)", "One TSV/CSV file"]
+    if data_dir():
+        sources.append("Multi30k test set")
+    kind = st.radio("Test set", sources, horizontal=True, key="eval_source_kind")
+    take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
+    try:
+        if kind.startswith("Multi30k"):
+            return multi30k_ui()
+        if kind.startswith("One"):
+            upload = st.file_uploader("TSV or CSV with source and reference columns", key="eval_table")
+            if upload is None:
+                return None
+            src, ref = parse_table(read_upload(upload.getvalue(), upload.name), upload.name)
+            return build_test_set(src, ref, upload.name, upload.name, upload.name, take_first=take_first)
+        left, right = st.columns(2)
+        src_file = left.file_uploader("Source (English), one sentence per line, plain or .gz", key="eval_src")
+        ref_file = right.file_uploader("Reference (French), line-aligned", key="eval_ref")
+        if src_file is None or ref_file is None:
+            st.info("Upload both files, or pick a built-in test set.")
+            return None
+        src = read_upload(src_file.getvalue(), src_file.name).splitlines()
+        ref = read_upload(ref_file.getvalue(), ref_file.name).splitlines()
+        return build_test_set(src, ref, src_file.name, src_file.name, ref_file.name, take_first=take_first)
+    except DataError as exc:
+        st.error(str(exc))
+        return None
+
+
+def multi30k_ui() -> TestSet:
+    folder = data_dir()
+    name = st.selectbox("Multi30k split (English → French)", MULTI30K_TESTS, key="eval_multi30k")
+    src = read_upload((folder / f"{name}.en.gz").read_bytes(), f"{name}.en.gz").splitlines()
+    ref = read_upload((folder / f"{name}.fr.gz").read_bytes(), f"{name}.fr.gz").splitlines()
+    return build_test_set(src, ref, name, f"{name}.en.gz", f"{name}.fr.gz")
+
+
+def test_digest(test: TestSet) -> str:
+    joined = "\n".join(test.src) + "\0" + "\n".join(test.ref)
+    return hashlib.sha256(joined.encode()).hexdigest()
+
+
+def decode_all(names: list[str], test: TestSet, settings: dict) -> list[ModelRun]:
+    """Each model's run, from the cache when the same content and settings were seen before."""
+    runs = []
+    for name in names:
+        bar = st.progress(0.0, text=f"{name}: starting")
+        runs.append(cached_run(name, test, tuple(sorted(settings.items())), bar))
+        bar.empty()
+    return runs
+
+
+@st.cache_resource
+def _run_store() -> tuple[OrderedDict, threading.Lock]:
+    """Process-wide LRU of finished runs. st.cache_data can't hold them: its replay forbids
+    updating a progress bar created outside the cached function."""
+    return OrderedDict(), threading.Lock()
+
+
+def cached_run(name: str, test: TestSet, settings: tuple, bar, max_entries: int = 32) -> ModelRun:
+    """Run keyed by (checkpoint, content hash, settings); runs are never mutated once stored."""
+    store, lock = _run_store()
+    key = (name, test_digest(test), settings)
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    total, start = len(test.src), time.perf_counter()
+
+    def progress(done: int) -> None:
+        rate = done / max(time.perf_counter() - start, 1e-9)
+        bar.progress(done / total, text=f"{name}: {done}/{total} sentences · {rate:.1f} sentences/s")
+
+    run = run_model(common.load_translator(name), test, SearchConfig(**dict(settings)), progress=progress)
+    with lock:
+        store[key] = run
+        while len(store) > max_entries:
+            store.popitem(last=False)
+    return run
+
+
+def results_ui(test: TestSet, runs: list[ModelRun], settings: dict) -> None:
+    scores_ui(test, runs)
+    width = st.slider("Length bucket width (words)", 2, 20, 10, key="eval_width")
+    rows = _length_rows(test_digest(test), width, tuple(r.name for r in runs), test, runs)
+    st.plotly_chart(length_chart(rows, f"BLEU by source sentence length, {html.escape(test.name)}"), key="eval_length_chart")
+    table_ui(test, runs)
+    downloads_ui(test, runs, rows)
+
+
+@st.cache_data(show_spinner="Scoring...", max_entries=64)
+def _scores(digest: str, names: tuple, _test: TestSet, _runs: list[ModelRun]) -> tuple[list[dict], dict | None]:
+    rows = [{"model": r.name, **with_interval(r.hyps, _test.ref), "sentences/s": round(len(_test.src) / r.seconds, 1)}
+            for r in _runs]
+    return rows, paired_significance(_runs, _test.ref) if len(_runs) >= 2 else None
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _length_rows(digest: str, width: int, names: tuple, _test: TestSet, _runs: list[ModelRun]) -> list[dict]:
+    return bleu_by_length(_test.src, _test.ref, _runs, width)
+
+
+def scores_ui(test: TestSet, runs: list[ModelRun]) -> None:
+    rows, paired = _scores(test_digest(test), tuple(r.name for r in runs), test, runs)
+    table = pd.DataFrame([{"model": r["model"], "BLEU": r["bleu"], "BLEU 95% ±": r["bleu_ci95"], "chrF": r["chrf"],
+                           "chrF 95% ±": r["chrf_ci95"], "BLEU (lowercased)": r["bleu_lc"],
+                           "sentences/s": r["sentences/s"]} for r in rows])
+    st.dataframe(table, hide_index=True, key="eval_scores")
+    st.caption(f"BLEU signature: {rows[0]['bleu_signature']} · chrF signature: {rows[0]['chrf_signature']}")
+    if paired:
+        other = paired["systems"][1]
+        verdict = "significant" if other["p_value"] is not None and other["p_value"] < 0.05 else "not significant"
+        st.markdown(f"**Paired bootstrap** ({html.escape(paired['signature'])}): {html.escape(other['name'])} vs "
+                    f"{html.escape(paired['baseline'])}, p = {other['p_value']:.4f} ({verdict} at 0.05)")
+
+
+def table_ui(test: TestSet, runs: list[ModelRun]) -> None:
+    frame = pd.DataFrame(sentence_rows(test, runs))
+    query = st.text_input("Filter sentences (substring of source, reference or outputs)", key="eval_filter")
+    if query:
+        mask = frame.astype(str).apply(lambda col: col.str.contains(query, case=False, regex=False)).any(axis=1)
+        frame = frame[mask]
+    event = st.dataframe(frame, hide_index=True, on_select="rerun", selection_mode="single-row", key="eval_table_view")
+    selected = event.selection.rows if event and event.selection else []
+    row_id = int(frame.iloc[selected[0]]["id"]) if selected else None
+    row_id = st.number_input("Sentence id to inspect", 0, len(test.src) - 1, value=row_id or 0, key="eval_row")
+    drilldown_ui(test, runs, int(row_id))
+
+
+def drilldown_ui(test: TestSet, runs: list[ModelRun], i: int) -> None:
+    st.markdown(f"**Source:** {html.escape(test.src[i])}  \n**Reference:** {html.escape(test.ref[i])}")
+    for column, run in zip(st.columns(len(runs)), runs):
+        with column:
+            trace = run.traces[i]
+            st.markdown(f"**{html.escape(run.name)}**")
+            st.text(trace.translation)
+            if trace.attention is not None:
+                st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
+                                key=f"eval_heatmap_{run.name}")
+    if st.button("Open in the Translate page", key="eval_open"):
+        from .pages import translate  # here, not at the top: pages imports this module
+
+        st.session_state.update(source=test.src[i], reference=test.ref[i])
+        st.switch_page(translate())
+
+
+def downloads_ui(test: TestSet, runs: list[ModelRun], rows: list[dict]) -> None:
+    columns = st.columns(len(runs) + 2)
+    for column, run in zip(columns, runs):
+        column.download_button(f"{run.name} hypotheses", "\n".join(run.hyps) + "\n", file_name=f"hyps.{run.name}.txt",
+                               key=f"eval_dl_{run.name}")
+    columns[-2].download_button("Per-sentence table (CSV)", pd.DataFrame(sentence_rows(test, runs)).to_csv(index=False),
+                                file_name="sentences.csv", mime="text/csv", key="eval_dl_csv")
+    columns[-1].download_button("Length chart (HTML)", length_chart(rows).to_html(include_plotlyjs="cdn"),
+                                file_name="length_chart.html", mime="text/html", key="eval_dl_chart")
+    st.caption("PNG/SVG of any chart: the camera icon in its toolbar.")
+
+
+def stress_ui(test: TestSet, runs: dict[int, list[ModelRun]]) -> None:
+    """BLEU against source length over all joined versions: the paper's Figure 2 on demand."""
+    st.subheader("Length stress test")
+    joined = [join_consecutive(test, k) if k > 1 else test for k in runs]
+    src = [s for t in joined for s in t.src]
+    ref = [r for t in joined for r in t.ref]
+    merged = [ModelRun(rs[0].name, rs[0].arch, [tr for k in runs for tr in runs[k][j].traces], 0.0)
+              for j, rs in enumerate(zip(*runs.values()))]
+    st.plotly_chart(length_chart(bleu_by_length(src, ref, merged, 10), "BLEU by source length, k = 1..4 joined lines"),
+                    key="eval_stress_chart")
+    summary = [{"k": k, "model": r.name, "BLEU": with_interval(r.hyps, t.ref, n_bootstrap=1)["bleu"],
+                "output/reference length": round(sum(len(h.split()) for h in r.hyps) /
+                                                 max(1, sum(len(x.split()) for x in t.ref)), 3)}
+               for (k, rs), t in zip(runs.items(), joined) for r in rs]
+    st.dataframe(pd.DataFrame(summary), hide_index=True, key="eval_stress_table")
