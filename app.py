@@ -21,5 +21,5 @@ if args.data_dir:
 if args.checkpoints:
     os.environ["NMT_CHECKPOINTS"] = args.checkpoints
 
-st.set_page_config(page_title="Inside attention NMT", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="Inside attention NMT", layout="wide")
 st.navigation(all_pages()).run()

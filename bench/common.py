@@ -1,0 +1,31 @@
+"""Shared helpers for the benchmark scripts: data (Multi30k or a synthetic stand-in) and timing."""
+from __future__ import annotations
+
+import random
+import statistics
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
+
+
+def corpus(split: str) -> tuple[list[str], list[str], str]:
+    """(english, french, where from): Multi30k when present, else synthetic sentences with
+    Multi30k's length distribution (about 13 +- 4 words), so figures stay comparable."""
+    from model.data import find_split, read_lines
+
+    if SHARED.is_dir():
+        return (read_lines(find_split(SHARED, split, "en")), read_lines(find_split(SHARED, split, "fr")),
+                str(SHARED))
+    rng = random.Random(0)
+    words = "a man woman dog child street red blue small big runs sits plays in on the with".split()
+    n = 29000 if split == "train" else 1000
+    make = lambda: " ".join(rng.choice(words) for _ in range(max(3, int(rng.gauss(13, 4)))))  # noqa: E731
+    src = [make() for _ in range(n)]
+    return src, [s.upper() for s in src], "synthetic"
+
+
+def percentiles(ms: list[float]) -> dict:
+    ordered = sorted(ms)
+    return {"p50_ms": round(statistics.median(ordered), 1),
+            "p90_ms": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 1)}

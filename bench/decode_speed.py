@@ -1,0 +1,77 @@
+"""Decoding speed of the shipped checkpoints.
+
+    python bench/decode_speed.py [--repeats 15]
+
+Prints JSON lines:
+- batch: beam-5 translation of test_2016_flickr (1,000 sentences) through
+  ``python -m model.translate``, whole process included (start-up, loading, I/O), sentences/s;
+- interactive: one ~25-word sentence through both models, beam 5, full traces (attention,
+  energies, top-k, beam history), warm, median and p90 milliseconds;
+- evaluate: both models, beam 5, all of test_2016_flickr as the Evaluate page runs it (traces on).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import CHECKPOINTS, corpus, percentiles  # noqa: E402
+from model.search import SearchConfig  # noqa: E402
+from model.translate import Translator  # noqa: E402
+
+NAMES = ("rnnsearch-en-fr", "rnnencdec-en-fr")
+SENTENCE = ("A young man in a red shirt and a black hat is riding a bicycle down a busy street "
+            "while two women watch him from the corner.")  # 25 words
+
+
+def batch_cli(name: str, sentences: list[str]) -> dict:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "model.translate", "--checkpoint", str(CHECKPOINTS / name),
+                           "--beam", "5"], input="\n".join(sentences) + "\n", capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[1])
+    seconds = time.perf_counter() - start
+    assert len(done.stdout.splitlines()) == len(sentences)
+    return {"bench": "batch_cli_beam5", "model": name, "sentences": len(sentences), "seconds": round(seconds, 2),
+            "sentences_per_s": round(len(sentences) / seconds, 1)}
+
+
+def interactive(translators: list[Translator], repeats: int) -> dict:
+    cfg = SearchConfig(beam=5, trace=True)
+    for t in translators:
+        t.translate([SENTENCE], cfg)  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for t in translators:
+            t.translate([SENTENCE], cfg)
+        times.append((time.perf_counter() - start) * 1000)
+    return {"bench": "interactive_both_models_beam5_traced", "words": len(SENTENCE.split()), **percentiles(times)}
+
+
+def evaluate_page(translators: list[Translator], sentences: list[str]) -> dict:
+    start = time.perf_counter()
+    for t in translators:
+        t.translate(sentences, SearchConfig(beam=5, trace=True))
+    seconds = time.perf_counter() - start
+    return {"bench": "evaluate_both_models_beam5_traced", "sentences": len(sentences), "seconds": round(seconds, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    sentences, _, origin = corpus("test_2016_flickr")
+    for name in NAMES:
+        print(json.dumps({**batch_cli(name, sentences), "data": origin}), flush=True)
+    translators = [Translator.from_checkpoint(CHECKPOINTS / n) for n in NAMES]
+    print(json.dumps(interactive(translators, args.repeats)), flush=True)
+    print(json.dumps({**evaluate_page(translators, sentences), "data": origin}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Training throughput: target tokens/s, end to end (bucketed batches, forward, backward,
+clipping, Adam step), and the fraction of this CPU's matmul peak it reaches.
+
+    python bench/train_speed.py [--steps 30] [--threads 2] [--bf16]
+
+Prints one JSON object per configuration: the issue's reference size (256-dim embeddings,
+512 GRU units, 6k vocabularies, batches of 80) and the shipped `cpu` preset.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import corpus  # noqa: E402
+from model.config import ModelConfig, preset  # noqa: E402
+from model.data import epoch_batches, make_batch  # noqa: E402
+from model.seq2seq import NMTModel  # noqa: E402
+from model.train import loss_fn  # noqa: E402
+from model.vocab import train_vocab  # noqa: E402
+
+PEAK_GFLOPS = {"fp32": 190.0, "bf16": 400.0}  # measured matmul peak of the 2-core dev machine
+
+
+def step(model, optimizer, batch, bf16: bool) -> None:
+    loss = loss_fn(model, batch, 0.1, bf16)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+
+
+def measure(cfg: ModelConfig, src, tgt, steps: int, bf16: bool, join_prob: float) -> dict:
+    torch.manual_seed(0)
+    model = NMTModel(cfg).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    ex_src, ex_tgt, batches = epoch_batches(src, tgt, 0, 1, 80, 20, join_prob)
+    for index in batches[:3]:  # warm-up
+        step(model, optimizer, make_batch(ex_src, ex_tgt, index), bf16)
+    with FlopCounterMode(display=False) as counter:
+        step(model, optimizer, make_batch(ex_src, ex_tgt, batches[3]), bf16)
+    flops_per_token = counter.get_total_flops() / make_batch(ex_src, ex_tgt, batches[3]).n_tgt_tokens
+    tokens, start = 0, time.perf_counter()
+    for index in batches[4:4 + steps]:
+        batch = make_batch(ex_src, ex_tgt, index)  # batch building is part of the measured loop
+        step(model, optimizer, batch, bf16)
+        tokens += batch.n_tgt_tokens
+    seconds = time.perf_counter() - start
+    rate = tokens / seconds
+    precision = "bf16" if bf16 else "fp32"
+    return {"arch": cfg.arch, "hidden": cfg.hidden, "emb": cfg.emb_dim, "precision": precision,
+            "join_prob": join_prob, "target_tokens_per_s": round(rate), "steps": steps,
+            "gflop_per_s": round(rate * flops_per_token / 1e9, 1),
+            "fraction_of_peak": round(rate * flops_per_token / 1e9 / PEAK_GFLOPS[precision], 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    en, fr, origin = corpus("train")
+    sv, tv = train_vocab(en, 6000), train_vocab(fr, 6000)
+    src, tgt = sv.encode_batch(en), tv.encode_batch(fr)
+    cpu = preset("cpu").model
+    for arch in ("rnnsearch", "rnnencdec"):
+        reference = ModelConfig(arch=arch, src_vocab_size=len(sv), tgt_vocab_size=len(tv), emb_dim=256, hidden=512,
+                                align_dim=512, maxout=256, dropout=0.3)
+        shipped = ModelConfig(**{**cpu.__dict__, "arch": arch, "src_vocab_size": len(sv), "tgt_vocab_size": len(tv)})
+        for name, cfg, join in (("reference", reference, 0.0), ("cpu preset", shipped, 0.25)):
+            result = measure(cfg, src, tgt, args.steps, args.bf16, join)
+            print(json.dumps({"config": name, "data": origin, "threads": args.threads, **result}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

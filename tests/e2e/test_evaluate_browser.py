@@ -1,0 +1,26 @@
+"""Upload a small test set in a real browser, evaluate, wait for the length chart."""
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+SRC = "a dog runs in the park\nthe small cat sits\na man eats a red ball\n"
+REF = "un chien court dans le parc\nle petit chat assis\nun homme mange une balle rouge\n"
+
+
+def test_evaluate_in_browser(page, app_url, tmp_path):
+    (tmp_path / "test.en").write_text(SRC)
+    (tmp_path / "test.fr").write_text(REF)
+    page.goto(f"{app_url}/evaluate", wait_until="domcontentloaded")
+    inputs = page.locator("input[type=file]")
+    inputs.first.wait_for(state="attached", timeout=60_000)
+    inputs.nth(0).set_input_files(str(tmp_path / "test.en"))
+    inputs.nth(1).set_input_files(str(tmp_path / "test.fr"))
+    button = page.get_by_role("button", name="Evaluate")
+    button.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)  # let both uploads register before the click
+    button.click()
+    page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=120_000)
+    page.get_by_text("Paired bootstrap").first.wait_for(timeout=60_000)
+    shot = tmp_path / "evaluate.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000

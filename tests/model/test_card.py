@@ -1,0 +1,29 @@
+"""The shipping pipeline on a tiny run: fp16 export, card.json with scores, README rendering."""
+import json
+import shutil
+
+from model.card import TEST_SETS, build
+from model.translate import Translator
+from viz import model_cards
+
+
+def test_card_and_readme(tiny_checkpoints, tiny_corpus, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(tiny_corpus, data)
+    for name in TEST_SETS:
+        for lang in ("en", "fr"):
+            shutil.copy(data / f"val.{lang}", data / f"{name}.{lang}")
+    run = tiny_checkpoints["rnnsearch"].parent
+    out = tmp_path / "ship" / "rnnsearch-tiny"
+    card = build(run, out, data, "python -m model.train --preset tiny")
+    saved = json.loads((out / "card.json").read_text())
+    assert saved == json.loads(json.dumps(card))
+    assert set(saved["test_scores"]) == set(TEST_SETS) | {"test_2016_flickr (greedy)"}
+    assert all("nrefs:1" in s["bleu_signature"] and "case:lc" in s["bleu_lc_signature"]
+               for s in saved["test_scores"].values())
+    assert [r["k"] for r in saved["length_stress"]] == [1, 2, 3, 4]
+    assert saved["training"]["epochs"] == len(saved["log"])
+    assert Translator.from_checkpoint(out).translate(["a dog runs"])[0].translation
+    assert model_cards.main([str(tmp_path / "ship")]) == 0
+    readme = (tmp_path / "ship" / "README.md").read_text()
+    assert "## rnnsearch-tiny" in readme and "| test_2017_mscoco |" in readme and "Limitations" in readme
