@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import time
 
 import numpy as np
 import streamlit as st
@@ -125,16 +126,32 @@ def alignment_tab(results: dict) -> None:
 
 
 def _step_controls(key: str, n_steps: int) -> int:
-    """Slider over steps with previous/next buttons (buttons change the slider's state)."""
+    """Slider over steps with previous / next / play buttons (buttons change the slider's state)."""
     st.session_state.setdefault(key, 1)
+    if f"{key}_pending" in st.session_state:  # set by playback on the previous run
+        st.session_state[key] = st.session_state.pop(f"{key}_pending")
     st.session_state[key] = min(max(1, st.session_state[key]), n_steps)
     move = lambda d: st.session_state.update({key: min(max(1, st.session_state[key] + d), n_steps)})  # noqa: E731
-    prev_col, next_col, _ = st.columns([1, 1, 6])
+    play = lambda: st.session_state.update({key: 1, f"{key}_playing": True})  # noqa: E731
+    prev_col, next_col, play_col, _ = st.columns([1, 1, 1, 5])
     prev_col.button("◀ Previous", key=f"{key}_prev", on_click=move, args=(-1,))
     next_col.button("Next ▶", key=f"{key}_next", on_click=move, args=(1,))
+    play_col.button("Play ⏵", key=f"{key}_play", on_click=play, help="Step through the whole decode")
     if n_steps == 1:
         return 1
     return st.slider("Decoding step", 1, n_steps, key=key)
+
+
+def _advance_playback(key: str, n_steps: int) -> None:
+    """While playing, show each step for a moment, then rerun on the next one."""
+    if not st.session_state.get(f"{key}_playing"):
+        return
+    if st.session_state[key] >= n_steps:
+        st.session_state[f"{key}_playing"] = False
+        return
+    time.sleep(0.6)
+    st.session_state[f"{key}_pending"] = st.session_state[key] + 1  # the slider exists: set it next run
+    st.rerun()
 
 
 def step_tab(results: dict) -> None:
@@ -155,6 +172,7 @@ def step_tab(results: dict) -> None:
                         key="step_strip")
         st.plotly_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
     st.plotly_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
+    _advance_playback("step", len(trace.target_ids))
 
 
 def _partial(trace: Trace, step: int) -> str:

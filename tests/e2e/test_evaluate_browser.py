@@ -15,9 +15,9 @@ def test_evaluate_in_browser(page, app_url, tmp_path):
     inputs.first.wait_for(state="attached", timeout=60_000)
     inputs.nth(0).set_input_files(str(tmp_path / "test.en"))
     inputs.nth(1).set_input_files(str(tmp_path / "test.fr"))
+    page.get_by_text("test.fr").first.wait_for(timeout=60_000)  # both uploads registered
     button = page.get_by_role("button", name="Evaluate")
     button.wait_for(timeout=60_000)
-    page.wait_for_timeout(1000)  # let both uploads register before the click
     button.click()
     page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=120_000)
     page.get_by_text("Paired bootstrap").first.wait_for(timeout=60_000)

@@ -64,6 +64,14 @@ def test_stepping_through_decoding(at):
     assert len(bars[0]["x"]) == 5  # top-k candidates
 
 
+def test_play_runs_through_every_step(at):
+    type_sentence(at, "the cat sits")
+    at.button(key="step_play").click().run()
+    assert not at.exception
+    assert at.slider(key="step").value == at.slider(key="step").max
+    assert not at.session_state["step_playing"]
+
+
 def test_what_if_forces_another_token(at):
     type_sentence(at, "a dog runs in the park")
     token_box = at.selectbox(key="whatif_token")
