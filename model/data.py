@@ -128,6 +128,10 @@ class Batch:
     def n_tgt_tokens(self) -> int:
         return int((self.tgt_out != PAD).sum())
 
+    def to(self, device) -> "Batch":
+        """The same batch on ``device`` (lengths stay on the CPU, as packing wants them)."""
+        return Batch(self.src.to(device), self.src_len, self.tgt_in.to(device), self.tgt_out.to(device), self.index)
+
 
 def pad(seqs: Sequence[Sequence[int]], prefix: list[int] = (), suffix: list[int] = ()) -> torch.Tensor:
     """(len(seqs), longest) LongTensor with PAD after each sequence."""

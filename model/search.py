@@ -113,18 +113,18 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
     position} puts all attention weight on that position at that step (what-if, RNNsearch).
     """
     model.eval()
-    n, k = len(src), cfg.beam
+    n, k, dev = len(src), cfg.beam, next(model.parameters()).device
     src_len = torch.tensor([len(s) for s in src])
-    enc = model.encode(pad(src), src_len)
-    rows = torch.arange(n).repeat_interleave(k)  # (n*k,) sentence of each beam row
+    enc = model.encode(pad(src).to(dev), src_len)
+    rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
     enc = enc.select(rows)
     state = model.decoder.init_state(enc.summary)  # (n*k, hidden)
-    y = torch.full((n * k,), BOS, dtype=torch.long)
-    scores = torch.full((n, k), float("-inf"))
+    y = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
+    scores = torch.full((n, k), float("-inf"), device=dev)
     scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
-    hyps = torch.zeros((n * k, 0), dtype=torch.long)
-    active = torch.arange(n)  # original index of each active sentence
-    max_len = _max_lengths(src_len, cfg)
+    hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
+    active = torch.arange(n, device=dev)  # original index of each active sentence
+    max_len = _max_lengths(src_len, cfg).to(dev)
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
     recorder = _Recorder(src_len.tolist(), cfg.topk) if cfg.trace else None
     for t in range(int(max_len.max())):
@@ -135,16 +135,16 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
         _finish(cand, hyps, active, t, finished, cfg)
         if recorder is not None:
             _record(recorder, cand, out, active, k, logprobs, cfg.topk)
-        keep_rows = (torch.arange(active.numel()) * k).unsqueeze(1) + cand["kept_parent"]  # (A, k)
+        keep_rows = (torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand["kept_parent"]  # (A, k)
         keep_rows = keep_rows.view(-1)
         hyps = torch.cat([hyps.index_select(0, keep_rows), cand["kept_token"].view(-1, 1)], dim=1)
         state, y, scores = out.state.index_select(0, keep_rows), cand["kept_token"].view(-1), cand["kept_score"]
-        done = torch.tensor([len(finished[int(s)]) >= k for s in active])
+        done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev)
         if done.all():
             break
         if done.any():  # drop finished sentences from the batch
             alive = (~done).nonzero().squeeze(1)
-            alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k)).view(-1)
+            alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k, device=dev)).view(-1)
             enc, state, y, hyps = (enc.select(alive_rows), state.index_select(0, alive_rows),
                                    y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
             scores, active = scores.index_select(0, alive), active.index_select(0, alive)
@@ -155,7 +155,7 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
 def _attend_override(attend, t: int, enc):
     if not attend or t not in attend:
         return None
-    alpha = torch.zeros_like(enc.mask, dtype=torch.float32)
+    alpha = torch.zeros(enc.mask.shape, dtype=enc.annotations.dtype, device=enc.mask.device)
     alpha[:, attend[t]] = 1.0
     return alpha
 
@@ -189,12 +189,12 @@ def _prune(scores, logprobs, k: int) -> dict:
     top_score, top_index = total.topk(min(2 * k, total.size(1)), dim=1)  # (A, 2k)
     parent, token = top_index // vocab, top_index % vocab
     is_eos = token == EOS
-    rank = torch.arange(top_score.size(1)).unsqueeze(0)
+    rank = torch.arange(top_score.size(1), device=token.device).unsqueeze(0)
     finish = is_eos & (rank < k) & torch.isfinite(top_score)
     kept = ~is_eos & ((~is_eos).cumsum(dim=1) <= k)
     order = torch.argsort((~kept).int(), dim=1, stable=True)[:, :k]  # kept ranks, best first
     new_slot = torch.full_like(token, -1)
-    new_slot.scatter_(1, order, torch.arange(k).expand(n_active, k).contiguous())
+    new_slot.scatter_(1, order, torch.arange(k, device=token.device).expand(n_active, k).contiguous())
     status = torch.full_like(token, PRUNED)
     status[kept] = KEPT
     status[finish] = FINISHED
@@ -226,22 +226,22 @@ def _record(recorder: _Recorder, cand, out, active, k: int, logprobs, topk: int)
 def greedy_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
     """Argmax decoding of a batch (the reference beam size 1 must match)."""
     model.eval()
-    n = len(src)
+    n, dev = len(src), next(model.parameters()).device
     src_len = torch.tensor([len(s) for s in src])
-    enc = model.encode(pad(src), src_len)
+    enc = model.encode(pad(src).to(dev), src_len)
     state = model.decoder.init_state(enc.summary)
-    y = torch.full((n,), BOS, dtype=torch.long)
-    max_len = _max_lengths(src_len, cfg)
+    y = torch.full((n,), BOS, dtype=torch.long, device=dev)
+    max_len = _max_lengths(src_len, cfg).to(dev)
     out_ids = [[] for _ in range(n)]
     logprob = [0.0] * n
-    active = torch.arange(n)
+    active = torch.arange(n, device=dev)
     for t in range(int(max_len.max())):
         out = model.decoder.step(y, state, enc)
         lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None)
         best_lp, y = lp.max(dim=-1)
-        for row, sent in enumerate(active.tolist()):
-            out_ids[sent].append(int(y[row]))
-            logprob[sent] += float(best_lp[row])
+        for sent, tok, lp_value in zip(active.tolist(), y.tolist(), best_lp.tolist()):
+            out_ids[sent].append(tok)
+            logprob[sent] += lp_value
         alive = (y != EOS).nonzero().squeeze(1)
         if alive.numel() == 0:
             break

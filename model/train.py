@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
@@ -25,6 +26,7 @@ from .data import (DataError, epoch_batches, filter_by_length, find_split, iter_
                    read_parallel)
 from .metrics import bleu
 from .search import SearchConfig, greedy_search
+from .distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
 from .seq2seq import NMTModel
 from .vocab import EOS, PAD, Vocab, train_vocab
 
@@ -34,7 +36,8 @@ STATE_JSON, STATE_TENSORS = "train_state.json", "train_state.safetensors"
 class Data:
     """Tokenised training and validation data plus the vocabularies."""
 
-    def __init__(self, cfg: Config, vocabs: Optional[tuple[Vocab, Vocab]] = None, log=print):
+    def __init__(self, cfg: Config, vocabs: Optional[tuple[Vocab, Vocab]] = None, log=print,
+                 rt: Runtime = Runtime()):
         t = cfg.train
         train = read_parallel(find_split(t.data_dir, t.train_prefix, t.src_lang),
                               find_split(t.data_dir, t.train_prefix, t.tgt_lang))
@@ -42,9 +45,12 @@ class Data:
                             find_split(t.data_dir, t.val_prefix, t.tgt_lang))
         for note in train.notes + val.notes:
             log(note)
-        if vocabs is None:
-            vocabs = (train_vocab(train.src, t.src_vocab, t.spm_sample_lines, t.seed),
-                      train_vocab(train.tgt, t.tgt_vocab, t.spm_sample_lines, t.seed))
+        if vocabs is None:  # rank 0 trains the vocabularies, every other rank receives them
+            protos = None
+            if rt.main:
+                protos = (train_vocab(train.src, t.src_vocab, t.spm_sample_lines, t.seed).proto,
+                          train_vocab(train.tgt, t.tgt_vocab, t.spm_sample_lines, t.seed).proto)
+            vocabs = tuple(Vocab(p) for p in broadcast(protos, rt))
         self.src_vocab, self.tgt_vocab = vocabs
         src_ids, tgt_ids = self.src_vocab.encode_batch(train.src), self.tgt_vocab.encode_batch(train.tgt)
         self.src, self.tgt, dropped = filter_by_length(src_ids, tgt_ids, t.max_len)
@@ -55,12 +61,15 @@ class Data:
         self.val_tgt = [ids[:200] for ids in self.tgt_vocab.encode_batch(self.val_ref)]
 
 
-def loss_fn(model: NMTModel, batch, label_smoothing: float, bf16: bool) -> torch.Tensor:
-    """Mean token cross-entropy of a teacher-forced batch."""
-    with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
+def loss_fn(model, batch, label_smoothing: float, bf16: bool, normaliser: Optional[float] = None) -> torch.Tensor:
+    """Summed token cross-entropy of a teacher-forced batch divided by ``normaliser``
+    (default: its own token count, i.e. the mean). Under DDP each rank divides by the global
+    token count / world size, so averaged gradients equal those of one process."""
+    with torch.autocast(device_type=batch.src.device.type, dtype=torch.bfloat16, enabled=bf16):
         logits, _ = model(batch.src, batch.src_len, batch.tgt_in)
-    return F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
-                           ignore_index=PAD, label_smoothing=label_smoothing)
+    total = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
+                            label_smoothing=label_smoothing, reduction="sum")
+    return total / (normaliser or batch.n_tgt_tokens)
 
 
 @torch.no_grad()
@@ -69,7 +78,7 @@ def validate(model: NMTModel, data: Data, batch_size: int = 100) -> dict:
     model.eval()
     total, tokens = 0.0, 0
     for index in iter_chunks(list(range(len(data.val_src))), batch_size):
-        batch = make_batch(data.val_src, data.val_tgt, list(index))
+        batch = make_batch(data.val_src, data.val_tgt, list(index)).to(next(model.parameters()).device)
         n = batch.n_tgt_tokens
         total += float(loss_fn(model, batch, 0.0, False)) * n
         tokens += n
@@ -118,42 +127,50 @@ def load_state(folder: Path, model, optimizer) -> dict:
     return meta["progress"]
 
 
-def train_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, out: Path, show_bar: bool = True) -> dict:
-    """One pass (or the rest of one, when resuming); returns loss, tokens and seconds."""
+def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progress: dict, out: Path,
+                rt: Runtime, show_bar: bool = True) -> dict:
+    """One pass (or the rest of one, when resuming); returns loss, tokens and seconds summed
+    over ranks. Each rank trains ``net`` (``model``, DDP-wrapped under torchrun) on its own
+    slice of every global batch."""
     t = cfg.train
     src, tgt, batches = epoch_batches(data.src, data.tgt, progress["epoch"], t.seed, t.batch_size,
                                       t.pool_batches, t.join_prob, t.join_max)
-    model.train()
-    stats = {"loss_sum": 0.0, "tokens": 0, "seconds": 0.0}
+    net.train()
+    loss_sum, tokens, seconds = 0.0, 0, 0.0
     bar = tqdm(batches, initial=progress["batch"], total=len(batches), desc=f"epoch {progress['epoch'] + 1}",
-               unit="batch", dynamic_ncols=True, mininterval=2.0, disable=not show_bar)
+               unit="batch", dynamic_ncols=True, mininterval=2.0, disable=not (show_bar and rt.main))
     for index in batches[progress["batch"]:]:
         start = time.perf_counter()
-        batch = make_batch(src, tgt, index)
-        loss = loss_fn(model, batch, t.label_smoothing, t.bf16)
+        part, dummy = shard(index, rt)
+        batch = make_batch(src, tgt, part).to(rt.device)
+        global_tokens = sum(len(tgt[i]) + 1 for i in index)  # +1: </s>
+        loss = loss_fn(net, batch, t.label_smoothing, t.bf16, global_tokens / rt.world)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        (loss * (0.0 if dummy else 1.0)).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip)
         optimizer.step()
-        stats["seconds"] += time.perf_counter() - start
-        stats["tokens"] += batch.n_tgt_tokens
-        stats["loss_sum"] += float(loss.detach()) * batch.n_tgt_tokens
+        seconds += time.perf_counter() - start
+        if not dummy:
+            tokens += batch.n_tgt_tokens
+            loss_sum += float(loss.detach()) * global_tokens / rt.world
         progress["batch"] += 1
         progress["step"] += 1
         bar.update(1)
-        bar.set_postfix(loss=f"{float(loss.detach()):.3f}", tok_s=f"{stats['tokens'] / stats['seconds']:.0f}")
-        if progress["step"] % t.save_every == 0:
+        bar.set_postfix(loss=f"{loss_sum / max(tokens, 1):.3f}", tok_s=f"{tokens * rt.world / seconds:.0f}")
+        if progress["step"] % t.save_every == 0 and rt.main:
             save_state(out / "last", model, data, cfg, optimizer, progress)
         if t.max_steps and progress["step"] >= t.max_steps:
             break
     bar.close()
-    return stats
+    loss_sum, tokens, seconds = all_sum([loss_sum, tokens, seconds], rt)
+    return {"loss_sum": loss_sum, "tokens": tokens, "seconds": seconds / rt.world}
 
 
-def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: dict, out: Path, log) -> bool:
-    """Validate, log, keep the best, adjust the learning rate; returns True to stop training."""
+def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: dict, out: Path, log,
+              rt: Runtime) -> bool:
+    """Validate (rank 0), log, keep the best, adjust the learning rate; True to stop training."""
     val_start = time.perf_counter()
-    val = validate(model, data)
+    val = broadcast(validate(model, data) if rt.main else None, rt)
     val_seconds = time.perf_counter() - val_start
     improved = val["val_bleu"] > progress["best_bleu"]
     progress["bad_epochs"] = 0 if improved else progress["bad_epochs"] + 1
@@ -163,20 +180,13 @@ def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
               "epoch_seconds": stats["seconds"], "lr": optimizer.param_groups[0]["lr"],
               "val_seconds": val_seconds, "elapsed_s": progress["elapsed_s"] + stats["seconds"] + val_seconds}
     progress.update(epoch=progress["epoch"] + 1, batch=0, elapsed_s=record["elapsed_s"])
-    with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     if improved:
         progress["best_bleu"] = val["val_bleu"]
-        log_records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
-                        card={"training": record, "log": log_records, "config": cfg.to_dict(),
-                              "parameters": model.num_parameters()})
-    elif cfg.train.optimizer == "adam":
+    if rt.main:
+        write_epoch(model, data, cfg, optimizer, progress, record, improved, out, log)
+    if not improved and cfg.train.optimizer == "adam":
         for group in optimizer.param_groups:
             group["lr"] *= cfg.train.lr_decay
-    log(f"epoch {record['epoch']}: train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f}, "
-        f"val BLEU {val['val_bleu']:.2f}{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
-    save_state(out / "last", model, data, cfg, optimizer, progress)
     t = cfg.train
     out_of_time = t.time_limit_min and (record["elapsed_s"] + stats["seconds"] + val_seconds) / 60 > t.time_limit_min
     if out_of_time:
@@ -185,33 +195,52 @@ def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
     return bool(stop_early or out_of_time or (t.max_steps and progress["step"] >= t.max_steps))
 
 
+def write_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, record: dict, improved: bool,
+                out: Path, log) -> None:
+    """Rank 0's epoch-end writes: the log line, best/ when improved, and last/."""
+    with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if improved:
+        log_records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
+                        card={"training": record, "log": log_records, "config": cfg.to_dict(),
+                              "parameters": model.num_parameters()})
+    log(f"epoch {record['epoch']}: train loss {record['train_loss']:.3f}, val loss {record['val_loss']:.3f}, "
+        f"val BLEU {record['val_bleu']:.2f}{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
+    save_state(out / "last", model, data, cfg, optimizer, progress)
+
+
 def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -> Path:
-    """Run training as configured; returns the folder of the best checkpoint. ``log`` receives
-    report lines; ``show_bar`` draws the tqdm progress bar (loss, target tokens/s)."""
+    """Run training as configured (one process, or every rank of a torchrun launch); returns
+    the folder of the best checkpoint. ``log`` receives report lines (rank 0 only);
+    ``show_bar`` draws the tqdm progress bar (loss, target tokens/s)."""
     t = cfg.train
+    rt = setup(t.device)
+    log = log if rt.main else (lambda *_: None)
     torch.manual_seed(t.seed)
     if t.threads:
         torch.set_num_threads(t.threads)
-    out = Path(t.out_dir)
-    last = out / "last"
+    out, last = Path(t.out_dir), Path(t.out_dir) / "last"
     resuming = resume and (last / STATE_JSON).is_file()
-    vocabs = load_checkpoint(last)[1:3] if resuming else None
-    data = Data(cfg, vocabs, log)
+    data = Data(cfg, load_checkpoint(last)[1:3] if resuming else None, log, rt)
     cfg.model.src_vocab_size, cfg.model.tgt_vocab_size = len(data.src_vocab), len(data.tgt_vocab)
-    model = NMTModel(cfg.model)
+    model = NMTModel(cfg.model).to(rt.device)
     optimizer = make_optimizer(model, cfg)
     progress = {"epoch": 0, "batch": 0, "step": 0, "best_bleu": -1.0, "bad_epochs": 0, "elapsed_s": 0.0}
     if resuming:
         progress = load_state(last, model, optimizer)
         log(f"resuming from {last}: epoch {progress['epoch'] + 1}, batch {progress['batch']}, step {progress['step']}")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    if rt.main:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
     log(f"config: {json.dumps(cfg.to_dict())}")
-    log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters")
+    log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters; {rt.world} process(es) on {rt.device}")
+    net = DistributedDataParallel(model) if rt.world > 1 else model
     while progress["epoch"] < t.epochs:
-        stats = train_epoch(model, data, cfg, optimizer, progress, out, show_bar)
-        if end_epoch(model, data, cfg, optimizer, progress, stats, out, log):
+        stats = train_epoch(net, model, data, cfg, optimizer, progress, out, rt, show_bar)
+        if end_epoch(model, data, cfg, optimizer, progress, stats, out, log, rt):
             break
+    cleanup(rt)
     return out / "best"
 
 

@@ -1,0 +1,78 @@
+"""DDP on CPU with gloo: 2 processes equal 1 process with the same global batch."""
+import json
+import os
+import socket
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from safetensors.torch import load_file
+
+from model.config import preset
+from model.train import train
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def tiny_config(corpus, out, **fields):
+    cfg = preset("tiny")
+    cfg.train.data_dir, cfg.train.out_dir = str(corpus), str(out)
+    cfg.train.device, cfg.train.threads, cfg.train.val_max_sentences = "cpu", 1, 10
+    cfg.train.epochs, cfg.train.max_steps, cfg.train.batch_size = 1, 8, 15  # 15: ranks get 8 and 7 examples
+    for key, value in fields.items():
+        setattr(cfg.train, key, value)
+    return cfg
+
+
+def _worker(rank: int, world: int, port: int, cfg_dict: dict, resume: bool) -> None:
+    from model.config import Config
+
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    train(Config.from_dict(cfg_dict), resume=resume, log=lambda *_: None, show_bar=False)
+
+
+def run_two(cfg, resume=False):
+    mp.start_processes(_worker, args=(2, free_port(), cfg.to_dict(), resume), nprocs=2, join=True,
+                       start_method="spawn")
+
+
+def weights(folder):
+    return load_file(folder / "last" / "model.safetensors")
+
+
+@pytest.fixture(scope="module")
+def runs(tiny_corpus, tmp_path_factory):
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("ddp")
+    train(tiny_config(tiny_corpus, root / "one"), log=lambda *_: None, show_bar=False)
+    run_two(tiny_config(tiny_corpus, root / "two"))
+    return root
+
+
+def test_two_processes_equal_one(runs):
+    one, two = weights(runs / "one"), weights(runs / "two")
+    assert one.keys() == two.keys()
+    for name in one:
+        torch.testing.assert_close(one[name], two[name], atol=1e-5, rtol=1e-5)
+
+
+def test_only_rank_zero_writes(runs):
+    assert sorted(p.name for p in (runs / "two").iterdir()) == ["best", "config.json", "last", "log.jsonl"]
+    assert len((runs / "two" / "log.jsonl").read_text().splitlines()) == 1
+    one = json.loads((runs / "one" / "log.jsonl").read_text())
+    two = json.loads((runs / "two" / "log.jsonl").read_text())
+    assert two["train_loss"] == pytest.approx(one["train_loss"], rel=1e-4)  # metrics averaged over ranks
+
+
+def test_resume_a_two_process_run_in_one_process(runs, tiny_corpus):
+    cfg = tiny_config(tiny_corpus, runs / "two", max_steps=12, epochs=2)
+    messages = []
+    train(cfg, resume=True, log=messages.append, show_bar=False)
+    assert any("resuming" in m and "step 8" in m for m in messages)
+    state = json.loads((runs / "two" / "last" / "train_state.json").read_text())["progress"]
+    assert state["step"] == 12
