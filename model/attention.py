@@ -1,4 +1,13 @@
-"""The alignment model of RNNsearch (paper Section 3.1 and Appendix A.1.2)."""
+"""Alignment models: how the decoder scores source annotations at each step.
+
+``additive`` is RNNsearch's (Bahdanau et al. 2015, Section 3.1 and Appendix A.1.2); ``dot``,
+``general``, ``concat`` and ``location`` follow Luong, Pham & Manning (2015), Section 3.1,
+with the query being the previous decoder state s_{i-1} (RNNsearch's order of computation).
+All share one interface: ``keys(annotations)`` once per sentence, then ``forward(query, keys,
+mask) -> (energies, alpha)`` per step, with padding masked before the softmax, so the trace
+format never changes. Costs below are per decoder step and sentence (S source tokens,
+n decoder units, 2n annotation units, n' alignment units).
+"""
 from __future__ import annotations
 
 import torch
@@ -35,5 +44,87 @@ class AdditiveAttention(nn.Module):
         real tokens -> (energies e_i, alpha_i), each (batch, src_len); padding gets alpha 0
         and energy -inf."""
         hidden = torch.tanh(self.W_a(query).unsqueeze(1) + keys)  # (batch, src_len, n')
-        energies = self.v_a(hidden).squeeze(-1).masked_fill(~mask, float("-inf"))  # (batch, src_len)
-        return energies, torch.softmax(energies, dim=-1)
+        return _normalise(self.v_a(hidden).squeeze(-1), mask)
+
+
+def _normalise(energies: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mask padding to -inf, then softmax over source positions."""
+    energies = energies.masked_fill(~mask, float("-inf"))  # (batch, src_len)
+    return energies, torch.softmax(energies, dim=-1)
+
+
+class GeneralAttention(nn.Module):
+    """Luong "general": e_ij = s_{i-1}^T W_a h_j. W_a h_j is precomputed (keys), so a step
+    costs O(S * n)."""
+
+    def __init__(self, query_dim: int, key_dim: int, align_dim: int):
+        super().__init__()
+        self.W_a = nn.Linear(key_dim, query_dim, bias=False)
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return self.W_a(annotations)  # (batch, src_len, n)
+
+    def forward(self, query, keys, mask):
+        return _normalise(torch.bmm(keys, query.unsqueeze(-1)).squeeze(-1), mask)
+
+
+class DotAttention(nn.Module):
+    """Luong "dot": e_ij = s_{i-1}^T h_j. Our annotations (2n) and states (n) differ in size,
+    so the query is first projected, P s_{i-1} (n -> 2n): a step costs O(n * 2n + S * 2n).
+    (Luong's dot needs equal sizes and has no parameters; with a projection it is a
+    bilinear form like ``general``, parametrised on the query side.)"""
+
+    def __init__(self, query_dim: int, key_dim: int, align_dim: int):
+        super().__init__()
+        self.P = nn.Linear(query_dim, key_dim, bias=False) if query_dim != key_dim else nn.Identity()
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return annotations  # (batch, src_len, 2n)
+
+    def forward(self, query, keys, mask):
+        return _normalise(torch.bmm(keys, self.P(query).unsqueeze(-1)).squeeze(-1), mask)
+
+
+class ConcatAttention(nn.Module):
+    """Luong "concat": e_ij = v_a^T tanh(W_a [s_{i-1}; h_j]). The same function class as
+    ``additive`` but applied to the concatenation at every step, nothing precomputed:
+    a step costs O(S * (n + 2n) * n'), the most expensive variant."""
+
+    def __init__(self, query_dim: int, key_dim: int, align_dim: int):
+        super().__init__()
+        self.W_a = nn.Linear(query_dim + key_dim, align_dim)
+        self.v_a = nn.Linear(align_dim, 1, bias=False)
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return annotations
+
+    def forward(self, query, keys, mask):
+        pairs = torch.cat([query.unsqueeze(1).expand(-1, keys.size(1), -1), keys], dim=-1)  # (batch, S, n+2n)
+        return _normalise(self.v_a(torch.tanh(self.W_a(pairs))).squeeze(-1), mask)
+
+
+class LocationAttention(nn.Module):
+    """Luong "location": a_i = softmax(W_a s_{i-1}) over positions only, never looking at the
+    annotations. W_a has one row per position up to ``max_positions``; a step costs
+    O(n * max_positions)."""
+
+    def __init__(self, query_dim: int, key_dim: int, align_dim: int, max_positions: int = 200):
+        super().__init__()
+        self.W_a = nn.Linear(query_dim, max_positions)
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return annotations
+
+    def forward(self, query, keys, mask):
+        return _normalise(self.W_a(query)[:, : keys.size(1)], mask)
+
+
+ATTENTIONS = {"additive": AdditiveAttention, "dot": DotAttention, "general": GeneralAttention,
+              "concat": ConcatAttention, "location": LocationAttention}
+
+
+def make_attention(kind: str, query_dim: int, key_dim: int, align_dim: int) -> nn.Module:
+    """The alignment model named ``kind`` (a key of ATTENTIONS)."""
+    if kind not in ATTENTIONS:
+        raise ValueError(f"unknown attention {kind!r}; choose from {', '.join(ATTENTIONS)}")
+    return ATTENTIONS[kind](query_dim, key_dim, align_dim)

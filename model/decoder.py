@@ -11,7 +11,8 @@ from typing import Optional
 import torch
 from torch import nn
 
-from .attention import AdditiveAttention
+from .attention import make_attention
+from .layernorm_gru import BlockLayerNorm
 from .vocab import PAD
 
 
@@ -54,17 +55,21 @@ class Decoder(nn.Module):
     """
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, align_dim: int, maxout: int,
-                 dropout: float, attention: bool):
+                 dropout: float, attention: Optional[str], layer_norm: bool = False):
         super().__init__()
         n, ctx = hidden, 2 * hidden
         self.hidden, self.maxout = hidden, maxout
         self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
         self.W_s = nn.Linear(n, n)  # s_0 = tanh(W_s backward h_1)
-        self.attention = AdditiveAttention(n, ctx, align_dim) if attention else None
+        self.attention = make_attention(attention, n, ctx, align_dim) if attention else None
         self.W = nn.Linear(emb_dim, 3 * n)  # [W_r; W_z; W] E y_{i-1} (+ gate biases)
         self.U_rz = nn.Linear(n, 2 * n, bias=False)  # [U_r; U_z] s_{i-1}
         self.U = nn.Linear(n, n, bias=False)  # U [r o s_{i-1}]
         self.C = nn.Linear(ctx, 3 * n, bias=False)  # [C_r; C_z; C] c_i
+        # Optional layer normalisation of each gate's pre-activation (Ba et al. 2016; layernorm_gru.py)
+        self.ln_input = BlockLayerNorm(3, n) if layer_norm else None  # LN(W E y + C c), per gate
+        self.ln_rz = BlockLayerNorm(2, n) if layer_norm else None  # LN(U_rz s)
+        self.ln_u = BlockLayerNorm(1, n) if layer_norm else None  # LN(U [r o s])
         self.U_o = nn.Linear(n, 2 * maxout)
         self.V_o = nn.Linear(emb_dim, 2 * maxout, bias=False)
         self.C_o = nn.Linear(ctx, 2 * maxout, bias=False)
@@ -98,8 +103,10 @@ class Decoder(nn.Module):
     def gru(self, input_gates: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
         """input_gates = W E y + C c (batch, 3n), s_prev (batch, n) -> s_i (batch, n)."""
         n = self.hidden
-        r, z = torch.sigmoid(input_gates[:, : 2 * n] + self.U_rz(s_prev)).chunk(2, dim=-1)
-        candidate = torch.tanh(input_gates[:, 2 * n:] + self.U(r * s_prev))
+        norm = (lambda ln, x: ln(x)) if self.ln_input is not None else (lambda ln, x: x)  # noqa: E731
+        input_gates = norm(self.ln_input, input_gates)
+        r, z = torch.sigmoid(input_gates[:, : 2 * n] + norm(self.ln_rz, self.U_rz(s_prev))).chunk(2, dim=-1)
+        candidate = torch.tanh(input_gates[:, 2 * n:] + norm(self.ln_u, self.U(r * s_prev)))
         return s_prev + z * (candidate - s_prev)  # = (1 - z) s_prev + z candidate
 
     def readout(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:

@@ -17,9 +17,11 @@ class NMTModel(nn.Module):
         super().__init__()
         config.validate()
         self.config = config
-        self.encoder = Encoder(config.src_vocab_size, config.emb_dim, config.hidden, config.dropout)
+        self.encoder = Encoder(config.src_vocab_size, config.emb_dim, config.hidden, config.dropout, config.layer_norm)
         self.decoder = Decoder(config.tgt_vocab_size, config.emb_dim, config.hidden, config.align_dim,
-                               config.maxout, config.dropout, attention=config.arch == "rnnsearch")
+                               config.maxout, config.dropout,
+                               attention=config.attention if config.arch == "rnnsearch" else None,
+                               layer_norm=config.layer_norm)
         self.reset_parameters()
 
     @property
@@ -30,18 +32,19 @@ class NMTModel(nn.Module):
         """Recurrent matrices orthogonal (per gate block) as in the paper; the alignment model as
         in the paper (near-uniform attention); other matrices Xavier-uniform rather than the
         paper's N(0, 0.01^2), which trains faster with Adam; biases zero."""
-        recurrent = {"encoder.rnn.weight_hh_l0", "encoder.rnn.weight_hh_l0_reverse",
-                     "decoder.U_rz.weight", "decoder.U.weight"}
+        recurrent = ("weight_hh_l0", "weight_hh_l0_reverse", "U_rz.weight", "U.weight")
         for name, param in self.named_parameters():
-            if name in recurrent:
+            if ".ln_" in name:  # layer-norm gain 1, bias 0
+                nn.init.ones_(param) if name.endswith("gain") else nn.init.zeros_(param)
+            elif name.endswith(recurrent):
                 for block in param.data.split(self.config.hidden, dim=0):
                     nn.init.orthogonal_(block)
             elif param.dim() >= 2:
                 nn.init.xavier_uniform_(param)
             else:
                 nn.init.zeros_(param)
-        if self.has_attention:
-            self.decoder.attention.reset_parameters()
+        if self.has_attention and hasattr(self.decoder.attention, "reset_parameters"):
+            self.decoder.attention.reset_parameters()  # additive: the paper's near-uniform start
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderState:
         """src (batch, src_len), src_len (batch,) -> everything the decoder needs."""

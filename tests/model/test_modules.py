@@ -106,3 +106,38 @@ def test_saliency_shape_rows_and_no_grad_leak(arch):
     assert out.shape == (3, 5)
     np.testing.assert_allclose(out.sum(1), 1.0, rtol=1e-5)
     assert all(p.grad is None for p in m.parameters())
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_layer_norm_model_fast_path_padding_and_init(arch):
+    torch.manual_seed(0)
+    m = NMTModel(ModelConfig(arch=arch, layer_norm=True, **SIZES)).eval()
+    assert (m.decoder.ln_rz.gain == 1).all() and (m.encoder.rnn.forward_cell.ln_u.bias == 0).all()
+    batched, summary = encode(m, SRC)
+    assert (batched[1, 3:] == 0).all()
+    for row, seq in enumerate(SRC):  # padding does not leak, in either direction
+        alone, alone_summary = encode(m, [seq])
+        torch.testing.assert_close(batched[row, : len(seq)], alone[0], atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(summary[row], alone_summary[0], atol=1e-6, rtol=1e-5)
+    src, src_len = pad(SRC), torch.tensor([5, 3, 1])
+    tgt_in = torch.tensor([[BOS, 4, 5], [BOS, 7, 8], [BOS, 9, 0]])
+    with torch.no_grad():
+        logits, _ = m(src, src_len, tgt_in)
+        enc = m.encode(src, src_len)
+        step = m.decoder.step(tgt_in[:, 0], m.decoder.init_state(enc.summary), enc)
+    torch.testing.assert_close(torch.log_softmax(logits[:, 0], -1), step.logprobs, atol=1e-5, rtol=1e-5)
+
+
+def test_block_layer_norm_normalises_each_gate_separately():
+    from model.layernorm_gru import BlockLayerNorm
+
+    ln = BlockLayerNorm(3, 7)
+    x = torch.randn(5, 21) * torch.tensor([1.0] * 7 + [10.0] * 7 + [0.1] * 7) + 3.0
+    out = ln(x).view(5, 3, 7)
+    torch.testing.assert_close(out.mean(-1), torch.zeros(5, 3), atol=1e-5, rtol=0)
+    torch.testing.assert_close(out.var(-1, unbiased=False), torch.ones(5, 3), atol=5e-3, rtol=0)  # eps=1e-5
+    with torch.no_grad():
+        ln.gain.fill_(2.0)
+        ln.bias.fill_(0.5)
+    out = ln(x).view(5, 3, 7)
+    torch.testing.assert_close(out.mean(-1), torch.full((5, 3), 0.5), atol=1e-5, rtol=0)

@@ -1,0 +1,95 @@
+"""Luong et al. (2015) score functions beside Bahdanau's: same interface, same invariants."""
+import math
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model.attention import ATTENTIONS, make_attention
+from model.config import ModelConfig
+from model.data import make_batch
+from model.search import SearchConfig, greedy_search
+from model.seq2seq import NMTModel
+from model.vocab import EOS, PAD
+
+KINDS = list(ATTENTIONS)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_shapes_masking_and_rows_sum_to_one(kind):
+    torch.manual_seed(0)
+    att = make_attention(kind, query_dim=7, key_dim=6, align_dim=5)
+    annotations = torch.randn(3, 4, 6)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    energies, alpha = att(torch.randn(3, 7), att.keys(annotations), mask)
+    assert energies.shape == alpha.shape == (3, 4)
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(3))
+    assert (alpha[~mask] == 0).all() and torch.isinf(energies[~mask]).all()
+
+
+def hand_example(kind):
+    """Query s (size 1), annotations h = [[1, 0], [0, 2], [1, 1]] (3 positions x 2), weights set by hand."""
+    att = make_attention(kind, query_dim=1, key_dim=2, align_dim=2)
+    s, h = torch.tensor([[2.0]]), torch.tensor([[[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]])
+    with torch.no_grad():
+        for p in att.parameters():
+            p.zero_()
+        if kind == "additive":
+            att.W_a.weight.copy_(torch.tensor([[1.0], [0.0]]))
+            att.U_a.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
+            att.v_a.weight.copy_(torch.tensor([[1.0, 1.0]]))
+            expected = [math.tanh(2 + hj[0]) + math.tanh(hj[1]) for hj in h[0].tolist()]
+        elif kind == "dot":
+            att.P.weight.copy_(torch.tensor([[1.0], [0.5]]))  # P s = [2, 1]
+            expected = [2 * a + 1 * b for a, b in h[0].tolist()]
+        elif kind == "general":
+            att.W_a.weight.copy_(torch.tensor([[3.0, -1.0]]))  # s^T W_a h = 2 (3a - b)
+            expected = [2 * (3 * a - b) for a, b in h[0].tolist()]
+        elif kind == "concat":
+            att.W_a.weight.copy_(torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+            att.v_a.weight.copy_(torch.tensor([[1.0, -1.0]]))
+            expected = [math.tanh(2 + a) - math.tanh(b) for a, b in h[0].tolist()]
+        else:  # location: W_a s gives one score per position, whatever h holds
+            att.W_a.weight[:3, 0] = torch.tensor([0.5, -1.0, 0.0])
+            expected = [1.0, -2.0, 0.0]
+    return att, s, h, expected
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_hand_computed_example(kind):
+    att, s, h, expected = hand_example(kind)
+    energies, alpha = att(s, att.keys(h), torch.ones(1, 3, dtype=torch.bool))
+    torch.testing.assert_close(energies[0], torch.tensor(expected))
+    z = torch.tensor(expected).exp()
+    torch.testing.assert_close(alpha[0], z / z.sum())
+
+
+@pytest.mark.parametrize("kind,layer_norm", [(k, False) for k in KINDS] + [("additive", True)])
+def test_each_variant_learns_the_copy_task(kind, layer_norm):
+    torch.manual_seed(0)
+    rng = random.Random(0)
+
+    def sample(n):
+        return [[rng.randrange(4, 14) for _ in range(rng.randint(3, 7))] for _ in range(n)]
+
+    model = NMTModel(ModelConfig(arch="rnnsearch", attention=kind, layer_norm=layer_norm, src_vocab_size=14, tgt_vocab_size=14,
+                                 emb_dim=16, hidden=32, align_dim=32, maxout=16, dropout=0.0))
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-3)
+    for _ in range(350):
+        seqs = sample(32)
+        batch = make_batch(seqs, seqs, list(range(32)))
+        logits, _ = model(batch.src, batch.src_len, batch.tgt_in)
+        loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    test = sample(200)
+    outputs = greedy_search(model, test, SearchConfig(beam=1, trace=False))
+    accuracy = sum(o.ids == s + [EOS] for o, s in zip(outputs, test)) / len(test)
+    assert accuracy >= 0.9, f"{kind}: sequence accuracy {accuracy:.2f}"
+
+
+def test_unknown_attention_is_refused():
+    with pytest.raises(ValueError, match="attention must be one of"):
+        ModelConfig(attention="magic").validate()
