@@ -26,6 +26,10 @@ def corpus(split: str) -> tuple[list[str], list[str], str]:
 
 
 def percentiles(ms: list[float]) -> dict:
+    """Median, 90th and 95th percentile (nearest rank) of millisecond timings."""
+    if not ms:
+        return {}
     ordered = sorted(ms)
-    return {"p50_ms": round(statistics.median(ordered), 1),
-            "p90_ms": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 1)}
+    rank = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"p50_ms": round(statistics.median(ordered), 1), "p90_ms": round(rank(0.9), 1),
+            "p95_ms": round(rank(0.95), 1)}
