@@ -24,13 +24,14 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from .checkpoint import CheckpointError
-from .data import MAX_FILE_BYTES, DataError, decode_text
+from .data import DataError, decode_text
 from .metrics import corpus_scores
 from .search import SearchConfig
 from .trace import Trace
 from .translate import MAX_BEAM, Translator
 
 MAX_LINES = 10_000  # default cap on test-set size (UI and CLI)
+MAX_TEST_BYTES = 64 * 2**20  # test-set files (decompressed) above this are refused; 10,000 lines need far less
 MAX_LINE_CHARS = 1_000  # longer lines are cut, and the cut lines counted
 N_BOOTSTRAP = 1000
 
@@ -45,7 +46,7 @@ class TestSet:
     notes: list[str] = field(default_factory=list)
 
 
-def read_upload(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+def read_upload(raw: bytes, name: str, max_bytes: int = MAX_TEST_BYTES) -> str:
     """Text of an uploaded file (plain or gzip, detected by its magic bytes), size-capped."""
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -54,8 +55,21 @@ def read_upload(raw: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> str:
         except (OSError, EOFError) as exc:
             raise DataError(f"{name}: broken gzip file ({exc})") from None
     if len(raw) > max_bytes:
-        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text")
+        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text; test sets are capped at "
+                        f"{MAX_LINES:,} lines, split the file")
     return decode_text(raw, name)
+
+
+def read_test_file(path: str | Path, max_bytes: int = MAX_TEST_BYTES) -> str:
+    """Like ``read_upload`` for a file on disk, reading at most ``max_bytes + 1`` bytes of it."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    with open(path, "rb") as handle:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes and raw[:2] != b"\x1f\x8b":
+        raise DataError(f"{path}: more than {max_bytes // 2**20} MiB; test sets are capped at {MAX_LINES:,} lines")
+    return read_upload(raw, str(path), max_bytes)
 
 
 def parse_table(text: str, name: str) -> tuple[list[str], list[str]]:
@@ -102,8 +116,8 @@ def build_test_set(src: Sequence[str], ref: Sequence[str], name: str = "test set
 
 
 def load_test_files(src_path: str | Path, ref_path: str | Path, **kwargs) -> TestSet:
-    src = read_upload(Path(src_path).read_bytes(), str(src_path)).splitlines()
-    ref = read_upload(Path(ref_path).read_bytes(), str(ref_path)).splitlines()
+    src = read_test_file(src_path).splitlines()
+    ref = read_test_file(ref_path).splitlines()
     return build_test_set(src, ref, Path(src_path).name, str(src_path), str(ref_path), **kwargs)
 
 

@@ -25,6 +25,8 @@ from .vocab import EOS, Vocab
 # Inputs longer than this (subword pieces) are cut; the trace says so.
 MAX_SOURCE_TOKENS = 200
 MAX_BEAM = 16
+MAX_LEN_RATIO = 3.0  # outputs may be at most this many times the source length (+ MAX_LEN_EXTRA)
+MAX_LEN_EXTRA = 50
 
 
 class Translator:
@@ -57,6 +59,8 @@ class Translator:
         """
         if not 1 <= cfg.beam <= MAX_BEAM:
             raise ValueError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
+        if not (0 <= cfg.max_len_ratio <= MAX_LEN_RATIO and 0 <= cfg.max_len_extra <= MAX_LEN_EXTRA):
+            raise ValueError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
         encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
         traces: list[Optional[Trace]] = [None] * len(sentences)
         todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))

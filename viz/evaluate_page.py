@@ -24,7 +24,6 @@ from .alignment import alignment_heatmap
 from .length_chart import length_chart
 
 MULTI30K_TESTS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "val")
-MAX_UPLOAD_MB = 200  # matches server.maxUploadSize in .streamlit/config.toml
 
 
 def data_dir() -> Path | None:

@@ -99,3 +99,10 @@ def test_blank_and_overlong_inputs(translator):
     traces = translator.translate(["", "   ", "dog " * 400], SearchConfig(beam=2))
     assert traces[0].translation == traces[1].translation == ""
     assert traces[2].truncated and len(traces[2].source_tokens) == 200
+
+
+def test_work_per_request_is_capped(translator):
+    with pytest.raises(ValueError, match="beam size must be 1..16"):
+        translator.translate(["a dog"], SearchConfig(beam=17))
+    with pytest.raises(ValueError, match="output length cap"):
+        translator.translate(["a dog"], SearchConfig(max_len_ratio=100.0))
