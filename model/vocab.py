@@ -49,7 +49,8 @@ class Vocab:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 
     def decode(self, ids: Iterable[int]) -> str:
-        return self.sp.decode([int(i) for i in ids if int(i) > EOS])
+        """Text of ``ids``; <pad>, <s> and </s> are dropped, <unk> shows as SentencePiece's ⁇."""
+        return self.sp.decode([int(i) for i in ids if int(i) not in (PAD, BOS, EOS)])
 
 
 def train_vocab(sentences: Sequence[str], vocab_size: int, sample_lines: int = 2_000_000,
