@@ -1,17 +1,13 @@
 """Luong et al. (2015) score functions beside Bahdanau's: same interface, same invariants."""
 import math
-import random
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from model.attention import ATTENTIONS, make_attention
 from model.config import ModelConfig
-from model.data import make_batch
-from model.search import SearchConfig, greedy_search
-from model.seq2seq import NMTModel
-from model.vocab import EOS, PAD
+
+from .test_toy_task import copy_task_accuracy
 
 KINDS = list(ATTENTIONS)
 
@@ -67,26 +63,7 @@ def test_hand_computed_example(kind):
 
 @pytest.mark.parametrize("kind,layer_norm", [(k, False) for k in KINDS] + [("additive", True)])
 def test_each_variant_learns_the_copy_task(kind, layer_norm):
-    torch.manual_seed(0)
-    rng = random.Random(0)
-
-    def sample(n):
-        return [[rng.randrange(4, 14) for _ in range(rng.randint(3, 7))] for _ in range(n)]
-
-    model = NMTModel(ModelConfig(arch="rnnsearch", attention=kind, layer_norm=layer_norm, src_vocab_size=14, tgt_vocab_size=14,
-                                 emb_dim=16, hidden=32, align_dim=32, maxout=16, dropout=0.0))
-    optimizer = torch.optim.Adam(model.parameters(), lr=5e-3)
-    for _ in range(350):
-        seqs = sample(32)
-        batch = make_batch(seqs, seqs, list(range(32)))
-        logits, _ = model(batch.src, batch.src_len, batch.tgt_in)
-        loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    test = sample(200)
-    outputs = greedy_search(model, test, SearchConfig(beam=1, trace=False))
-    accuracy = sum(o.ids == s + [EOS] for o, s in zip(outputs, test)) / len(test)
+    accuracy = copy_task_accuracy(steps=350, arch="rnnsearch", attention=kind, layer_norm=layer_norm)
     assert accuracy >= 0.9, f"{kind}: sequence accuracy {accuracy:.2f}"
 
 
