@@ -43,13 +43,15 @@ def beam_tree_figure(nodes: Sequence[dict], title: str = "") -> go.Figure:
     Traces: edges first (grey, the best path red), then one scatter per status whose
     ``customdata[0]`` is the node id, so a click tells the page which hypothesis it was.
     """
-    y = tree_layout([n["parent"] for n in nodes])
+    index = {n["id"]: k for k, n in enumerate(nodes)}  # ids need not be positions (filtered trees)
+    y = tree_layout([index.get(n["parent"]) for n in nodes])
+    y = {n["id"]: y[k] for k, n in enumerate(nodes)}
     fig = go.Figure()
     for best in (False, True):
         xs, ys = [], []
         for n in nodes:
-            if n["parent"] is not None and (n["status"] == "best") == best:
-                xs += [nodes[n["parent"]]["step"], n["step"], None]
+            if n["parent"] in index and (n["status"] == "best") == best:
+                xs += [nodes[index[n["parent"]]]["step"], n["step"], None]
                 ys += [y[n["parent"]], y[n["id"]], None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
                                  line={"color": "#d62728" if best else "#dddddd", "width": 3 if best else 1}))
@@ -65,7 +67,7 @@ def beam_tree_figure(nodes: Sequence[dict], title: str = "") -> go.Figure:
             hovertemplate="token: %{customdata[1]}<br>step: %{x}<br>log p: %{customdata[2]}"
                           "<br>normalised: %{customdata[3]}<extra></extra>"))
     steps = max((n["step"] for n in nodes), default=0)
-    fig.update_layout(title=title, height=max(350, 14 * (max(y, default=0) + 1) + 120),
+    fig.update_layout(title=title, height=max(350, 14 * (max(y.values(), default=0) + 1) + 120),
                       xaxis={"title": "step", "dtick": 1, "range": [-0.5, steps + 1.2]},
                       yaxis={"visible": False}, plot_bgcolor="white", clickmode="event+select",
                       legend={"orientation": "h", "y": 1.08}, margin={"l": 10, "r": 10, "t": 70, "b": 40})

@@ -13,7 +13,7 @@ from model.saliency import saliency
 from model.trace import Trace
 
 from . import common
-from .alignment import alignment_heatmap, merge_to_words, pharaoh
+from .alignment import alignment_heatmap, display_token, merge_to_words, pharaoh
 from .beam_tree import beam_tree_figure
 from .steps import energies_bar, source_strip, topk_bar
 
@@ -136,7 +136,7 @@ def _step_controls(key: str, n_steps: int) -> int:
     prev_col, next_col, play_col, _ = st.columns([1, 1, 1, 5])
     prev_col.button("◀ Previous", key=f"{key}_prev", on_click=move, args=(-1,))
     next_col.button("Next ▶", key=f"{key}_next", on_click=move, args=(1,))
-    play_col.button("Play ⏵", key=f"{key}_play", on_click=play, help="Step through the whole decode")
+    play_col.button("Play ▶▶", key=f"{key}_play", on_click=play, help="Step through the whole decode")
     if n_steps == 1:
         return 1
     return st.slider("Decoding step", 1, n_steps, key=key)
@@ -161,9 +161,9 @@ def step_tab(results: dict) -> None:
         return
     step = _step_controls("step", len(trace.target_ids))
     i = step - 1
-    chosen = trace.target_tokens[i]
+    chosen = display_token(trace.target_tokens[i])
     st.markdown("**Partial translation:** " + html.escape(_partial(trace, step)))
-    st.caption(f"Step {step} of {len(trace.target_ids)} chose {chosen!r} with p = {np.exp(trace.step_logprobs[i]):.3f}")
+    st.caption(f"Step {step} of {len(trace.target_ids)} chose “{chosen}” with p = {np.exp(trace.step_logprobs[i]):.3f}")
     if trace.attention is None:
         st.info("RNNencdec has no attention: every step sees the same fixed summary of the source. "
                 "What it does have is a distribution over next tokens:")
@@ -184,8 +184,11 @@ def beam_tab(results: dict) -> None:
     name = st.radio("Model", list(results), horizontal=True, key="beam_model")
     trace = results[name][0]
     nodes = [n.to_json() for n in trace.beam]
-    st.caption(f"{len(nodes)} hypotheses. Click a node to see its text and attention.")
-    event = st.plotly_chart(beam_tree_figure(nodes, f"{name}: beam search"), key=f"beam_tree_{name}",
+    pruned = st.toggle("Show pruned candidates", value=True, key="beam_pruned",
+                       help="Hide them for a compact tree of what the beam kept")
+    shown = nodes if pruned else [n for n in nodes if n["status"] != "pruned"]
+    st.caption(f"{len(nodes)} hypotheses ({len(shown)} shown). Click a node to see its text and attention.")
+    event = st.plotly_chart(beam_tree_figure(shown, f"{name}: beam search"), key=f"beam_tree_{name}",
                             on_select="rerun", selection_mode="points")
     picked = _clicked_node(event)
     node_id = st.number_input("Node id", 0, max(len(nodes) - 1, 0), value=picked or 0, key=f"beam_node_{name}")

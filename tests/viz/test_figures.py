@@ -85,6 +85,15 @@ def test_beam_tree_has_one_marker_per_node_and_ids_in_customdata():
     assert [int(x) for x in best.x] == [0, 1, 2]
 
 
+def test_beam_tree_without_pruned_nodes():
+    nodes = [n for n in tree_nodes() if n["status"] != "pruned"]
+    fig = beam_tree_figure(nodes)
+    ids = sorted(int(c[0]) for t in fig.data if t.mode == "markers+text" for c in t.customdata)
+    assert ids == [0, 1, 2, 4, 5]
+    edges = [x for x in fig.data[0].x if x is not None] + [x for x in fig.data[1].x if x is not None]
+    assert len(edges) == 2 * (len(nodes) - 1)
+
+
 def test_tree_layout_puts_parents_between_children():
     y = tree_layout([n["parent"] for n in tree_nodes()])
     assert y[4] == y[1] and min(y[5], y[6]) <= y[2] <= max(y[5], y[6])
