@@ -105,10 +105,11 @@ class ConcatAttention(nn.Module):
 
 class LocationAttention(nn.Module):
     """Luong "location": a_i = softmax(W_a s_{i-1}) over positions only, never looking at the
-    annotations. W_a has one row per position up to ``max_positions``; a step costs
+    annotations. W_a has one row per position up to ``max_positions`` (512: above the 4 x 80
+    tokens of the longest joined training example); a step costs
     O(n * max_positions)."""
 
-    def __init__(self, query_dim: int, key_dim: int, align_dim: int, max_positions: int = 200):
+    def __init__(self, query_dim: int, key_dim: int, align_dim: int, max_positions: int = 512):
         super().__init__()
         self.W_a = nn.Linear(query_dim, max_positions)
 
@@ -116,6 +117,8 @@ class LocationAttention(nn.Module):
         return annotations
 
     def forward(self, query, keys, mask):
+        if keys.size(1) > self.W_a.out_features:
+            raise ValueError(f"location attention covers {self.W_a.out_features} positions, got {keys.size(1)}")
         return _normalise(self.W_a(query)[:, : keys.size(1)], mask)
 
 

@@ -33,6 +33,7 @@ WEIGHTS, CONFIG, CARD = "model.safetensors", "config.json", "card.json"
 SRC_VOCAB, TGT_VOCAB = "src.spm.model", "tgt.spm.model"
 MAX_PARAMETERS = 400_000_000  # refuse configs that would allocate more than this (~1.6 GB fp32)
 MAX_JSON_BYTES = 10 * 2**20
+MAX_VOCAB_BYTES = 50 * 2**20  # a 200k-piece SentencePiece model is about 5 MB
 
 
 class CheckpointError(ValueError):
@@ -130,6 +131,8 @@ def _read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Ten
 def _read_vocab(path: Path, size: int, side: str) -> Vocab:
     if not path.is_file():
         raise CheckpointError(f"{path}: missing")
+    if path.stat().st_size > MAX_VOCAB_BYTES:
+        raise CheckpointError(f"{path}: larger than {MAX_VOCAB_BYTES // 2**20} MiB; not a vocabulary of this project")
     try:
         vocab = Vocab.load(path)
     except ValueError as exc:

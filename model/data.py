@@ -68,9 +68,9 @@ class Corpus:
     notes: list[str] = field(default_factory=list)  # human-readable report lines
 
 
-def read_parallel(src_path: str | Path, tgt_path: str | Path) -> Corpus:
+def read_parallel(src_path: str | Path, tgt_path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> Corpus:
     """Read two line-aligned files, skipping (and counting) pairs with an empty side."""
-    src, tgt = read_lines(src_path), read_lines(tgt_path)
+    src, tgt = read_lines(src_path, max_bytes), read_lines(tgt_path, max_bytes)
     if len(src) != len(tgt):
         raise DataError(f"line counts differ: {src_path} has {len(src)} lines, "
                         f"{tgt_path} has {len(tgt)}")

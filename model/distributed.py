@@ -8,6 +8,7 @@ disjoint slice of each; DDP averages the gradients. Only rank 0 writes logs and 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from dataclasses import dataclass, field
 
 import torch
@@ -34,7 +35,8 @@ def setup(device: str = "auto") -> Runtime:
     if world <= 1:
         return Runtime(device=torch.device("cuda" if use_cuda else "cpu"))
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if use_cuda else "gloo")
+        # generous timeout: the other ranks wait while rank 0 trains SentencePiece on a big corpus
+        dist.init_process_group("nccl" if use_cuda else "gloo", timeout=timedelta(hours=2))
     local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
     if use_cuda:
         torch.cuda.set_device(local)

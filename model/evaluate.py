@@ -12,6 +12,7 @@ import argparse
 import csv
 import gzip
 import io
+import itertools
 import json
 import sys
 import time
@@ -72,14 +73,26 @@ def read_test_file(path: str | Path, max_bytes: int = MAX_TEST_BYTES) -> str:
     return read_upload(raw, str(path), max_bytes)
 
 
-def parse_table(text: str, name: str) -> tuple[list[str], list[str]]:
+def split_lines(text: str, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> list[str]:
+    """Lines of ``text``; more than ``max_lines`` are refused (or cut, with ``take_first``)
+    before the whole text is split, so a huge upload never becomes millions of strings."""
+    if text.count("\n", 0, len(text) - 1) + 1 <= max_lines:
+        return text.splitlines()
+    if not take_first:
+        raise DataError(f"{name}: more than {max_lines:,} lines, the limit; evaluate the first {max_lines:,} instead")
+    # one line more than the cap, so build_test_set sees the excess, cuts it, and says so
+    return [line.rstrip("\r") for line in text.split("\n", max_lines + 1)[:max_lines + 1]]
+
+
+def parse_table(text: str, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> tuple[list[str], list[str]]:
     """Source and reference columns of a TSV or CSV (tab if the first line has one). A header
     naming ``source``/``reference`` (or src/ref) picks columns; otherwise the first two."""
-    lines = text.splitlines()
-    if not lines:
+    if not text.strip():
         raise DataError(f"{name}: the file is empty")
-    dialect = "excel-tab" if "\t" in lines[0] else "excel"
-    rows = list(csv.reader(io.StringIO(text), dialect=dialect))
+    dialect = "excel-tab" if "\t" in text.split("\n", 1)[0] else "excel"
+    rows = list(itertools.islice(csv.reader(io.StringIO(text), dialect=dialect), max_lines + 2))
+    if len(rows) > max_lines + 1 and not take_first:
+        raise DataError(f"{name}: more than {max_lines:,} rows, the limit; evaluate the first {max_lines:,} instead")
     header = [cell.strip().lower() for cell in rows[0]]
     src_col = next((header.index(h) for h in ("source", "src") if h in header), None)
     ref_col = next((header.index(h) for h in ("reference", "ref", "target") if h in header), None)
@@ -116,8 +129,9 @@ def build_test_set(src: Sequence[str], ref: Sequence[str], name: str = "test set
 
 
 def load_test_files(src_path: str | Path, ref_path: str | Path, **kwargs) -> TestSet:
-    src = read_test_file(src_path).splitlines()
-    ref = read_test_file(ref_path).splitlines()
+    max_lines, take_first = kwargs.get("max_lines", MAX_LINES), kwargs.get("take_first", False)
+    src = split_lines(read_test_file(src_path), str(src_path), max_lines, take_first)
+    ref = split_lines(read_test_file(ref_path), str(ref_path), max_lines, take_first)
     return build_test_set(src, ref, Path(src_path).name, str(src_path), str(ref_path), **kwargs)
 
 
@@ -145,9 +159,15 @@ class ModelRun:
 
 
 def run_model(translator: Translator, test: TestSet, cfg: SearchConfig,
-              progress: Optional[Callable[[int], None]] = None, batch_size: int = 64) -> ModelRun:
+              progress: Optional[Callable[[int], None]] = None, batch_size: int = 64,
+              keep_beam: bool = False) -> ModelRun:
+    """Translate a test set. Beam trees are dropped unless ``keep_beam`` (they dwarf the rest:
+    thousands of nodes per sentence); attention, energies and top-k along the output stay."""
     start = time.perf_counter()
     traces = translator.translate(test.src, cfg, batch_size=batch_size, progress=progress)
+    if not keep_beam:
+        for trace in traces:
+            trace.beam = []
     return ModelRun(translator.name, translator.arch, traces, time.perf_counter() - start)
 
 

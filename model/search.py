@@ -148,6 +148,8 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
             enc, state, y, hyps = (enc.select(alive_rows), state.index_select(0, alive_rows),
                                    y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
             scores, active = scores.index_select(0, alive), active.index_select(0, alive)
+    if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
+        raise ValueError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
     return best, recorder
 

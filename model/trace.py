@@ -57,6 +57,7 @@ class Trace:
     model: str  # "rnnsearch" or "rnnencdec"
     source: str  # input text as decoded (after any truncation)
     source_tokens: list[str]  # subword pieces of the source
+    source_ids: list[int]  # their vocabulary ids (what the model read)
     target_ids: list[int]  # output ids, ending with </s> when emitted
     target_tokens: list[str]  # output pieces
     translation: str  # detokenised output

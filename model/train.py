@@ -40,7 +40,7 @@ class Data:
                  rt: Runtime = Runtime()):
         t = cfg.train
         train = read_parallel(find_split(t.data_dir, t.train_prefix, t.src_lang),
-                              find_split(t.data_dir, t.train_prefix, t.tgt_lang))
+                              find_split(t.data_dir, t.train_prefix, t.tgt_lang), t.max_corpus_mb * 2**20)
         val = read_parallel(find_split(t.data_dir, t.val_prefix, t.src_lang),
                             find_split(t.data_dir, t.val_prefix, t.tgt_lang))
         for note in train.notes + val.notes:
@@ -182,11 +182,11 @@ def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
     progress.update(epoch=progress["epoch"] + 1, batch=0, elapsed_s=record["elapsed_s"])
     if improved:
         progress["best_bleu"] = val["val_bleu"]
-    if rt.main:
-        write_epoch(model, data, cfg, optimizer, progress, record, improved, out, log)
-    if not improved and cfg.train.optimizer == "adam":
+    if not improved and cfg.train.optimizer == "adam":  # before last/ is written, so resuming keeps it
         for group in optimizer.param_groups:
             group["lr"] *= cfg.train.lr_decay
+    if rt.main:
+        write_epoch(model, data, cfg, optimizer, progress, record, improved, out, log)
     t = cfg.train
     out_of_time = t.time_limit_min and (record["elapsed_s"] + stats["seconds"] + val_seconds) / 60 > t.time_limit_min
     if out_of_time:

@@ -86,7 +86,7 @@ class Translator:
     def _trace(self, src_ids: list[int], hyp: Hypothesis, recorder: Optional[_Recorder], nodes) -> Trace:
         out_ids = hyp.ids
         trace = Trace(model=self.arch, source=self.src_vocab.decode(src_ids),
-                      source_tokens=self.src_vocab.pieces(src_ids), target_ids=out_ids,
+                      source_tokens=self.src_vocab.pieces(src_ids), source_ids=list(src_ids), target_ids=out_ids,
                       target_tokens=self.tgt_vocab.pieces(out_ids),
                       translation=self.tgt_vocab.decode([i for i in out_ids if i != EOS]),
                       score=hyp.norm_score, logprob=hyp.logprob, step_logprobs=[],
@@ -96,7 +96,7 @@ class Translator:
         return trace
 
     def _empty_trace(self) -> Trace:
-        return Trace(self.arch, "", [], [], [], "", 0.0, 0.0, [], None, None)
+        return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
 
 
 def _attach_evidence(trace: Trace, nodes, recorder: _Recorder, vocab: Vocab, has_attention: bool) -> None:

@@ -17,7 +17,7 @@ WORD_START = "\u2581"  # SentencePiece's word-boundary mark
 def display_token(piece: str) -> str:
     """A piece as shown in figures: without the word-boundary mark, HTML-escaped."""
     text = piece.replace(WORD_START, "") or WORD_START
-    return html.escape(text)
+    return html.escape(text, quote=False)  # plotly.js decodes &lt; &gt; &amp; but not &quot;
 
 
 def word_spans(pieces: Sequence[str]) -> list[tuple[int, int]]:

@@ -77,6 +77,15 @@ def search_settings_ui(prefix: str = "") -> dict:
     return asdict(SearchConfig(beam=beam, alpha=alpha, max_len_ratio=ratio, forbid_unk=forbid_unk, topk=topk))
 
 
+MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|$~<>&:")
+
+
+def md(text: str) -> str:
+    """``text`` safe inside st.markdown: each markdown / HTML special character backslash-escaped,
+    so uploaded or typed text can never become a link, an image, math or markup."""
+    return "".join("\\" + ch if ch in MARKDOWN_SPECIAL else ch for ch in str(text))
+
+
 def cut_input(text: str) -> tuple[str, Optional[str]]:
     """Text cut to MAX_INPUT_CHARS with control characters removed; (text, message or None)."""
     cleaned = "".join(ch if ch.isprintable() or ch in " \t" else " " for ch in text)

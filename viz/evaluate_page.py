@@ -15,8 +15,8 @@ import streamlit as st
 
 from model.data import DataError
 from model.evaluate import (MAX_LINES, ModelRun, TestSet, bleu_by_length, build_test_set, join_consecutive,
-                            paired_significance, parse_table, read_upload, run_model, sentence_rows,
-                            with_interval)
+                            load_test_files, paired_significance, parse_table, read_upload, run_model,
+                            sentence_rows, split_lines, with_interval)
 from model.search import SearchConfig
 
 from . import common
@@ -69,33 +69,31 @@ def test_set_ui() -> TestSet | None:
     take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
     try:
         if kind.startswith("Multi30k"):
-            return multi30k_ui()
+            name = st.selectbox("Multi30k split (English → French)", MULTI30K_TESTS, key="eval_multi30k")
+            return load_test_files(data_dir() / f"{name}.en.gz", data_dir() / f"{name}.fr.gz")
         if kind.startswith("One"):
             upload = st.file_uploader("TSV or CSV with source and reference columns", key="eval_table")
-            if upload is None:
-                return None
-            src, ref = parse_table(read_upload(upload.getvalue(), upload.name), upload.name)
-            return build_test_set(src, ref, upload.name, upload.name, upload.name, take_first=take_first)
+            return None if upload is None else parse_upload((upload.getvalue(),), (upload.name,), take_first)
         left, right = st.columns(2)
         src_file = left.file_uploader("Source (English), one sentence per line, plain or .gz", key="eval_src")
         ref_file = right.file_uploader("Reference (French), line-aligned", key="eval_ref")
         if src_file is None or ref_file is None:
             st.info("Upload both files, or pick a built-in test set.")
             return None
-        src = read_upload(src_file.getvalue(), src_file.name).splitlines()
-        ref = read_upload(ref_file.getvalue(), ref_file.name).splitlines()
-        return build_test_set(src, ref, src_file.name, src_file.name, ref_file.name, take_first=take_first)
+        return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name), take_first)
     except DataError as exc:
         st.error(str(exc))
         return None
 
 
-def multi30k_ui() -> TestSet:
-    folder = data_dir()
-    name = st.selectbox("Multi30k split (English → French)", MULTI30K_TESTS, key="eval_multi30k")
-    src = read_upload((folder / f"{name}.en.gz").read_bytes(), f"{name}.en.gz").splitlines()
-    ref = read_upload((folder / f"{name}.fr.gz").read_bytes(), f"{name}.fr.gz").splitlines()
-    return build_test_set(src, ref, name, f"{name}.en.gz", f"{name}.fr.gz")
+@st.cache_data(show_spinner="Reading the test set...", max_entries=8)
+def parse_upload(raws: tuple, names: tuple, take_first: bool) -> TestSet:
+    """A validated TestSet from one table or two line files; parsed once per content."""
+    if len(raws) == 1:
+        src, ref = parse_table(read_upload(raws[0], names[0]), names[0], take_first=take_first)
+        return build_test_set(src, ref, names[0], names[0], names[0], take_first=take_first)
+    src, ref = (split_lines(read_upload(raw, name), name, take_first=take_first) for raw, name in zip(raws, names))
+    return build_test_set(src, ref, names[0], names[0], names[1], take_first=take_first)
 
 
 def test_digest(test: TestSet) -> str:
@@ -134,7 +132,8 @@ def cached_run(name: str, test: TestSet, settings: tuple, bar, max_entries: int 
         rate = done / max(time.perf_counter() - start, 1e-9)
         bar.progress(done / total, text=f"{name}: {done}/{total} sentences · {rate:.1f} sentences/s")
 
-    run = run_model(common.load_translator(name), test, SearchConfig(**dict(settings)), progress=progress)
+    run = run_model(common.load_translator(name), test, SearchConfig(**dict(settings)), progress=progress,
+                    keep_beam=False)
     with lock:
         store[key] = run
         while len(store) > max_entries:
@@ -143,28 +142,29 @@ def cached_run(name: str, test: TestSet, settings: tuple, bar, max_entries: int 
 
 
 def results_ui(test: TestSet, runs: list[ModelRun], settings: dict) -> None:
-    scores_ui(test, runs)
+    key = (test_digest(test), tuple(r.name for r in runs), tuple(sorted(settings.items())))  # what the runs depend on
+    scores_ui(key, test, runs)
     width = st.slider("Length bucket width (words)", 2, 20, 10, key="eval_width")
-    rows = _length_rows(test_digest(test), width, tuple(r.name for r in runs), test, runs)
+    rows = _length_rows(key, width, test, runs)
     st.plotly_chart(length_chart(rows, f"BLEU by source sentence length, {html.escape(test.name)}"), key="eval_length_chart")
     table_ui(test, runs)
     downloads_ui(test, runs, rows)
 
 
 @st.cache_data(show_spinner="Scoring...", max_entries=64)
-def _scores(digest: str, names: tuple, _test: TestSet, _runs: list[ModelRun]) -> tuple[list[dict], dict | None]:
+def _scores(key: tuple, _test: TestSet, _runs: list[ModelRun]) -> tuple[list[dict], dict | None]:
     rows = [{"model": r.name, **with_interval(r.hyps, _test.ref), "sentences/s": round(len(_test.src) / r.seconds, 1)}
             for r in _runs]
     return rows, paired_significance(_runs, _test.ref) if len(_runs) >= 2 else None
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _length_rows(digest: str, width: int, names: tuple, _test: TestSet, _runs: list[ModelRun]) -> list[dict]:
+def _length_rows(key: tuple, width: int, _test: TestSet, _runs: list[ModelRun]) -> list[dict]:
     return bleu_by_length(_test.src, _test.ref, _runs, width)
 
 
-def scores_ui(test: TestSet, runs: list[ModelRun]) -> None:
-    rows, paired = _scores(test_digest(test), tuple(r.name for r in runs), test, runs)
+def scores_ui(key: tuple, test: TestSet, runs: list[ModelRun]) -> None:
+    rows, paired = _scores(key, test, runs)
     table = pd.DataFrame([{"model": r["model"], "BLEU": r["bleu"], "BLEU 95% ±": r["bleu_ci95"], "chrF": r["chrf"],
                            "chrF 95% ±": r["chrf_ci95"], "BLEU (lowercased)": r["bleu_lc"],
                            "sentences/s": r["sentences/s"]} for r in rows])
@@ -173,8 +173,8 @@ def scores_ui(test: TestSet, runs: list[ModelRun]) -> None:
     if paired:
         other = paired["systems"][1]
         verdict = "significant" if other["p_value"] is not None and other["p_value"] < 0.05 else "not significant"
-        st.markdown(f"**Paired bootstrap** ({html.escape(paired['signature'])}): {html.escape(other['name'])} vs "
-                    f"{html.escape(paired['baseline'])}, p = {other['p_value']:.4f} ({verdict} at 0.05)")
+        st.markdown(f"**Paired bootstrap** ({common.md(paired['signature'])}): {common.md(other['name'])} vs "
+                    f"{common.md(paired['baseline'])}, p = {other['p_value']:.4f} ({verdict} at 0.05)")
 
 
 def table_ui(test: TestSet, runs: list[ModelRun]) -> None:
@@ -184,18 +184,22 @@ def table_ui(test: TestSet, runs: list[ModelRun]) -> None:
         mask = frame.astype(str).apply(lambda col: col.str.contains(query, case=False, regex=False)).any(axis=1)
         frame = frame[mask]
     event = st.dataframe(frame, hide_index=True, on_select="rerun", selection_mode="single-row", key="eval_table_view")
-    selected = event.selection.rows if event and event.selection else []
-    row_id = int(frame.iloc[selected[0]]["id"]) if selected else None
-    row_id = st.number_input("Sentence id to inspect", 0, len(test.src) - 1, value=row_id or 0, key="eval_row")
+    selected = [r for r in (event.selection.rows if event and event.selection else []) if r < len(frame)]
+    if selected:  # a row click moves the number box (its value lives under its key)
+        st.session_state["eval_row"] = int(frame.iloc[selected[0]]["id"])
+    row_id = st.number_input("Sentence id to inspect", 0, len(test.src) - 1, key="eval_row")
     drilldown_ui(test, runs, int(row_id))
 
 
 def drilldown_ui(test: TestSet, runs: list[ModelRun], i: int) -> None:
-    st.markdown(f"**Source:** {html.escape(test.src[i])}  \n**Reference:** {html.escape(test.ref[i])}")
+    st.caption("Source")
+    st.text(test.src[i])
+    st.caption("Reference")
+    st.text(test.ref[i])
     for column, run in zip(st.columns(len(runs)), runs):
         with column:
             trace = run.traces[i]
-            st.markdown(f"**{html.escape(run.name)}**")
+            st.markdown(f"**{common.md(run.name)}**")
             st.text(trace.translation)
             if trace.attention is not None:
                 st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
@@ -203,7 +207,7 @@ def drilldown_ui(test: TestSet, runs: list[ModelRun], i: int) -> None:
     if st.button("Open in the Translate page", key="eval_open"):
         from .pages import translate  # here, not at the top: pages imports this module
 
-        st.session_state.update(source=test.src[i], reference=test.ref[i])
+        st.session_state.update(source=test.src[i], reference=test.ref[i], reference_for=test.src[i])
         st.switch_page(translate())
 
 

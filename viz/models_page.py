@@ -1,8 +1,6 @@
 """Models page: each checkpoint's card (architecture, data, training curves, test scores)."""
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import streamlit as st
 
@@ -17,14 +15,17 @@ def render() -> None:
     if not names:
         st.error(f"No checkpoints found in {common.checkpoint_root()}.")
         return
-    scores = [_score_rows(name, common.card(name)) for name in names]
+    scores = [_score_rows(name, common.card(name)) for name in names]  # malformed cards give no rows
     rows = [row for group in scores for row in group]
     if rows:
         st.subheader("Test scores (beam 5)")
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="models_scores")
     for name in names:
         with st.expander(name, expanded=len(names) <= 3):
-            card_ui(name)
+            try:
+                card_ui(name)
+            except (TypeError, KeyError, ValueError, AttributeError) as exc:  # a malformed card.json
+                st.error(f"{name}/card.json is malformed ({type(exc).__name__}); showing nothing from it.")
 
 
 def card_ui(name: str) -> None:
@@ -41,7 +42,7 @@ def card_ui(name: str) -> None:
         st.markdown(f"**Parameters:** {card['parameters']:,}")
     for key in ("data", "preprocessing", "command", "limitations"):
         if card.get(key):
-            st.markdown(f"**{key.capitalize()}:** {html.escape(str(card[key]))}")
+            st.markdown(f"**{key.capitalize()}:** {common.md(card[key])}")
     if card.get("log"):
         st.plotly_chart(training_curves(card["log"], f"{name}: training"), key=f"curves_{name}")
     elif train_cfg is None:
@@ -50,7 +51,10 @@ def card_ui(name: str) -> None:
 
 def _score_rows(name: str, card: dict) -> list[dict]:
     rows = []
-    for test_set, scores in card.get("test_scores", {}).items():
+    test_scores = card.get("test_scores")
+    for test_set, scores in (test_scores.items() if isinstance(test_scores, dict) else []):
+        if not isinstance(scores, dict):
+            continue
         rows.append({"model": name, "test set": test_set, "BLEU": scores.get("bleu"),
                      "BLEU (lowercased)": scores.get("bleu_lc"), "chrF": scores.get("chrf"),
                      "sentences": scores.get("sentences")})

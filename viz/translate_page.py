@@ -77,7 +77,7 @@ def source_ui() -> str:
     if message:
         st.warning(message)
     reference = st.session_state.get("reference")
-    if reference and st.session_state.get("source") == raw:
+    if reference and st.session_state.get("reference_for") == raw:  # set by the Evaluate page
         st.caption("Reference (from the Evaluate page):")
         st.text(reference)
     return text
@@ -99,7 +99,7 @@ def outputs_ui(results: dict) -> None:
     columns = st.columns(len(results))
     for column, (name, (trace, seconds)) in zip(columns, results.items()):
         with column:
-            st.markdown(f"**{html.escape(name)}** ({trace.model})")
+            st.markdown(f"**{common.md(name)}** ({trace.model})")
             st.text(trace.translation)  # st.text never interprets markup
             st.caption(f"score {trace.score:.3f} (log p {trace.logprob:.2f}, {len(trace.target_ids)} tokens) · "
                        f"{seconds * 1000:.0f} ms")
@@ -162,7 +162,7 @@ def step_tab(results: dict) -> None:
     step = _step_controls("step", len(trace.target_ids))
     i = step - 1
     chosen = display_token(trace.target_tokens[i])
-    st.markdown("**Partial translation:** " + html.escape(_partial(trace, step)))
+    st.markdown("**Partial translation:** " + common.md(_partial(trace, step)))
     st.caption(f"Step {step} of {len(trace.target_ids)} chose “{chosen}” with p = {np.exp(trace.step_logprobs[i]):.3f}")
     if trace.attention is None:
         st.info("RNNencdec has no attention: every step sees the same fixed summary of the source. "
@@ -191,7 +191,9 @@ def beam_tab(results: dict) -> None:
     event = st.plotly_chart(beam_tree_figure(shown, f"{name}: beam search"), key=f"beam_tree_{name}",
                             on_select="rerun", selection_mode="points")
     picked = _clicked_node(event)
-    node_id = st.number_input("Node id", 0, max(len(nodes) - 1, 0), value=picked or 0, key=f"beam_node_{name}")
+    if picked is not None:  # a click moves the number box (its value lives under its key)
+        st.session_state[f"beam_node_{name}"] = picked
+    node_id = st.number_input("Node id", 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
     _show_hypothesis(trace, int(node_id))
 
 
@@ -210,7 +212,7 @@ def _show_hypothesis(trace: Trace, node_id: int) -> None:
     pieces = [n.token for n in path]
     text = "".join(p for p in pieces if p != "</s>").replace("\u2581", " ").strip()
     node = trace.beam[node_id]
-    st.markdown(f"**Hypothesis {node_id}** ({node.status}): {html.escape(text) or '(empty)'}")
+    st.markdown(f"**Hypothesis {node_id}** ({node.status}): {common.md(text) or '(empty)'}")
     st.caption(f"log p {node.score:.3f}, normalised {node.norm_score:.3f}, {node.step} tokens")
     if path and path[0].attention is not None:
         st.plotly_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens, pieces,
@@ -224,17 +226,21 @@ def what_if_tab(results: dict, text: str, settings: dict) -> None:
         return
     step = st.number_input("At step", 1, len(trace.topk), 1, key="whatif_step")
     i = int(step) - 1
-    options = {f"{c['token']} (p={c['prob']:.3f})": c["id"] for c in trace.topk[i]}
+    options = {f"{c['token']} (p={c['prob']:.3f})": c["id"] for c in trace.topk[i] if c["prob"] > 0}
     mode = st.radio("Change", ["the token", "the attention"], horizontal=True, key="whatif_mode",
                     disabled=trace.attention is None)
-    if mode == "the token" or trace.attention is None:
-        choice = st.selectbox("Force this token instead", list(options), key="whatif_token")
-        new, _ = common.translate(name, text, settings, prefix=tuple(trace.target_ids[:i] + [options[choice]]))
-    else:
-        labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
-        j = st.selectbox("Put all attention on", range(len(labels)), format_func=labels.__getitem__,
-                         key="whatif_source")
-        new, _ = common.translate(name, text, settings, attend=(i, int(j)))
+    try:
+        if mode == "the token" or trace.attention is None:
+            choice = st.selectbox("Force this token instead", list(options), key="whatif_token")
+            new, _ = common.translate(name, text, settings, prefix=tuple(trace.target_ids[:i] + [options[choice]]))
+        else:
+            labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
+            j = st.selectbox("Put all attention on", range(len(labels)), format_func=labels.__getitem__,
+                             key="whatif_source")
+            new, _ = common.translate(name, text, settings, attend=(i, int(j)))
+    except ValueError as exc:
+        st.warning(f"No translation under that change: {exc}")
+        return
     _compare(trace, new)
 
 
@@ -254,8 +260,7 @@ def saliency_tab(results: dict) -> None:
                "(attention) with 'what matters' (saliency).")
     for column, (name, (trace, _)) in zip(st.columns(len(results)), results.items()):
         with column:
-            src_ids = common.load_translator(name).source_ids(trace.source)[0]
-            sal = _saliency(name, tuple(src_ids), tuple(trace.target_ids))
+            sal = _saliency(name, tuple(trace.source_ids), tuple(trace.target_ids))
             st.plotly_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
                                               title=f"{name}: saliency", value_name="saliency"),
                             key=f"saliency_{name}")

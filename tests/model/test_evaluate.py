@@ -12,7 +12,7 @@ from model.trace import Trace
 
 
 def fake_run(name, hyps):
-    traces = [Trace("rnnencdec", "", [], [], [], h, 0.0, 0.0, [], None, None) for h in hyps]
+    traces = [Trace("rnnencdec", "", [], [], [], [], h, 0.0, 0.0, [], None, None) for h in hyps]
     return ModelRun(name, "rnnencdec", traces, 1.0)
 
 
@@ -101,7 +101,7 @@ def test_join_consecutive():
 
 
 def test_attention_stats():
-    trace = Trace("rnnsearch", "", [], [], [], "", 0.0, 0.0, [], None, None)
+    trace = Trace("rnnsearch", "", [], [], [], [], "", 0.0, 0.0, [], None, None)
     assert attention_stats(trace) == (None, None)
     import numpy as np
     trace.attention = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])

@@ -45,7 +45,7 @@ def test_upload_evaluate_and_inspect(at):
     at.slider(key="eval_width").set_value(3).run()  # re-bucketing only, no re-translation
     assert not at.exception
     at.number_input(key="eval_row").set_value(2).run()
-    assert any("a man eats a red ball" in m.value for m in at.markdown)
+    assert any(t.value == "a man eats a red ball" for t in at.text)
 
 
 def test_mismatched_files_give_one_clear_error(at):
@@ -71,3 +71,18 @@ def test_length_stress_test(at):
     assert not at.exception, at.exception
     summary = at.dataframe[-1].value
     assert sorted(set(summary["k"])) == [1, 2, 3, 4]
+
+
+def test_too_many_lines_are_refused_before_splitting(at):
+    many = "a dog\n" * 10_001
+    upload(at, many.encode(), many.encode())
+    assert "more than 10,000 lines" in at.error[0].value
+    at.checkbox(key="eval_first").check().run()
+    assert not at.error and any("first 10,000" in w.value for w in at.warning)
+
+
+def test_markdown_in_uploads_is_inert():
+    from viz.common import md
+
+    assert md("![x](http://evil/p.png) [link](http://e) $x$ <b>") == (
+        "\\!\\[x\\]\\(http\\://evil/p\\.png\\) \\[link\\]\\(http\\://e\\) \\$x\\$ \\<b\\>")
