@@ -112,12 +112,13 @@ def alignment_tab(results: dict) -> None:
                       help="Source pieces of a word are summed; target pieces of a word are averaged, "
                            "so each row still sums to 1.")
     gray = st.toggle("Grayscale (the paper's Figure 3 look)", value=True, key="align_gray")
-    for column, (name, (trace, _)) in zip(st.columns(len(results)), results.items()):
-        with column:
-            if trace.attention is None:
-                st.info(f"{name} is an RNNencdec model: it has no attention. It reads the whole sentence "
-                        "into one fixed vector. See the Saliency tab for what its output depends on.")
-                continue
+    for name, (trace, _) in results.items():
+        if trace.attention is None:
+            st.info(f"{name} is an RNNencdec model: it has no attention. It reads the whole sentence "
+                    "into one fixed vector. See the Saliency tab for what its output depends on.")
+    attended = {name: trace for name, (trace, _) in results.items() if trace.attention is not None}
+    for column, (name, trace) in zip(st.columns(max(len(attended), 1)), attended.items()):
+        with column:  # one heatmap gets the full width: long sentences stay readable
             matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
             if words:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
