@@ -63,6 +63,7 @@ class TrainConfig:
     tgt_vocab: int = 6000  # requested SentencePiece size, target side
     spm_sample_lines: int = 2_000_000  # SentencePiece trains on at most this many sampled lines
     max_corpus_mb: int = 512  # refuse training files larger than this (decompressed), a guard against mistakes
+    streaming: bool = False  # read training pairs lazily, pool by pool, for corpora too big for memory
     max_len: int = 80  # pairs with more subword tokens on either side are dropped from training
     join_prob: float = 0.0  # length augmentation: chance an example is 2-4 pairs joined (issue 10)
     join_max: int = 4  # most training pairs joined into one augmented example

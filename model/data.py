@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import random
 import sys
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -172,10 +173,48 @@ def epoch_batches(src_ids, tgt_ids, epoch: int, seed: int, batch_size: int, pool
     return src, tgt, bucket_batches(src, tgt, batch_size, pool_batches, rng)
 
 
+def stream_pairs(src_path: str | Path, tgt_path: str | Path) -> Iterator[tuple[str, str]]:
+    """Line-aligned pairs with both sides non-empty, read lazily (plain or .gz): memory does
+    not grow with the corpus. Raises DataError on bad UTF-8 or when one file runs out first."""
+    openers = [gzip.open if Path(p).suffix == ".gz" else open for p in (src_path, tgt_path)]
+    number = 0
+    try:
+        with openers[0](src_path, "rt", encoding="utf-8") as src, openers[1](tgt_path, "rt", encoding="utf-8") as tgt:
+            for number, (s, t) in enumerate(itertools.zip_longest(src, tgt), start=1):
+                if s is None or t is None:
+                    longer = src_path if t is None else tgt_path
+                    raise DataError(f"line counts differ: {longer} has more lines (from line {number}) "
+                                    f"than {tgt_path if t is None else src_path}")
+                if s.strip() and t.strip():
+                    yield s.strip(), t.strip()
+    except UnicodeDecodeError:
+        raise DataError(f"{src_path} / {tgt_path}: not valid UTF-8 near line {number + 1}") from None
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{src_path} / {tgt_path}: cannot read ({exc})") from None
+
+
+def reservoir_sample(pairs: Iterator[tuple[str, str]], n: int, seed: int) -> list[tuple[str, str]]:
+    """A uniform random sample of ``n`` pairs from a stream of unknown length (Algorithm R)."""
+    rng, sample = random.Random(seed), []
+    for seen, pair in enumerate(pairs):
+        if seen < n:
+            sample.append(pair)
+        elif (j := rng.randrange(seen + 1)) < n:
+            sample[j] = pair
+    return sample
+
+
 def iter_chunks(items: Sequence, size: int) -> Iterator[Sequence]:
     """Consecutive slices of ``items`` of at most ``size`` elements."""
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def iter_chunks_stream(items: Iterable, size: int) -> Iterator[list]:
+    """Consecutive lists of at most ``size`` elements from any iterable (a stream)."""
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 # ---------------------------------------------------------------------------- download

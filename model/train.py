@@ -8,11 +8,13 @@ Writes to ``train.out_dir``:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import random
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -22,8 +24,8 @@ from tqdm import tqdm
 
 from .checkpoint import CheckpointError, load_checkpoint, read_json, save_checkpoint
 from .config import Config, preset
-from .data import (DataError, epoch_batches, filter_by_length, find_split, iter_chunks, make_batch,
-                   read_parallel)
+from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
+                   iter_chunks_stream, join_examples, make_batch, read_parallel, reservoir_sample, stream_pairs)
 from .metrics import bleu
 from .search import SearchConfig, greedy_search
 from .distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
@@ -34,31 +36,61 @@ STATE_JSON, STATE_TENSORS = "train_state.json", "train_state.safetensors"
 
 
 class Data:
-    """Tokenised training and validation data plus the vocabularies."""
+    """Tokenised training and validation data plus the vocabularies, all in memory."""
 
     def __init__(self, cfg: Config, vocabs: Optional[tuple[Vocab, Vocab]] = None, log=print,
                  rt: Runtime = Runtime()):
-        t = cfg.train
-        train = read_parallel(find_split(t.data_dir, t.train_prefix, t.src_lang),
-                              find_split(t.data_dir, t.train_prefix, t.tgt_lang), t.max_corpus_mb * 2**20)
-        val = read_parallel(find_split(t.data_dir, t.val_prefix, t.src_lang),
-                            find_split(t.data_dir, t.val_prefix, t.tgt_lang))
-        for note in train.notes + val.notes:
-            log(note)
+        t = self.t = cfg.train
+        paths = find_split(t.data_dir, t.train_prefix, t.src_lang), find_split(t.data_dir, t.train_prefix, t.tgt_lang)
+        train = None if t.streaming else read_parallel(*paths, t.max_corpus_mb * 2**20)
         if vocabs is None:  # rank 0 trains the vocabularies, every other rank receives them
             protos = None
             if rt.main:
-                protos = (train_vocab(train.src, t.src_vocab, t.spm_sample_lines, t.seed).proto,
-                          train_vocab(train.tgt, t.tgt_vocab, t.spm_sample_lines, t.seed).proto)
+                src, tgt = (train.src, train.tgt) if train else zip(*reservoir_sample(stream_pairs(*paths),
+                                                                                      t.spm_sample_lines, t.seed))
+                protos = (train_vocab(list(src), t.src_vocab, t.spm_sample_lines, t.seed).proto,
+                          train_vocab(list(tgt), t.tgt_vocab, t.spm_sample_lines, t.seed).proto)
             vocabs = tuple(Vocab(p) for p in broadcast(protos, rt))
         self.src_vocab, self.tgt_vocab = vocabs
-        src_ids, tgt_ids = self.src_vocab.encode_batch(train.src), self.tgt_vocab.encode_batch(train.tgt)
-        self.src, self.tgt, dropped = filter_by_length(src_ids, tgt_ids, t.max_len)
-        log(f"training pairs: {len(self.src)} kept, {dropped} longer than {t.max_len} tokens dropped")
+        self.paths = paths
+        if train is not None:
+            log(train.notes[0])
+            self.src, self.tgt, dropped = self.encode(train.src, train.tgt)
+            log(f"training pairs: {len(self.src)} kept, {dropped} longer than {t.max_len} tokens dropped")
+        else:
+            log(f"streaming training pairs from {paths[0]} / {paths[1]}")
+        val = read_parallel(find_split(t.data_dir, t.val_prefix, t.src_lang), find_split(t.data_dir, t.val_prefix, t.tgt_lang))
+        log(val.notes[0])
         n_val = min(len(val.src), t.val_max_sentences)
         self.val_src_text, self.val_ref = val.src[:n_val], val.tgt[:n_val]
         self.val_src = [ids[:200] for ids in self.src_vocab.encode_batch(self.val_src_text)]
         self.val_tgt = [ids[:200] for ids in self.tgt_vocab.encode_batch(self.val_ref)]
+
+    def encode(self, src: list[str], tgt: list[str]):
+        """Token ids of both sides, length-filtered: (src ids, tgt ids, pairs dropped)."""
+        return filter_by_length(self.src_vocab.encode_batch(src), self.tgt_vocab.encode_batch(tgt), self.t.max_len)
+
+    def epoch(self, epoch: int) -> tuple[Iterator, Optional[int]]:
+        """(iterator of (src ids, tgt ids, batch index list), number of batches or None when
+        streaming). A pure function of (seed, epoch): resuming replays the same order."""
+        t = self.t
+        if not t.streaming:
+            src, tgt, batches = epoch_batches(self.src, self.tgt, epoch, t.seed, t.batch_size, t.pool_batches,
+                                              t.join_prob, t.join_max)
+            return ((src, tgt, index) for index in batches), len(batches)
+        return self._stream(epoch), None
+
+    def _stream(self, epoch: int) -> Iterator:
+        """Streaming: read pools of ``pool_batches * batch_size`` pairs, shuffle and bucket each
+        pool on its own (shuffle a big corpus on disk once; order beyond a pool is the file's)."""
+        t = self.t
+        rng = random.Random(t.seed * 1_000_003 + epoch)
+        pool = t.batch_size * t.pool_batches * max(1, round(1 + t.join_prob * (t.join_max - 1)))
+        for chunk in iter_chunks_stream(stream_pairs(*self.paths), pool):
+            src_ids, tgt_ids, _ = self.encode([s for s, _ in chunk], [t_ for _, t_ in chunk])
+            src, tgt = join_examples(src_ids, tgt_ids, t.join_prob, t.join_max, rng)
+            for index in bucket_batches(src, tgt, t.batch_size, t.pool_batches, rng):
+                yield src, tgt, index
 
 
 def loss_fn(model, batch, label_smoothing: float, bf16: bool, normaliser: Optional[float] = None) -> torch.Tensor:
@@ -133,13 +165,12 @@ def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progre
     over ranks. Each rank trains ``net`` (``model``, DDP-wrapped under torchrun) on its own
     slice of every global batch."""
     t = cfg.train
-    src, tgt, batches = epoch_batches(data.src, data.tgt, progress["epoch"], t.seed, t.batch_size,
-                                      t.pool_batches, t.join_prob, t.join_max)
+    batches, total = data.epoch(progress["epoch"])
     net.train()
     loss_sum, tokens, seconds = 0.0, 0, 0.0
-    bar = tqdm(batches, initial=progress["batch"], total=len(batches), desc=f"epoch {progress['epoch'] + 1}",
+    bar = tqdm(initial=progress["batch"], total=total, desc=f"epoch {progress['epoch'] + 1}",
                unit="batch", dynamic_ncols=True, mininterval=2.0, disable=not (show_bar and rt.main))
-    for index in batches[progress["batch"]:]:
+    for src, tgt, index in itertools.islice(batches, progress["batch"], None):  # skips what a resume already did
         start = time.perf_counter()
         part, dummy = shard(index, rt)
         batch = make_batch(src, tgt, part).to(rt.device)
