@@ -250,6 +250,23 @@ def sentence_rows(test: TestSet, runs: Sequence[ModelRun]) -> list[dict]:
     return rows
 
 
+def stress_report(test: TestSet, runs: dict[int, list[ModelRun]], width: int = 10) -> tuple[list[dict], list[dict]]:
+    """Length stress test (issue 10) from runs on k-joined versions of ``test`` ({k: runs}):
+    BLEU by source length over all versions together (the paper's Figure 2), and per (k, model)
+    corpus BLEU and output/reference length ratio."""
+    joined = {k: join_consecutive(test, k) if k > 1 else test for k in runs}
+    src = [s for t in joined.values() for s in t.src]
+    ref = [r for t in joined.values() for r in t.ref]
+    merged = [ModelRun(group[0].name, group[0].arch, [tr for k in runs for tr in runs[k][j].traces], 0.0)
+              for j, group in enumerate(zip(*runs.values()))]
+    summary = [{"k": k, "model": r.name, "items": len(joined[k].src),
+                "bleu": corpus_scores(r.hyps, joined[k].ref)["bleu"],
+                "length_ratio": round(sum(len(h.split()) for h in r.hyps) /
+                                      max(1, sum(len(x.split()) for x in joined[k].ref)), 3)}
+               for k, group in runs.items() for r in group]
+    return bleu_by_length(src, ref, merged, width), summary
+
+
 def report(test: TestSet, runs: Sequence[ModelRun], cfg: SearchConfig, width: int = 10) -> dict:
     """Everything ``scores.json`` holds."""
     out = {"test_set": test.name, "sentences": len(test.src), "notes": test.notes,
@@ -284,6 +301,19 @@ def write_report(out_dir: Path, test: TestSet, runs: Sequence[ModelRun], scores:
     return written + write_length_chart(scores["bleu_by_length"], out_dir / "length_chart")
 
 
+def write_stress(out_dir: Path, test: TestSet, translators: Sequence[Translator], runs: Sequence[ModelRun],
+                 cfg: SearchConfig, width: int) -> list[Path]:
+    """Decode k = 2..4 joined versions with the same models; write stress.json and stress_chart.*."""
+    by_k = {1: list(runs)}
+    for k in (k for k in (2, 3, 4) if len(test.src) >= k):  # a k longer than the test set has no items
+        by_k[k] = [run_model(t, join_consecutive(test, k), cfg) for t in translators]
+    rows, summary = stress_report(test, by_k, width)
+    (out_dir / "stress.json").write_text(json.dumps({"bleu_by_length": rows, "summary": summary}, indent=2) + "\n")
+    from viz.length_chart import write_length_chart  # the report's chart, as in write_report
+
+    return [out_dir / "stress.json"] + write_length_chart(rows, out_dir / "stress_chart")
+
+
 def load_translators(paths: Sequence[str]) -> list[Translator]:
     """Translators named after their folders; clashing names get their parent folder prefixed."""
     translators = [Translator.from_checkpoint(path) for path in paths]
@@ -306,20 +336,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bucket-width", type=int, default=10, help="words per length bucket")
     parser.add_argument("--max-lines", type=int, default=MAX_LINES, help="refuse larger test sets")
     parser.add_argument("--first", action="store_true", help="evaluate only the first --max-lines lines")
-    parser.add_argument("--join", type=int, default=1, help="join k consecutive lines (length stress test)")
+    parser.add_argument("--join", type=int, default=1, help="join k consecutive lines before evaluating")
+    parser.add_argument("--stress", action="store_true",
+                        help="also run the length stress test (k = 1..4 joined lines) into stress.json / stress_chart")
     args = parser.parse_args(argv)
     try:
         test = load_test_files(args.src, args.ref, max_lines=args.max_lines, take_first=args.first)
         if args.join > 1:
             test = join_consecutive(test, args.join)
         cfg = SearchConfig(beam=args.beam, alpha=args.alpha, trace=True)
-        runs = [run_model(translator, test, cfg) for translator in load_translators(args.checkpoint)]
+        translators = load_translators(args.checkpoint)
+        runs = [run_model(translator, test, cfg) for translator in translators]
     except (DataError, CheckpointError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     scores = report(test, runs, cfg, args.bucket_width)
     for path in write_report(Path(args.out), test, runs, scores):
         print(f"wrote {path}")
+    if args.stress:
+        for path in write_stress(Path(args.out), test, translators, runs, cfg, args.bucket_width):
+            print(f"wrote {path}")
     for name, s in scores["models"].items():
         print(f"{name}: BLEU {s['bleu']} ± {s['bleu_ci95']} ({s['bleu_signature']}), chrF {s['chrf']}, "
               f"{s['sentences_per_s']} sentences/s")

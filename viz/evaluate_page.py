@@ -16,7 +16,7 @@ import streamlit as st
 from model.data import DataError
 from model.evaluate import (MAX_LINES, ModelRun, TestSet, bleu_by_length, build_test_set, join_consecutive,
                             load_test_files, paired_significance, parse_table, read_upload, run_model,
-                            sentence_rows, split_lines, with_interval)
+                            sentence_rows, split_lines, stress_report, with_interval)
 from model.search import SearchConfig
 
 from . import common
@@ -55,7 +55,7 @@ def render() -> None:
         st.caption("Press Evaluate to translate the test set with the chosen models.")
         return
     runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, settings)
-            for k in ((1, 2, 3, 4) if stress else (1,))}
+            for k in ((1, 2, 3, 4) if stress else (1,)) if len(test.src) >= k}
     results_ui(test, runs[1], settings)
     if stress:
         stress_ui(test, runs)
@@ -226,15 +226,6 @@ def downloads_ui(test: TestSet, runs: list[ModelRun], rows: list[dict]) -> None:
 def stress_ui(test: TestSet, runs: dict[int, list[ModelRun]]) -> None:
     """BLEU against source length over all joined versions: the paper's Figure 2 on demand."""
     st.subheader("Length stress test")
-    joined = [join_consecutive(test, k) if k > 1 else test for k in runs]
-    src = [s for t in joined for s in t.src]
-    ref = [r for t in joined for r in t.ref]
-    merged = [ModelRun(rs[0].name, rs[0].arch, [tr for k in runs for tr in runs[k][j].traces], 0.0)
-              for j, rs in enumerate(zip(*runs.values()))]
-    st.plotly_chart(length_chart(bleu_by_length(src, ref, merged, 10), "BLEU by source length, k = 1..4 joined lines"),
-                    key="eval_stress_chart")
-    summary = [{"k": k, "model": r.name, "BLEU": with_interval(r.hyps, t.ref, n_bootstrap=1)["bleu"],
-                "output/reference length": round(sum(len(h.split()) for h in r.hyps) /
-                                                 max(1, sum(len(x.split()) for x in t.ref)), 3)}
-               for (k, rs), t in zip(runs.items(), joined) for r in rs]
+    rows, summary = stress_report(test, runs)
+    st.plotly_chart(length_chart(rows, "BLEU by source length, k = 1..4 joined lines"), key="eval_stress_chart")
     st.dataframe(pd.DataFrame(summary), hide_index=True, key="eval_stress_table")

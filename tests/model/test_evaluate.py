@@ -113,8 +113,10 @@ def test_cli_writes_the_whole_report(tiny_checkpoints, tmp_path, capsys):
     (tmp_path / "r.fr.gz").write_bytes(gzip.compress("un chien court\nle chat assis dans le parc\nun homme mange\n".encode()))
     code = main(["--src", str(tmp_path / "s.en"), "--ref", str(tmp_path / "r.fr.gz"), "--out", str(tmp_path / "rep"),
                  "--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--checkpoint", str(tiny_checkpoints["rnnencdec"]),
-                 "--beam", "3"])
+                 "--beam", "3", "--stress"])
     assert code == 0
+    stress = json.loads((tmp_path / "rep" / "stress.json").read_text())
+    assert sorted({r["k"] for r in stress["summary"]}) == [1, 2, 3] and len(stress["summary"]) == 6  # 3 lines: no k=4
     scores = json.loads((tmp_path / "rep" / "scores.json").read_text())
     assert len(scores["models"]) == 2 and scores["paired_bootstrap"]["systems"][1]["p_value"] is not None
     assert all("bleu_signature" in m and "chrf_ci95" in m for m in scores["models"].values())
