@@ -133,3 +133,19 @@ def test_cli_mismatched_files(tmp_path, tiny_checkpoints, capsys):
     assert main(["--src", str(tmp_path / "s"), "--ref", str(tmp_path / "r"), "--out", str(tmp_path / "o"),
                  "--checkpoint", str(tiny_checkpoints["rnnsearch"])]) == 2
     assert "has 2 lines" in capsys.readouterr().err
+
+
+def test_stress_report_bleu_per_k_equals_sacrebleu_on_the_joined_lines():
+    from model.evaluate import stress_report
+
+    test = build_test_set(["s1 a", "s2 b", "s3 c", "s4 d"], ["le chat", "un chien", "la maison", "il pleut"])
+    hyps = {1: ["le chat", "un chat", "la maison", "il pleut"]}
+    hyps[2] = ["le chat un chat", "la maison il"]
+    runs = {k: [fake_run("m", h)] for k, h in hyps.items()}
+    rows, summary = stress_report(test, runs, width=2)
+    joined_refs = join_consecutive(test, 2).ref
+    assert joined_refs == ["le chat un chien", "la maison il pleut"]
+    expected = BLEU().corpus_score(hyps[2], [joined_refs]).score
+    assert summary[1]["k"] == 2 and summary[1]["bleu"] == pytest.approx(expected, abs=0.01)
+    assert summary[1]["length_ratio"] == pytest.approx(7 / 8)
+    assert {r["label"] for r in rows} == {"1-2", "3-4"}  # 2-word singles and 4-word pairs
