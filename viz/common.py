@@ -39,9 +39,10 @@ def default_pair(names: list[str]) -> tuple[str, str]:
     return search[0], encdec[0]
 
 
-@st.cache_resource(show_spinner="Loading model...")
+@st.cache_resource(show_spinner="Loading model...", max_entries=16)
 def load_translator(name: str) -> Translator:
-    """One shared, read-only Translator per checkpoint and process."""
+    """One shared, read-only Translator per checkpoint and process. ``name`` is a folder under
+    the checkpoint root, or an absolute path to any checkpoint folder."""
     return Translator.from_checkpoint(checkpoint_root() / name)
 
 

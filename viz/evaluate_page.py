@@ -43,15 +43,17 @@ def render() -> None:
         return
     for note in test.notes:
         st.warning(note)
-    chosen = st.multiselect("Models", names, default=list(dict.fromkeys(common.default_pair(names))), key="eval_models")
+    chosen = models_ui(names)
     if not chosen:
-        st.info("Choose at least one model.")
         return
     stress = st.toggle("Length stress test: also evaluate items of k = 2, 3, 4 joined lines", key="eval_stress")
-    if st.button("Evaluate", type="primary", key="eval_run"):
-        st.session_state["eval_request"] = (test_digest(test), tuple(chosen), tuple(sorted(settings.items())), stress)
-    request = st.session_state.get("eval_request")
-    if request != (test_digest(test), tuple(chosen), tuple(sorted(settings.items())), stress):
+    wanted = (test_digest(test), tuple(chosen), tuple(sorted(settings.items())), stress)
+    run_col, cancel_col, _ = st.columns([1, 1, 6])
+    if run_col.button("Evaluate", type="primary", key="eval_run"):
+        st.session_state["eval_request"] = wanted
+    # Any click reruns the page, which stops a decode in progress; this one also forgets the request.
+    cancel_col.button("Cancel", key="eval_cancel", on_click=lambda: st.session_state.pop("eval_request", None))
+    if st.session_state.get("eval_request") != wanted:
         st.caption("Press Evaluate to translate the test set with the chosen models.")
         return
     runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, settings)
@@ -59,6 +61,21 @@ def render() -> None:
     results_ui(test, runs[1], settings)
     if stress:
         stress_ui(test, runs)
+
+
+def models_ui(names: list[str]) -> list[str]:
+    """Checkpoints to evaluate: any under the checkpoint root, plus any folder typed by path."""
+    chosen = st.multiselect("Models", names, default=list(dict.fromkeys(common.default_pair(names))), key="eval_models")
+    extra = st.text_input("Also evaluate the checkpoint folder at this path (optional)", key="eval_extra").strip()
+    if extra:
+        try:
+            common.load_translator(extra)  # validates the folder; an absolute path leaves the root
+            chosen = chosen + [extra]
+        except ValueError as exc:  # CheckpointError
+            st.error(f"Cannot use {extra}: {exc}")
+    if not chosen:
+        st.info("Choose at least one model.")
+    return chosen
 
 
 def test_set_ui() -> TestSet | None:
@@ -134,6 +151,7 @@ def cached_run(name: str, test: TestSet, settings: tuple, bar, max_entries: int 
 
     run = run_model(common.load_translator(name), test, SearchConfig(**dict(settings)), progress=progress,
                     keep_beam=False)
+    run.name = name  # as chosen: unique even when two folders share a basename
     with lock:
         store[key] = run
         while len(store) > max_entries:

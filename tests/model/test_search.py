@@ -106,3 +106,27 @@ def test_work_per_request_is_capped(translator):
         translator.translate(["a dog"], SearchConfig(beam=17))
     with pytest.raises(ValueError, match="output length cap"):
         translator.translate(["a dog"], SearchConfig(max_len_ratio=100.0))
+
+
+def test_concurrent_sessions_do_not_interfere(tiny_checkpoints):
+    """One shared Translator (as st.cache_resource shares it) used from 8 threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from model.saliency import saliency
+
+    t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    cfg = SearchConfig(beam=3)
+    expected = {s: t.translate([s], cfg)[0] for s in SENTENCES}
+
+    def job(k):
+        sentence = SENTENCES[k % len(SENTENCES)]
+        trace = t.translate([sentence], cfg)[0]
+        saliency(t.model, trace.source_ids, trace.target_ids)
+        return sentence, trace
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(job, range(40)))
+    for sentence, trace in results:
+        assert trace.target_ids == expected[sentence].target_ids
+        np.testing.assert_allclose(trace.attention, expected[sentence].attention, atol=1e-5)
+    assert all(p.grad is None for p in t.model.parameters())

@@ -86,3 +86,15 @@ def test_markdown_in_uploads_is_inert():
 
     assert md("![x](http://evil/p.png) [link](http://e) $x$ <b>") == (
         "\\!\\[x\\]\\(http\\://evil/p\\.png\\) \\[link\\]\\(http\\://e\\) \\$x\\$ \\<b\\>")
+
+
+def test_any_checkpoint_folder_by_path(at, checkpoint_dir, tmp_path):
+    upload(at, SRC.encode(), REF.encode())
+    at.text_input(key="eval_extra").input(str(tmp_path / "nothing-here")).run()
+    assert not at.exception and "not a checkpoint folder" in at.error[0].value
+    at.text_input(key="eval_extra").input(str(checkpoint_dir / "rnnsearch-tiny")).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    assert len(at.dataframe[0].value) == 3  # two defaults plus the folder given by path
+    at.button(key="eval_cancel").click().run()
+    assert "Press Evaluate" in at.caption[-1].value
