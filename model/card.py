@@ -37,8 +37,7 @@ def score_test_sets(translator: Translator, data_dir: Path, src_lang: str, tgt_l
     for name in TEST_SETS:
         test = load_test_files(find_split(data_dir, name, src_lang), find_split(data_dir, name, tgt_lang))
         run = run_model(translator, test, SearchConfig(beam=5, alpha=1.0, trace=False))
-        scores[name] = {**corpus_scores(run.hyps, test.ref), "decoding": "beam 5, alpha 1.0",
-                        "sentences_per_s": round(len(test.src) / run.seconds, 1)}
+        scores[name] = {**corpus_scores(run.hyps, test.ref), "decoding": "beam 5, alpha 1.0"}
         print(f"{translator.name} {name}: BLEU {scores[name]['bleu']} (lc {scores[name]['bleu_lc']}), "
               f"chrF {scores[name]['chrf']}", flush=True)
     test = load_test_files(find_split(data_dir, TEST_SETS[0], src_lang), find_split(data_dir, TEST_SETS[0], tgt_lang))
