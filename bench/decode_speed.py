@@ -5,8 +5,8 @@
 Prints JSON lines:
 - batch: beam-5 translation of test_2016_flickr (1,000 sentences) through
   ``python -m model.translate``, whole process included (start-up, loading, I/O), sentences/s;
-- interactive: one ~25-word sentence through both models, beam 5, full traces (attention,
-  energies, top-k, beam history), warm, median and p90 milliseconds;
+- interactive: one 25-word (and one 55-word) sentence through both models, beam 5, full traces
+  (attention, energies, top-k, beam history), warm, median and p90 milliseconds;
 - evaluate: both models, beam 5, all of test_2016_flickr as the Evaluate page runs it (traces on).
 """
 from __future__ import annotations
@@ -27,6 +27,8 @@ from model.translate import Translator  # noqa: E402
 NAMES = ("rnnsearch-en-fr", "rnnencdec-en-fr")
 SENTENCE = ("A young man in a red shirt and a black hat is riding a bicycle down a busy street "
             "while two women watch him from the corner.")  # 25 words
+LONG = (SENTENCE + " A little girl in a pink dress is climbing the stairs of a wooden playhouse while her "
+        "father sits on a bench and a brown dog sleeps in the grass.")  # 55 words
 
 
 def batch_cli(name: str, sentences: list[str]) -> dict:
@@ -40,17 +42,17 @@ def batch_cli(name: str, sentences: list[str]) -> dict:
             "sentences_per_s": round(len(sentences) / seconds, 1)}
 
 
-def interactive(translators: list[Translator], repeats: int) -> dict:
+def interactive(translators: list[Translator], repeats: int, sentence: str) -> dict:
     cfg = SearchConfig(beam=5, trace=True)
     for t in translators:
-        t.translate([SENTENCE], cfg)  # warm-up
+        t.translate([sentence], cfg)  # warm-up
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         for t in translators:
-            t.translate([SENTENCE], cfg)
+            t.translate([sentence], cfg)
         times.append((time.perf_counter() - start) * 1000)
-    return {"bench": "interactive_both_models_beam5_traced", "words": len(SENTENCE.split()), **percentiles(times)}
+    return {"bench": "interactive_both_models_beam5_traced", "words": len(sentence.split()), **percentiles(times)}
 
 
 def evaluate_page(translators: list[Translator], sentences: list[str]) -> dict:
@@ -69,7 +71,8 @@ def main() -> None:
     for name in NAMES:
         print(json.dumps({**batch_cli(name, sentences), "data": origin}), flush=True)
     translators = [Translator.from_checkpoint(CHECKPOINTS / n) for n in NAMES]
-    print(json.dumps(interactive(translators, args.repeats)), flush=True)
+    for sentence in (SENTENCE, LONG):
+        print(json.dumps(interactive(translators, args.repeats, sentence)), flush=True)
     print(json.dumps({**evaluate_page(translators, sentences), "data": origin}), flush=True)
 
 
