@@ -18,7 +18,7 @@ def render() -> None:
     scores = [_score_rows(name, common.card(name)) for name in names]  # malformed cards give no rows
     rows = [row for group in scores for row in group]
     if rows:
-        st.subheader("Test scores (beam 5)")
+        st.subheader("Test scores")
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="models_scores")
     for name in names:
         with st.expander(name, expanded=len(names) <= 3):
@@ -55,7 +55,7 @@ def _score_rows(name: str, card: dict) -> list[dict]:
     for test_set, scores in (test_scores.items() if isinstance(test_scores, dict) else []):
         if not isinstance(scores, dict):
             continue
-        rows.append({"model": name, "test set": test_set, "BLEU": scores.get("bleu"),
+        rows.append({"model": name, "test set": test_set, "decoding": scores.get("decoding"), "BLEU": scores.get("bleu"),
                      "BLEU (lowercased)": scores.get("bleu_lc"), "chrF": scores.get("chrf"),
                      "sentences": scores.get("sentences")})
     return rows
