@@ -204,14 +204,8 @@ def reservoir_sample(pairs: Iterator[tuple[str, str]], n: int, seed: int) -> lis
     return sample
 
 
-def iter_chunks(items: Sequence, size: int) -> Iterator[Sequence]:
-    """Consecutive slices of ``items`` of at most ``size`` elements."""
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-def iter_chunks_stream(items: Iterable, size: int) -> Iterator[list]:
-    """Consecutive lists of at most ``size`` elements from any iterable (a stream)."""
+def iter_chunks(items: Iterable, size: int) -> Iterator[list]:
+    """Consecutive lists of at most ``size`` elements from any iterable (a list or a stream)."""
     iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk

@@ -17,7 +17,7 @@ import torch
 
 from .data import pad
 from .seq2seq import NMTModel
-from .trace import BeamNode, Trace
+from .trace import BeamNode
 from .vocab import BOS, EOS, UNK, Vocab
 
 KEPT, PRUNED, FINISHED = 0, 1, 2
@@ -43,7 +43,6 @@ class Hypothesis:
     ids: list[int]
     logprob: float
     norm_score: float
-    node: int = -1  # beam-tree node id when traced
 
 
 def _norm(logprob, length: int, alpha: float):
@@ -57,9 +56,8 @@ def _max_lengths(src_len: torch.Tensor, cfg: SearchConfig) -> torch.Tensor:
 class _Recorder:
     """Collects per-step tensors (CPU) and turns them into beam trees and traces."""
 
-    def __init__(self, src_lens: list[int], topk: int):
+    def __init__(self, src_lens: list[int]):
         self.steps: list[dict] = []
-        self.topk = topk
         self.src_lens = src_lens  # real source length per sentence: evidence is cut to it
         self.n_sent = len(src_lens)
 
@@ -126,7 +124,7 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
     active = torch.arange(n, device=dev)  # original index of each active sentence
     max_len = _max_lengths(src_len, cfg).to(dev)
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    recorder = _Recorder(src_len.tolist(), cfg.topk) if cfg.trace else None
+    recorder = _Recorder(src_len.tolist()) if cfg.trace else None
     for t in range(int(max_len.max())):
         alpha_override = _attend_override(attend, t, enc)
         out = model.decoder.step(y, state, enc, alpha_override)

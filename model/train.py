@@ -25,7 +25,7 @@ from tqdm import tqdm
 from .checkpoint import CheckpointError, load_checkpoint, read_json, save_checkpoint
 from .config import Config, preset
 from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
-                   iter_chunks_stream, join_examples, make_batch, read_parallel, reservoir_sample, stream_pairs)
+                   join_examples, make_batch, read_parallel, reservoir_sample, stream_pairs)
 from .metrics import bleu
 from .search import SearchConfig, greedy_search
 from .distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
@@ -86,7 +86,7 @@ class Data:
         t = self.t
         rng = random.Random(t.seed * 1_000_003 + epoch)
         pool = t.batch_size * t.pool_batches * max(1, round(1 + t.join_prob * (t.join_max - 1)))
-        for chunk in iter_chunks_stream(stream_pairs(*self.paths), pool):
+        for chunk in iter_chunks(stream_pairs(*self.paths), pool):
             src_ids, tgt_ids, _ = self.encode([s for s, _ in chunk], [t_ for _, t_ in chunk])
             src, tgt = join_examples(src_ids, tgt_ids, t.join_prob, t.join_max, rng)
             for index in bucket_batches(src, tgt, t.batch_size, t.pool_batches, rng):

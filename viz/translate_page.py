@@ -2,7 +2,6 @@
 what-if re-decoding and saliency. Widgets here; figures in viz/*; decoding in model/*."""
 from __future__ import annotations
 
-import html
 import json
 import time
 

@@ -1,10 +1,7 @@
 """Huge files and gzip bombs: one clear error, and memory stays bounded (peak RSS measured)."""
-import gzip
 import subprocess
 import sys
 import zlib
-
-import pytest
 
 PROBE = """
 import resource, sys
