@@ -23,7 +23,7 @@ from bench.common import corpus  # noqa: E402
 from model.config import ModelConfig, preset  # noqa: E402
 from model.data import epoch_batches, make_batch  # noqa: E402
 from model.seq2seq import NMTModel  # noqa: E402
-from model.train import loss_fn  # noqa: E402
+from model.train import loss_fn, make_optimizer  # noqa: E402
 from model.vocab import train_vocab  # noqa: E402
 
 PEAK_GFLOPS = {"fp32": 190.0, "bf16": 400.0}  # measured matmul peak of the 2-core dev machine
@@ -40,7 +40,7 @@ def step(model, optimizer, batch, bf16: bool) -> None:
 def measure(cfg: ModelConfig, src, tgt, steps: int, bf16: bool, join_prob: float) -> dict:
     torch.manual_seed(0)
     model = NMTModel(cfg).train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    optimizer = make_optimizer(model, preset("cpu"))  # as model.train builds it
     ex_src, ex_tgt, batches = epoch_batches(src, tgt, 0, 1, 80, 20, join_prob)
     for index in batches[:3]:  # warm-up
         step(model, optimizer, make_batch(ex_src, ex_tgt, index), bf16)

@@ -6,12 +6,19 @@
 Exports ``RUN/best`` as fp16, scores it on the Multi30k test sets (beam 5, length-normalised,
 plus greedy on test_2016_flickr), runs the length stress test (k = 1..4 joined lines), and
 writes ``card.json`` with the training log, timings and every score with its signature.
+
+    python -m model.card --ablation runs/rnnsearch-noaug --label "no length augmentation" \
+        --out checkpoints/rnnsearch-en-fr --data-dir ../shared/data/multi30k --command "..."
+
+scores another run the same way (exported to fp16 like the shipped model) and adds it to the
+card at ``--out`` under ``ablations``, so the card shows what a training choice bought.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -99,14 +106,37 @@ def build(run_dir: Path, out: Path, data_dir: Path, command: str) -> dict:
     return card
 
 
+def add_ablation(run_dir: Path, card_dir: Path, data_dir: Path, label: str, command: str) -> dict:
+    """Score ``run_dir``'s best checkpoint like a shipped one and record it in ``card_dir``'s card."""
+    card = json.loads((card_dir / CARD).read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        translator = Translator.from_checkpoint(export(run_dir / "best", Path(tmp) / run_dir.name))
+    train_cfg = json.loads((run_dir / "config.json").read_text())["train"]
+    langs = train_cfg["src_lang"], train_cfg["tgt_lang"]
+    summary, _ = training_summary(run_dir)
+    entry = {"label": label, "command": command, "join_prob": train_cfg["join_prob"], "training": summary,
+             "test_scores": score_test_sets(translator, data_dir, *langs),
+             "length_stress": stress_scores(translator, data_dir, *langs)}
+    card["ablations"] = [a for a in card.get("ablations", []) if a["label"] != label] + [entry]
+    (card_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    return entry
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.card", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", required=True, help="training output folder (with best/ and log.jsonl)")
-    parser.add_argument("--out", required=True, help="checkpoint folder to write")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", help="training output folder (with best/ and log.jsonl) to ship")
+    source.add_argument("--ablation", help="training output folder to score and add to the card at --out")
+    parser.add_argument("--label", default="ablation", help="what the --ablation run changed")
+    parser.add_argument("--out", required=True, help="checkpoint folder to write (or whose card to extend)")
     parser.add_argument("--data-dir", default="../shared/data/multi30k", help="Multi30k folder")
     parser.add_argument("--command", default="", help="the exact training command, recorded in the card")
     args = parser.parse_args(argv)
+    if args.ablation:
+        entry = add_ablation(Path(args.ablation), Path(args.out), Path(args.data_dir), args.label, args.command)
+        print(f"added {args.label!r} to {args.out}/{CARD}: {entry['test_scores'][TEST_SETS[0]]['bleu']} BLEU")
+        return 0
     card = build(Path(args.run), Path(args.out), Path(args.data_dir), args.command)
     print(f"wrote {args.out}/{CARD}: {card['test_scores'][TEST_SETS[0]]['bleu']} BLEU on {TEST_SETS[0]}")
     return 0

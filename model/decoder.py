@@ -33,6 +33,12 @@ class EncoderState:
                        summary=pick(self.summary), keys=pick(self.keys),
                        fixed_gates=pick(self.fixed_gates))
 
+    def head(self, k: int) -> "EncoderState":
+        """The first ``k`` rows, as views (no copy): the sentences still decoding at a step."""
+        cut = lambda t: None if t is None else t[:k]  # noqa: E731
+        return replace(self, annotations=self.annotations[:k], mask=self.mask[:k], summary=self.summary[:k],
+                       keys=cut(self.keys), fixed_gates=cut(self.fixed_gates))
+
 
 @dataclass
 class Step:
@@ -109,9 +115,10 @@ class Decoder(nn.Module):
         candidate = torch.tanh(input_gates[:, 2 * n:] + norm(self.ln_u, self.U(r * s_prev)))
         return s_prev + z * (candidate - s_prev)  # = (1 - z) s_prev + z candidate
 
-    def readout(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """Deep output for any leading shape (..., n), (..., m), (..., 2n) -> logits (..., V)."""
-        t_tilde = self.U_o(s) + self.V_o(emb) + self.C_o(c)  # (..., 2l)
+    def readout(self, s: torch.Tensor, emb: torch.Tensor, c_out: torch.Tensor) -> torch.Tensor:
+        """Deep output for any leading shape: s (..., n), E y (..., m), c_out = C_o c (..., 2l)
+        -> logits (..., V). The caller forms C_o c so RNNencdec can do it once per sentence."""
+        t_tilde = self.U_o(s) + self.V_o(emb) + c_out  # (..., 2l)
         t = t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1)  # (..., l) maxout over pairs
         return self.W_o(self.dropout(t))
 
@@ -121,29 +128,50 @@ class Decoder(nn.Module):
         emb = self.embed(y_prev)  # (batch, m)
         c, c_gates, alpha, energies = self.context(s_prev, enc, alpha_override)
         s = self.gru(self.W(emb) + c_gates, s_prev)
-        logprobs = torch.log_softmax(self.readout(s, emb, c).float(), dim=-1)
+        logprobs = torch.log_softmax(self.readout(s, emb, self.C_o(c)).float(), dim=-1)
         return Step(logprobs, s, alpha, energies)
 
     def forward(self, tgt_in: torch.Tensor, enc: EncoderState):
-        """Teacher forcing. tgt_in (batch, T) -> logits (batch, T, V), alpha (batch, T, src_len) | None.
+        """Teacher forcing, the fast path of ``step``. tgt_in (batch, T): each row's real tokens
+        first, then PAD. Returns logits (batch, T, V) and alpha (batch, T, src_len) | None,
+        zeros at padding. Training uses ``packed``, which skips the scatter."""
+        logits, alpha, positions = self.packed(tgt_in, enc)
+        batch, T = tgt_in.shape
+        scatter = lambda x: x.new_zeros(batch * T, x.size(-1)).index_copy(0, positions, x).unflatten(0, (batch, T))  # noqa: E731
+        return scatter(logits), None if alpha is None else scatter(alpha)
 
-        The fast path of ``step``: E y and W E y for all steps in one product each, the
-        deep output for all steps after the loop; only the recurrence stays per step.
+    def packed(self, tgt_in: torch.Tensor, enc: EncoderState):
+        """Teacher forcing on real positions only -> logits (N, V), alpha (N, src_len) | None and
+        positions (N,) into the flattened (batch * T) grid, for the N non-PAD tokens of tgt_in.
+
+        Rows are sorted by length, so step t runs the recurrence on just the k_t sentences
+        still going (a prefix of rows, no copies) and no FLOP is spent on padding. E y, W E y
+        and the deep output are one product each over all N tokens, outside the loop.
         """
-        emb = self.dropout(self.embed(tgt_in))  # (batch, T, m)
-        # unbind, not input_gates[:, i]: the backward of indexing would allocate and add a
-        # full (batch, T, 3n) gradient at every step, O(T^2) memory traffic.
-        input_gates = self.W(emb).unbind(1)  # T x (batch, 3n)
-        s = self.init_state(enc.summary)
+        batch, T = tgt_in.shape
+        lengths = (tgt_in != PAD).sum(1)  # (batch,)
+        order = torch.argsort(lengths, descending=True, stable=True)  # (batch,) longest first
+        real = torch.arange(T, device=tgt_in.device).unsqueeze(1) < lengths[order].unsqueeze(0)  # (T, batch)
+        step_rows = real.nonzero()  # (N, 2) [t, sorted row], time-major: step t's rows are 0..k_t-1
+        active = [k for k in real.sum(1).tolist() if k]  # k_t per step
+        enc = enc.select(order)
+        emb = self.dropout(self.embed(tgt_in.index_select(0, order).t()[real]))  # (N, m)
         states, contexts, alphas = [], [], []
-        for gates in input_gates:
-            c, c_gates, alpha, _ = self.context(s, enc)
+        s = self.init_state(enc.summary)  # (batch, n)
+        going = enc
+        for gates, k in zip(self.W(emb).split(active), active):  # gates (k_t, 3n)
+            if k < going.mask.size(0):  # slice only when k changes: each slice's backward
+                going = enc.head(k)  # zero-fills a full-size gradient once, not once per step
+            s = s[:k]
+            c, c_gates, alpha, _ = self.context(s, going)
             s = self.gru(gates + c_gates, s)
             states.append(s)
             contexts.append(c)
             alphas.append(alpha)
-        states = torch.stack(states, dim=1)  # (batch, T, n)
+        rows = step_rows[:, 1]  # (N,) sorted row of each token
         if self.attention is None:
-            contexts = enc.summary.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (batch, T, 2n)
-            return self.readout(states, emb, contexts), None
-        return self.readout(states, emb, torch.stack(contexts, dim=1)), torch.stack(alphas, dim=1)
+            c_out, alpha = self.C_o(enc.summary)[rows], None  # fixed context: C_o c once per sentence
+        else:
+            c_out, alpha = self.C_o(torch.cat(contexts)), torch.cat(alphas)
+        logits = self.readout(torch.cat(states), emb, c_out)  # (N, V)
+        return logits, alpha, order[rows] * T + step_rows[:, 0]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .layernorm_gru import LayerNormBiGRU
 from .vocab import PAD
@@ -12,8 +11,10 @@ from .vocab import PAD
 class Encoder(nn.Module):
     """Reads the source both ways; annotation h_j = [forward h_j ; backward h_j].
 
-    Sequences are packed so padding never enters either direction: the backward
-    GRU starts at each sentence's own last word, not at the batch's longest.
+    Padding never enters either direction: the backward GRU reads each sentence reversed
+    within its own length, so it starts at the sentence's last word, not at the batch's
+    longest. (Both directions run on padded batches rather than a PackedSequence: on CPU
+    the packed GRU's backward re-zeroes a whole (tokens, 3n) gradient at every time step.)
     """
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, dropout: float, layer_norm: bool = False):
@@ -34,7 +35,30 @@ class Encoder(nn.Module):
         if isinstance(self.rnn, LayerNormBiGRU):
             mask = torch.arange(x.size(1), device=x.device).unsqueeze(0) < src_len.to(x.device).unsqueeze(1)
             return self.rnn(x, mask)
-        packed = pack_padded_sequence(x, src_len.cpu(), batch_first=True, enforce_sorted=False)
-        out, h_n = self.rnn(packed)  # h_n: (2, batch, n), [forward last ; backward first]
-        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
-        return annotations, torch.cat([h_n[0], h_n[1]], dim=-1)
+        src_len = src_len.to(x.device)
+        batch, length, _ = x.shape
+        mask = torch.arange(length, device=x.device).unsqueeze(0) < src_len.unsqueeze(1)  # (batch, src_len)
+        forward = self.direction(x, "")  # (batch, src_len, n)
+        backward = reverse_within(self.direction(reverse_within(x, src_len), "_reverse"), src_len)
+        annotations = torch.cat([forward, backward], dim=-1) * mask.unsqueeze(-1)  # (batch, src_len, 2n)
+        last = forward[torch.arange(batch, device=x.device), src_len - 1]  # forward h_Tx (batch, n)
+        return annotations, torch.cat([last, backward[:, 0]], dim=-1)
+
+    def direction(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
+        """One direction of the bidirectional nn.GRU (its ``_l0`` or ``_l0_reverse`` weights)
+        run forward over x (batch, len, m) -> (batch, len, n). ``torch._VF.gru`` is the kernel
+        nn.GRU itself calls; using it per direction keeps nn.GRU's parameter names."""
+        rnn = self.rnn
+        weights = [getattr(rnn, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        h0 = x.new_zeros(1, x.size(0), rnn.hidden_size)
+        out, _ = torch._VF.gru(x, h0, weights, True, 1, 0.0, self.training, False, True)
+        return out
+
+
+def reverse_within(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each row's first lengths[b] positions of x (batch, len, d); padding stays put.
+    Its own inverse."""
+    steps = torch.arange(x.size(1), device=x.device).unsqueeze(0)  # (1, len)
+    flipped = lengths.unsqueeze(1) - 1 - steps  # (batch, len)
+    index = torch.where(flipped >= 0, flipped, steps)
+    return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.size(2)))

@@ -51,9 +51,17 @@ class NMTModel(nn.Module):
         annotations, summary = self.encoder(src, src_len)
         return self.decoder.prepare(annotations, src != PAD, summary)
 
-    def forward(self, src, src_len, tgt_in):
-        """Teacher-forced logits (batch, T, V) and attention (batch, T, src_len) or None."""
-        return self.decoder(tgt_in, self.encode(src, src_len))
+    def forward(self, src, src_len, tgt_in, packed: bool = False):
+        """Teacher-forced logits (batch, T, V) and attention (batch, T, src_len) or None.
+
+        ``packed=True`` (training): logits (N, V) of the N real target positions and their
+        positions (N,) in the flattened (batch * T) grid; see ``Decoder.packed``.
+        """
+        enc = self.encode(src, src_len)
+        if packed:
+            logits, _, positions = self.decoder.packed(tgt_in, enc)
+            return logits, positions
+        return self.decoder(tgt_in, enc)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -52,8 +52,27 @@ def card_section(card: dict, folder: Path) -> str:
         out += [f"| {r['k']} | {r['items']} | {r['source_words']} | {r['bleu']} | {r['length_ratio']} |"
                 for r in card["length_stress"]]
         out.append("")
+    for ablation in card.get("ablations", []):
+        out += ablation_section(card, ablation)
     out += ["### Training curves", "", curves(card, folder), "", f"### Limitations\n\n{card['limitations']}\n"]
     return "\n".join(out)
+
+
+def ablation_section(card: dict, ablation: dict) -> list[str]:
+    """This model against the same recipe with one change, on every test set and stress level."""
+    t = ablation["training"]
+    out = [f"### Ablation: {ablation['label']}", "",
+           f"Trained with `{ablation['command']}`: {t['epochs']} epochs in {t['wall_minutes']} min, best validation "
+           f"BLEU {t['best_val_bleu']} (greedy) at epoch {t['best_epoch']}. Same decoding and scoring as above.", "",
+           f"| test set | decoding | this model BLEU | {ablation['label']} BLEU | difference |", "|---|---|---|---|---|"]
+    for name, theirs in ablation["test_scores"].items():
+        ours = card["test_scores"][name]["bleu"]
+        out.append(f"| {name} | {theirs['decoding']} | {ours} | {theirs['bleu']} | {ours - theirs['bleu']:+.2f} |")
+    out += ["", f"| k (joined lines) | this model BLEU / length ratio | {ablation['label']} BLEU / length ratio |",
+            "|---|---|---|"]
+    for ours, theirs in zip(card.get("length_stress", []), ablation["length_stress"]):
+        out.append(f"| {ours['k']} | {ours['bleu']} / {ours['length_ratio']} | {theirs['bleu']} / {theirs['length_ratio']} |")
+    return out + [""]
 
 
 def curves(card: dict, folder: Path) -> str:

@@ -2,7 +2,7 @@
 import json
 import shutil
 
-from model.card import TEST_SETS, build
+from model.card import TEST_SETS, build, main as card_main
 from model.translate import Translator
 from viz import model_cards
 
@@ -27,3 +27,26 @@ def test_card_and_readme(tiny_checkpoints, tiny_corpus, tmp_path):
     assert model_cards.main([str(tmp_path / "ship")]) == 0
     readme = (tmp_path / "ship" / "README.md").read_text()
     assert "## rnnsearch-tiny" in readme and "| test_2017_mscoco |" in readme and "Limitations" in readme
+
+
+def test_ablation_is_scored_and_rendered_next_to_the_card(tiny_checkpoints, tiny_corpus, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(tiny_corpus, data)
+    for name in TEST_SETS:
+        for lang in ("en", "fr"):
+            shutil.copy(data / f"val.{lang}", data / f"{name}.{lang}")
+    out = tmp_path / "ship" / "rnnsearch-tiny"
+    build(tiny_checkpoints["rnnsearch"].parent, out, data, "train A")
+    other = str(tiny_checkpoints["rnnencdec"].parent)
+    args = ["--ablation", other, "--label", "no attention", "--out", str(out), "--data-dir", str(data), "--command", "train B"]
+    assert card_main(args) == 0
+    assert card_main(args) == 0  # the same label again replaces, not duplicates
+    card = json.loads((out / "card.json").read_text())
+    assert [a["label"] for a in card["ablations"]] == ["no attention"]
+    ablation = card["ablations"][0]
+    assert set(ablation["test_scores"]) == set(card["test_scores"]) and len(ablation["length_stress"]) == 4
+    model_cards.main([str(tmp_path / "ship")])
+    readme = (tmp_path / "ship" / "README.md").read_text()
+    assert "### Ablation: no attention" in readme and "`train B`" in readme
+    first = card["test_scores"]["test_2016_flickr"]["bleu"] - ablation["test_scores"]["test_2016_flickr"]["bleu"]
+    assert f"{first:+.2f} |" in readme

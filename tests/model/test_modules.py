@@ -31,6 +31,27 @@ def test_annotations_shape_and_zero_padding():
     assert (annotations[1, 3:] == 0).all() and (annotations[2, 1:] == 0).all()
 
 
+
+def test_encoder_equals_packed_bidirectional_gru_reference():
+    """The per-direction padded fast path equals nn.GRU on a PackedSequence, values and
+    gradients, with rows in no particular length order."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    m = model("rnnsearch")
+    seqs = [[10, 11, 12], [5, 6, 7, 8, 9], [13]]
+    lengths = torch.tensor([len(s) for s in seqs])
+    x = m.encoder.embed(pad(seqs)).detach().requires_grad_(True)
+    fast, fast_summary = m.encoder.encode_embedded(x, lengths)
+    ref_x = x.detach().clone().requires_grad_(True)
+    out, h_n = m.encoder.rnn(pack_padded_sequence(ref_x, lengths, batch_first=True, enforce_sorted=False))
+    ref, _ = pad_packed_sequence(out, batch_first=True, total_length=5)
+    torch.testing.assert_close(fast, ref, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(fast_summary, torch.cat([h_n[0], h_n[1]], dim=-1), atol=1e-6, rtol=1e-5)
+    weights = torch.randn_like(fast)
+    (fast * weights).sum().backward()
+    (ref * weights).sum().backward()
+    torch.testing.assert_close(x.grad, ref_x.grad, atol=1e-6, rtol=1e-5)
+
 def test_summary_is_forward_last_and_backward_first():
     annotations, summary = encode(model("rnnsearch"), SRC)
     for row, seq in enumerate(SRC):
@@ -55,22 +76,40 @@ def test_initial_state_uses_backward_first_annotation():
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_teacher_forced_fast_path_equals_step_by_step(arch):
-    """The fast path (precomputed input projections, batched readout) equals ``step``."""
+    """The fast path (precomputed input projections, shrinking batch, batched readout) equals
+    ``step`` at every real position, whatever the order of row lengths; padding gets zeros."""
     m = model(arch)
     src, src_len = pad(SRC), torch.tensor([5, 3, 1])
-    tgt_in = torch.tensor([[BOS, 4, 5, 6], [BOS, 7, 8, 0], [BOS, 9, 0, 0]])
+    tgt_in = torch.tensor([[BOS, 4, 5, 0, 0], [BOS, 7, 8, 6, 5], [BOS, 9, 0, 0, 0]])
+    real = tgt_in != 0
     with torch.no_grad():
         logits, alpha = m(src, src_len, tgt_in)
         enc = m.encode(src, src_len)
         state = m.decoder.init_state(enc.summary)
         for i in range(tgt_in.size(1)):
             step = m.decoder.step(tgt_in[:, i], state, enc)
-            torch.testing.assert_close(torch.log_softmax(logits[:, i], -1), step.logprobs, atol=1e-5, rtol=1e-5)
+            rows = real[:, i]
+            torch.testing.assert_close(torch.log_softmax(logits[rows, i], -1), step.logprobs[rows],
+                                       atol=1e-5, rtol=1e-5)
             if arch == "rnnsearch":
-                torch.testing.assert_close(alpha[:, i], step.alpha, atol=1e-5, rtol=1e-5)
+                torch.testing.assert_close(alpha[rows, i], step.alpha[rows], atol=1e-5, rtol=1e-5)
             state = step.state
-    assert logits.shape == (3, 4, 29)
+    assert logits.shape == (3, 5, 29)
+    assert (logits[~real] == 0).all()
     assert (alpha is None) == (arch == "rnnencdec")
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_packed_logits_are_the_real_positions_of_the_padded_ones(arch):
+    m = model(arch)
+    src, src_len = pad(SRC), torch.tensor([5, 3, 1])
+    tgt_in = torch.tensor([[BOS, 4, 0, 0], [BOS, 7, 8, 6], [BOS, 9, 5, 0]])
+    with torch.no_grad():
+        padded, _ = m(src, src_len, tgt_in)
+        packed, positions = m(src, src_len, tgt_in, packed=True)
+    assert packed.shape == (9, 29)
+    assert sorted(positions.tolist()) == (tgt_in != 0).flatten().nonzero().squeeze(1).tolist()
+    torch.testing.assert_close(packed, padded.flatten(0, 1)[positions])
 
 
 def test_rnnencdec_has_no_attention_parameters_and_fixed_context():

@@ -62,3 +62,26 @@ def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
     assert main(["--preset", "tiny", "--set", "train.data_dir=" + str(tmp_path / "none")]) == 2
     assert "no train.en.gz or train.en" in capsys.readouterr().err
     assert main(["--preset", "nope"]) == 2
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_bf16_autocast_loss_and_gradients_track_fp32(arch):
+    """Same batch, same weights: bf16 autocast (the fast option) gives the fp32 loss to
+    bf16 precision and gradients pointing the same way."""
+    from model.config import ModelConfig
+    from model.data import make_batch
+    from model.seq2seq import NMTModel
+    from model.train import loss_fn
+
+    torch.manual_seed(0)
+    model = NMTModel(ModelConfig(arch=arch, src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7,
+                                 align_dim=9, maxout=3, dropout=0.0))
+    batch = make_batch([[5, 6, 7, 8, 9], [10, 11, 12], [13]], [[4, 5], [6, 7, 8, 9], [10, 11, 12]], [0, 1, 2])
+    results = {}
+    for bf16 in (False, True):
+        model.zero_grad()
+        loss = loss_fn(model, batch, 0.1, bf16)
+        loss.backward()
+        results[bf16] = loss.item(), torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+    assert results[True][0] == pytest.approx(results[False][0], rel=2e-2)
+    assert torch.nn.functional.cosine_similarity(results[True][1], results[False][1], dim=0) > 0.99

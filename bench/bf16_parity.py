@@ -1,0 +1,62 @@
+"""Does bf16 autocast train as well as fp32? Issue 3 allows bf16 for the speed targets only if
+validation BLEU after a fixed number of steps matches fp32 within 0.5.
+
+    python bench/bf16_parity.py [--steps 726] [--threads 2] [--arch rnnsearch rnnencdec]
+
+For each architecture, trains the issue's reference size (the ``cpu`` preset without length
+augmentation) twice from the same seed and data order, once in fp32 and once under bf16
+autocast, for ``--steps`` updates (726 = two epochs of Multi30k at 80 sentences per batch),
+then prints one JSON line with both greedy validation BLEUs (sacrebleu), their difference and
+each run's training tokens/s. Needs ../shared/data/multi30k (or ``--data-dir``). Runs go to
+runs/bench/parity-<arch>-<precision>/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import SHARED  # noqa: E402
+from model.config import preset  # noqa: E402
+from model.train import train  # noqa: E402
+
+TOLERANCE = 0.5  # BLEU, from issue 3
+
+
+def run(arch: str, bf16: bool, steps: int, threads: int, data_dir: Path, out: Path) -> dict:
+    """Train one configuration from scratch; return its last log record (val BLEU, tokens/s)."""
+    cfg = preset("cpu")
+    cfg.model.arch = arch
+    t = cfg.train
+    t.data_dir, t.out_dir, t.join_prob, t.bf16 = str(data_dir), str(out), 0.0, bf16
+    t.max_steps, t.epochs, t.threads, t.seed, t.save_every, t.time_limit_min = steps, 10**6, threads, 1, 10**9, 0
+    train(cfg, resume=False, show_bar=False)
+    return json.loads((out / "log.jsonl").read_text().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=726)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--arch", nargs="+", default=["rnnsearch", "rnnencdec"])
+    parser.add_argument("--data-dir", type=Path, default=SHARED)
+    parser.add_argument("--out", type=Path, default=Path("runs/bench"))
+    args = parser.parse_args()
+    if not args.data_dir.is_dir():
+        sys.exit(f"error: no Multi30k at {args.data_dir}; pass --data-dir")
+    for arch in args.arch:
+        records = {p: run(arch, p == "bf16", args.steps, args.threads, args.data_dir, args.out / f"parity-{arch}-{p}")
+                   for p in ("fp32", "bf16")}
+        diff = records["bf16"]["val_bleu"] - records["fp32"]["val_bleu"]
+        print(json.dumps({"arch": arch, "steps": args.steps,
+                          **{f"{p}_val_bleu": round(r["val_bleu"], 2) for p, r in records.items()},
+                          "bf16_minus_fp32": round(diff, 2), "within_tolerance": abs(diff) <= TOLERANCE,
+                          **{f"{p}_tokens_per_s": round(r["tokens_per_s"]) for p, r in records.items()},
+                          "signature": records["fp32"]["val_bleu_signature"]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
