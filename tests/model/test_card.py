@@ -7,12 +7,18 @@ from model.translate import Translator
 from viz import model_cards
 
 
-def test_card_and_readme(tiny_checkpoints, tiny_corpus, tmp_path):
+def data_with_test_sets(corpus, tmp_path):
+    """The tiny corpus plus its val split copied under each Multi30k test-set name."""
     data = tmp_path / "data"
-    shutil.copytree(tiny_corpus, data)
+    shutil.copytree(corpus, data)
     for name in TEST_SETS:
         for lang in ("en", "fr"):
             shutil.copy(data / f"val.{lang}", data / f"{name}.{lang}")
+    return data
+
+
+def test_card_and_readme(tiny_checkpoints, tiny_corpus, tmp_path):
+    data = data_with_test_sets(tiny_corpus, tmp_path)
     run = tiny_checkpoints["rnnsearch"].parent
     out = tmp_path / "ship" / "rnnsearch-tiny"
     card = build(run, out, data, "python -m model.train --preset tiny")
@@ -30,11 +36,7 @@ def test_card_and_readme(tiny_checkpoints, tiny_corpus, tmp_path):
 
 
 def test_ablation_is_scored_and_rendered_next_to_the_card(tiny_checkpoints, tiny_corpus, tmp_path):
-    data = tmp_path / "data"
-    shutil.copytree(tiny_corpus, data)
-    for name in TEST_SETS:
-        for lang in ("en", "fr"):
-            shutil.copy(data / f"val.{lang}", data / f"{name}.{lang}")
+    data = data_with_test_sets(tiny_corpus, tmp_path)
     out = tmp_path / "ship" / "rnnsearch-tiny"
     build(tiny_checkpoints["rnnsearch"].parent, out, data, "train A")
     other = str(tiny_checkpoints["rnnencdec"].parent)
