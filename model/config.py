@@ -67,7 +67,7 @@ class TrainConfig:
     max_len: int = 80  # pairs with more subword tokens on either side are dropped from training
     join_prob: float = 0.0  # length augmentation: chance an example is 2-4 pairs joined (issue 10)
     join_max: int = 4  # most training pairs joined into one augmented example
-    batch_size: int = 80  # sentences per batch (the paper used 80)
+    batch_size: int = 80  # training pairs per batch (the paper used 80); a joined example counts its pairs
     pool_batches: int = 20  # batches sorted by length together, as in the paper (Appendix B)
     epochs: int = 15  # maximum number of passes over the training data
     optimizer: str = "adam"  # "adam" or "adadelta" (the paper's: rho 0.95, eps 1e-6)

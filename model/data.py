@@ -12,7 +12,7 @@ import sys
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import torch
 
@@ -98,21 +98,23 @@ def filter_by_length(src_ids: list[list[int]], tgt_ids: list[list[int]], max_len
 
 
 def join_examples(src_ids: Sequence[list[int]], tgt_ids: Sequence[list[int]], prob: float,
-                  max_join: int, rng: random.Random) -> tuple[list[list[int]], list[list[int]]]:
+                  max_join: int, rng: random.Random) -> tuple[list[list[int]], list[list[int]], list[int]]:
     """Length augmentation (issue 10): walk the pairs in a random order; at each position,
     with probability ``prob`` the next k (2..max_join) pairs become one example, sources
     joined with sources and targets with targets in the same order; otherwise the pair
-    stays alone. Every pair is used exactly once, so an epoch keeps its size."""
+    stays alone. Every pair is used exactly once, so an epoch keeps its size.
+    Returns (sources, targets, pairs joined in each example)."""
     order = list(range(len(src_ids)))
     rng.shuffle(order)
-    out_src, out_tgt, i = [], [], 0
+    out_src, out_tgt, sizes, i = [], [], [], 0
     while i < len(order):
         k = rng.randint(2, max_join) if prob > 0 and rng.random() < prob else 1
         group = order[i:i + k]
         out_src.append([tok for j in group for tok in src_ids[j]])
         out_tgt.append([tok for j in group for tok in tgt_ids[j]])
+        sizes.append(len(group))
         i += k
-    return out_src, out_tgt
+    return out_src, out_tgt, sizes
 
 
 @dataclass
@@ -150,16 +152,29 @@ def make_batch(src_ids, tgt_ids, index: list[int]) -> Batch:
                  tgt_in=pad(tgt, prefix=[BOS]), tgt_out=pad(tgt, suffix=[EOS]), index=list(index))
 
 
-def bucket_batches(src_ids, tgt_ids, batch_size: int, pool_batches: int, rng: random.Random) -> list[list[int]]:
+def bucket_batches(src_ids, tgt_ids, batch_size: int, pool_batches: int, rng: random.Random,
+                   sizes: Optional[Sequence[int]] = None) -> list[list[int]]:
     """Shuffle, then sort each pool of ``pool_batches`` batches by length and cut it into
-    batches (paper, Appendix B); finally shuffle the batch order. Returns index lists."""
+    batches (paper, Appendix B); finally shuffle the batch order. Returns index lists.
+
+    A batch holds at most ``batch_size`` training pairs, an example counting the ``sizes[i]``
+    pairs it joins (default 1): length augmentation then keeps the tokens per update and the
+    updates per epoch of plain training instead of making fewer, bigger updates."""
+    sizes = sizes or [1] * len(src_ids)
     order = list(range(len(src_ids)))
     rng.shuffle(order)
     pool = batch_size * pool_batches
     batches = []
     for start in range(0, len(order), pool):
         chunk = sorted(order[start:start + pool], key=lambda i: (len(src_ids[i]), len(tgt_ids[i])))
-        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+        batch, pairs = [], 0
+        for i in chunk:
+            if batch and pairs + sizes[i] > batch_size:
+                batches.append(batch)
+                batch, pairs = [], 0
+            batch.append(i)
+            pairs += sizes[i]
+        batches.append(batch)
     rng.shuffle(batches)
     return batches
 
@@ -169,8 +184,8 @@ def epoch_batches(src_ids, tgt_ids, epoch: int, seed: int, batch_size: int, pool
     """The examples and batch order of one epoch, a pure function of (seed, epoch) so a
     resumed run replays exactly the same data order."""
     rng = random.Random(seed * 1_000_003 + epoch)
-    src, tgt = join_examples(src_ids, tgt_ids, join_prob, join_max, rng)
-    return src, tgt, bucket_batches(src, tgt, batch_size, pool_batches, rng)
+    src, tgt, sizes = join_examples(src_ids, tgt_ids, join_prob, join_max, rng)
+    return src, tgt, bucket_batches(src, tgt, batch_size, pool_batches, rng, sizes)
 
 
 def stream_pairs(src_path: str | Path, tgt_path: str | Path) -> Iterator[tuple[str, str]]:

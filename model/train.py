@@ -88,8 +88,8 @@ class Data:
         pool = t.batch_size * t.pool_batches * max(1, round(1 + t.join_prob * (t.join_max - 1)))
         for chunk in iter_chunks(stream_pairs(*self.paths), pool):
             src_ids, tgt_ids, _ = self.encode([s for s, _ in chunk], [t_ for _, t_ in chunk])
-            src, tgt = join_examples(src_ids, tgt_ids, t.join_prob, t.join_max, rng)
-            for index in bucket_batches(src, tgt, t.batch_size, t.pool_batches, rng):
+            src, tgt, sizes = join_examples(src_ids, tgt_ids, t.join_prob, t.join_max, rng)
+            for index in bucket_batches(src, tgt, t.batch_size, t.pool_batches, rng, sizes):
                 yield src, tgt, index
 
 

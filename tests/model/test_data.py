@@ -81,7 +81,7 @@ def test_joined_examples_stay_aligned():
     """Source i is [i, i] and target i is [-i]: joining must keep the same order both sides."""
     src = [[i, i] for i in range(1, 301)]
     tgt = [[-i] for i in range(1, 301)]
-    out_src, out_tgt = join_examples(src, tgt, prob=0.5, max_join=4, rng=random.Random(1))
+    out_src, out_tgt, _ = join_examples(src, tgt, prob=0.5, max_join=4, rng=random.Random(1))
     seen = Counter()
     for s, t in zip(out_src, out_tgt):
         assert s[::2] == [-x for x in t] and 1 <= len(t) <= 4
@@ -91,8 +91,8 @@ def test_joined_examples_stay_aligned():
 
 def test_join_probability_and_determinism():
     src = [[i] for i in range(20000)]
-    out1, _ = join_examples(src, src, prob=0.3, max_join=4, rng=random.Random(7))
-    out2, _ = join_examples(src, src, prob=0.3, max_join=4, rng=random.Random(7))
+    out1, _, _ = join_examples(src, src, prob=0.3, max_join=4, rng=random.Random(7))
+    out2, _, _ = join_examples(src, src, prob=0.3, max_join=4, rng=random.Random(7))
     assert out1 == out2
     joined = sum(len(s) > 1 for s in out1) / len(out1)
     assert joined == pytest.approx(0.3, abs=0.02)

@@ -54,9 +54,24 @@ def test_bucketing_partitions_and_sorts(lengths, batch, pool, seed):
 @given(n=st.integers(1, 200), prob=st.floats(0, 1), seed=st.integers(0, 1000))
 def test_joining_uses_every_pair_once(n, prob, seed):
     src = [[i] for i in range(n)]
-    out, tgt = join_examples(src, [[-i] for i in range(n)], prob, 4, random.Random(seed))
+    out, tgt, sizes = join_examples(src, [[-i] for i in range(n)], prob, 4, random.Random(seed))
     assert sorted(x for s in out for x in s) == list(range(n))
     assert all([-x for x in s] == t for s, t in zip(out, tgt))
+    assert sizes == [len(s) for s in out]
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes=st.lists(st.integers(1, 4), min_size=1, max_size=300), batch=st.integers(4, 17),
+       pool=st.integers(1, 6), seed=st.integers(0, 1000))
+def test_batches_count_the_pairs_joined_examples_hold(sizes, batch, pool, seed):
+    """Each batch holds at most ``batch`` training pairs, and pools are not cut into more
+    batches than the pairs need (at most one batch per pool is not nearly full)."""
+    seqs = [[1] * k for k in sizes]
+    batches = bucket_batches(seqs, seqs, batch, pool, random.Random(seed), sizes)
+    assert sorted(i for b in batches for i in b) == list(range(len(seqs)))
+    assert all(sum(sizes[i] for i in b) <= batch for b in batches)
+    pools = -(-len(seqs) // (batch * pool))
+    assert sum(sum(sizes[i] for i in b) <= batch - 4 for b in batches) <= pools
 
 
 @settings(max_examples=100, deadline=None)
