@@ -33,7 +33,7 @@ def run(arch: str, bf16: bool, steps: int, threads: int, data_dir: Path, out: Pa
     t = cfg.train
     t.data_dir, t.out_dir, t.join_prob, t.bf16 = str(data_dir), str(out), 0.0, bf16
     t.max_steps, t.epochs, t.threads, t.seed, t.save_every, t.time_limit_min = steps, 10**6, threads, 1, 10**9, 0
-    train(cfg, resume=False, show_bar=False)
+    train(cfg, resume=False, log=lambda line: print(line, file=sys.stderr), show_bar=False)  # stdout: JSON only
     return json.loads((out / "log.jsonl").read_text().splitlines()[-1])
 
 
