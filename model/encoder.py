@@ -32,16 +32,14 @@ class Encoder(nn.Module):
 
     def encode_embedded(self, x: torch.Tensor, src_len: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The same from embeddings x (batch, src_len, m); saliency differentiates through this."""
-        if isinstance(self.rnn, LayerNormBiGRU):
-            mask = torch.arange(x.size(1), device=x.device).unsqueeze(0) < src_len.to(x.device).unsqueeze(1)
-            return self.rnn(x, mask)
         src_len = src_len.to(x.device)
-        batch, length, _ = x.shape
-        mask = torch.arange(length, device=x.device).unsqueeze(0) < src_len.unsqueeze(1)  # (batch, src_len)
+        mask = torch.arange(x.size(1), device=x.device).unsqueeze(0) < src_len.unsqueeze(1)  # (batch, src_len)
+        if isinstance(self.rnn, LayerNormBiGRU):
+            return self.rnn(x, mask)
         forward = self.direction(x, "")  # (batch, src_len, n)
         backward = reverse_within(self.direction(reverse_within(x, src_len), "_reverse"), src_len)
         annotations = torch.cat([forward, backward], dim=-1) * mask.unsqueeze(-1)  # (batch, src_len, 2n)
-        last = forward[torch.arange(batch, device=x.device), src_len - 1]  # forward h_Tx (batch, n)
+        last = forward[torch.arange(x.size(0), device=x.device), src_len - 1]  # forward h_Tx (batch, n)
         return annotations, torch.cat([last, backward[:, 0]], dim=-1)
 
     def direction(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
