@@ -13,6 +13,7 @@ from torch import nn
 
 from .attention import make_attention
 from .layernorm_gru import BlockLayerNorm
+from .dropout import Dropout
 from .vocab import PAD
 
 
@@ -80,7 +81,7 @@ class Decoder(nn.Module):
         self.V_o = nn.Linear(emb_dim, 2 * maxout, bias=False)
         self.C_o = nn.Linear(ctx, 2 * maxout, bias=False)
         self.W_o = nn.Linear(maxout, vocab_size)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def init_state(self, summary: torch.Tensor) -> torch.Tensor:
         """summary (batch, 2n) -> s_0 (batch, n) from the backward half (backward h_1)."""
@@ -88,8 +89,8 @@ class Decoder(nn.Module):
 
     def prepare(self, annotations, mask, summary) -> EncoderState:
         """Per-sentence work done once: U_a h_j for RNNsearch, C c for RNNencdec."""
-        annotations = self.dropout(annotations)
         if self.attention is not None:
+            annotations = self.dropout(annotations)  # RNNencdec never reads them: no dropout to pay
             return EncoderState(annotations, mask, summary, self.attention.keys(annotations), None)
         return EncoderState(annotations, mask, summary, None, self.C(summary))
 
@@ -118,9 +119,12 @@ class Decoder(nn.Module):
     def readout(self, s: torch.Tensor, emb: torch.Tensor, c_out: torch.Tensor) -> torch.Tensor:
         """Deep output for any leading shape: s (..., n), E y (..., m), c_out = C_o c (..., 2l)
         -> logits (..., V). The caller forms C_o c so RNNencdec can do it once per sentence."""
+        return self.W_o(self.maxout_features(s, emb, c_out))
+
+    def maxout_features(self, s: torch.Tensor, emb: torch.Tensor, c_out: torch.Tensor) -> torch.Tensor:
+        """t_i (..., l), after dropout: the deep output up to W_o (training fuses W_o with the loss)."""
         t_tilde = self.U_o(s) + self.V_o(emb) + c_out  # (..., 2l)
-        t = t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1)  # (..., l) maxout over pairs
-        return self.W_o(self.dropout(t))
+        return self.dropout(t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1))  # maxout over pairs
 
     def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: EncoderState,
              alpha_override=None) -> Step:
@@ -135,14 +139,16 @@ class Decoder(nn.Module):
         """Teacher forcing, the fast path of ``step``. tgt_in (batch, T): each row's real tokens
         first, then PAD. Returns logits (batch, T, V) and alpha (batch, T, src_len) | None,
         zeros at padding. Training uses ``packed``, which skips the scatter."""
-        logits, alpha, positions = self.packed(tgt_in, enc)
+        features, alpha, positions = self.packed(tgt_in, enc)
+        logits = self.W_o(features)  # (N, V)
         batch, T = tgt_in.shape
         scatter = lambda x: x.new_zeros(batch * T, x.size(-1)).index_copy(0, positions, x).unflatten(0, (batch, T))  # noqa: E731
         return scatter(logits), None if alpha is None else scatter(alpha)
 
     def packed(self, tgt_in: torch.Tensor, enc: EncoderState):
-        """Teacher forcing on real positions only -> logits (N, V), alpha (N, src_len) | None and
-        positions (N,) into the flattened (batch * T) grid, for the N non-PAD tokens of tgt_in.
+        """Teacher forcing on real positions only -> maxout features t_i (N, l) (logits are
+        ``W_o(t)``), alpha (N, src_len) | None and positions (N,) into the flattened (batch * T)
+        grid, for the N non-PAD tokens of tgt_in.
 
         Rows are sorted by length, so step t runs the recurrence on just the k_t sentences
         still going (a prefix of rows, no copies) and no FLOP is spent on padding. E y, W E y
@@ -173,5 +179,5 @@ class Decoder(nn.Module):
             c_out, alpha = self.C_o(enc.summary)[rows], None  # fixed context: C_o c once per sentence
         else:
             c_out, alpha = self.C_o(torch.cat(contexts)), torch.cat(alphas)
-        logits = self.readout(torch.cat(states), emb, c_out)  # (N, V)
-        return logits, alpha, order[rows] * T + step_rows[:, 0]
+        features = self.maxout_features(torch.cat(states), emb, c_out)  # (N, l)
+        return features, alpha, order[rows] * T + step_rows[:, 0]

@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from .layernorm_gru import LayerNormBiGRU
+from .dropout import Dropout
 from .vocab import PAD
 
 
@@ -23,7 +24,7 @@ class Encoder(nn.Module):
         # nn.GRU is fused and fast; the layer-normalised GRU is a Python loop over time.
         self.rnn = LayerNormBiGRU(emb_dim, hidden) if layer_norm else nn.GRU(emb_dim, hidden, batch_first=True,
                                                                             bidirectional=True)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (batch, src_len) ids, src_len (batch,) -> annotations (batch, src_len, 2n)

@@ -54,13 +54,14 @@ class NMTModel(nn.Module):
     def forward(self, src, src_len, tgt_in, packed: bool = False):
         """Teacher-forced logits (batch, T, V) and attention (batch, T, src_len) or None.
 
-        ``packed=True`` (training): logits (N, V) of the N real target positions and their
+        ``packed=True`` (training): the maxout features t (N, l) of the N real target positions,
+        whose logits are ``decoder.W_o(t)`` (model/loss.py fuses W_o with the loss), and their
         positions (N,) in the flattened (batch * T) grid; see ``Decoder.packed``.
         """
         enc = self.encode(src, src_len)
         if packed:
-            logits, _, positions = self.decoder.packed(tgt_in, enc)
-            return logits, positions
+            features, _, positions = self.decoder.packed(tgt_in, enc)
+            return features, positions
         return self.decoder(tgt_in, enc)
 
     def num_parameters(self) -> int:

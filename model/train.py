@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 import torch
-import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
@@ -26,6 +25,7 @@ from .checkpoint import CheckpointError, load_checkpoint, read_json, save_checkp
 from .config import Config, preset
 from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
                    join_examples, make_batch, read_parallel, reservoir_sample, stream_pairs)
+from .loss import linear_cross_entropy
 from .metrics import bleu
 from .search import SearchConfig, greedy_search
 from .distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
@@ -97,10 +97,9 @@ def loss_fn(model, batch, label_smoothing: float, bf16: bool, normaliser: Option
     """Summed token cross-entropy of a teacher-forced batch divided by ``normaliser``
     (default: its own token count, i.e. the mean). Under DDP each rank divides by the global
     token count / world size, so averaged gradients equal those of one process."""
-    with torch.autocast(device_type=batch.src.device.type, dtype=torch.bfloat16, enabled=bf16):
-        logits, positions = model(batch.src, batch.src_len, batch.tgt_in, packed=True)  # (N, V), (N,)
-    total = F.cross_entropy(logits.float(), batch.tgt_out.flatten()[positions],
-                            label_smoothing=label_smoothing, reduction="sum")
+    features, positions = model(batch.src, batch.src_len, batch.tgt_in, packed=True)  # (N, l), (N,)
+    output = getattr(model, "module", model).decoder.W_o  # "module": the model inside DDP
+    total = linear_cross_entropy(features, output, batch.tgt_out.flatten()[positions], label_smoothing, bf16)
     return total / (normaliser or batch.n_tgt_tokens)
 
 

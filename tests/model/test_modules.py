@@ -106,10 +106,10 @@ def test_packed_logits_are_the_real_positions_of_the_padded_ones(arch):
     tgt_in = torch.tensor([[BOS, 4, 0, 0], [BOS, 7, 8, 6], [BOS, 9, 5, 0]])
     with torch.no_grad():
         padded, _ = m(src, src_len, tgt_in)
-        packed, positions = m(src, src_len, tgt_in, packed=True)
-    assert packed.shape == (9, 29)
+        features, positions = m(src, src_len, tgt_in, packed=True)
+    assert features.shape == (9, m.config.maxout)
     assert sorted(positions.tolist()) == (tgt_in != 0).flatten().nonzero().squeeze(1).tolist()
-    torch.testing.assert_close(packed, padded.flatten(0, 1)[positions])
+    torch.testing.assert_close(m.decoder.W_o(features), padded.flatten(0, 1)[positions])
 
 
 def test_rnnencdec_has_no_attention_parameters_and_fixed_context():

@@ -65,8 +65,8 @@ def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
-def test_bf16_autocast_loss_and_gradients_track_fp32(arch):
-    """Same batch, same weights: bf16 autocast (the fast option) gives the fp32 loss to
+def test_bf16_loss_and_gradients_track_fp32(arch):
+    """Same batch, same weights: bf16 matmuls (the fast option) give the fp32 loss to
     bf16 precision and gradients pointing the same way."""
     from model.config import ModelConfig
     from model.data import make_batch

@@ -1,0 +1,48 @@
+"""The fused output layer + cross-entropy against the straightforward F.linear + F.cross_entropy."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model import loss
+from model.loss import linear_cross_entropy
+
+
+def reference(features, output, targets, smoothing):
+    return F.cross_entropy(F.linear(features, output.weight, output.bias), targets,
+                           label_smoothing=smoothing, reduction="sum")
+
+
+def leaves(n_rows: int, features: int = 5, vocab: int = 11, seed: int = 0):
+    torch.manual_seed(seed)
+    output = torch.nn.Linear(features, vocab)
+    x = torch.randn(n_rows, features, requires_grad=True)
+    return x, output, torch.randint(0, vocab, (n_rows,))
+
+
+@pytest.mark.parametrize("n_rows,chunk,smoothing", [(7, 3, 0.0), (7, 3, 0.1), (3, 5, 0.1), (9, 9, 0.3), (1, 2, 0.0)])
+def test_fp32_loss_and_gradients_equal_the_reference(monkeypatch, n_rows, chunk, smoothing):
+    monkeypatch.setattr(loss, "CHUNK_ROWS", chunk)  # rows split over chunks, one partial
+    results = []
+    for fn in (linear_cross_entropy, reference):
+        x, output, targets = leaves(n_rows)
+        value = fn(x, output, targets, smoothing)
+        (value * 0.37).backward()  # a non-unit upstream gradient must scale every gradient
+        results.append((value, x.grad, output.weight.grad, output.bias.grad))
+    for ours, theirs in zip(*results):
+        torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
+
+
+def test_bf16_matmuls_stay_close_to_fp32():
+    x, output, targets = leaves(7, features=32, vocab=13)
+    fp32 = linear_cross_entropy(x, output, targets, 0.1)
+    bf16 = linear_cross_entropy(x, output, targets, 0.1, bf16=True)
+    assert bf16.dtype == torch.float32
+    assert abs(bf16.item() - fp32.item()) < 0.02 * fp32.item()
+
+
+def test_no_gradient_work_without_grad_mode():
+    x, output, targets = leaves(5)
+    with torch.no_grad():
+        value = linear_cross_entropy(x, output, targets)
+    assert not value.requires_grad
+    torch.testing.assert_close(value, reference(x, output, targets, 0.0).detach())
