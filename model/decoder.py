@@ -34,6 +34,12 @@ class EncoderState:
                        summary=pick(self.summary), keys=pick(self.keys),
                        fixed_gates=pick(self.fixed_gates))
 
+    def float(self) -> "EncoderState":
+        """Every floating-point tensor in fp32 (after a bf16 encoder)."""
+        up = lambda t: None if t is None else t.float()  # noqa: E731
+        return replace(self, annotations=up(self.annotations), summary=up(self.summary), keys=up(self.keys),
+                       fixed_gates=up(self.fixed_gates))
+
     def head(self, k: int) -> "EncoderState":
         """The first ``k`` rows, as views (no copy): the sentences still decoding at a step."""
         cut = lambda t: None if t is None else t[:k]  # noqa: E731
@@ -145,14 +151,15 @@ class Decoder(nn.Module):
         scatter = lambda x: x.new_zeros(batch * T, x.size(-1)).index_copy(0, positions, x).unflatten(0, (batch, T))  # noqa: E731
         return scatter(logits), None if alpha is None else scatter(alpha)
 
-    def packed(self, tgt_in: torch.Tensor, enc: EncoderState):
+    def packed(self, tgt_in: torch.Tensor, enc: EncoderState, bf16: bool = False):
         """Teacher forcing on real positions only -> maxout features t_i (N, l) (logits are
         ``W_o(t)``), alpha (N, src_len) | None and positions (N,) into the flattened (batch * T)
         grid, for the N non-PAD tokens of tgt_in.
 
         Rows are sorted by length, so step t runs the recurrence on just the k_t sentences
         still going (a prefix of rows, no copies) and no FLOP is spent on padding. E y, W E y
-        and the deep output are one product each over all N tokens, outside the loop.
+        and the deep output are one product each over all N tokens, outside the loop; ``bf16``
+        runs those under bf16 autocast (the loop stays fp32).
         """
         batch, T = tgt_in.shape
         lengths = (tgt_in != PAD).sum(1)  # (batch,)
@@ -161,11 +168,14 @@ class Decoder(nn.Module):
         step_rows = real.nonzero()  # (N, 2) [t, sorted row], time-major: step t's rows are 0..k_t-1
         active = [k for k in real.sum(1).tolist() if k]  # k_t per step
         enc = enc.select(order)
+        whole = lambda: torch.autocast(tgt_in.device.type, dtype=torch.bfloat16, enabled=bf16)  # noqa: E731
         emb = self.dropout(self.embed(tgt_in.index_select(0, order).t()[real]))  # (N, m)
+        with whole():
+            input_gates = self.W(emb).float()  # (N, 3n) W E y for every step at once
         states, contexts, alphas = [], [], []
         s = self.init_state(enc.summary)  # (batch, n)
         going = enc
-        for gates, k in zip(self.W(emb).split(active), active):  # gates (k_t, 3n)
+        for gates, k in zip(input_gates.split(active), active):  # gates (k_t, 3n)
             if k < going.mask.size(0):  # slice only when k changes: each slice's backward
                 going = enc.head(k)  # zero-fills a full-size gradient once, not once per step
             s = s[:k]
@@ -175,9 +185,9 @@ class Decoder(nn.Module):
             contexts.append(c)
             alphas.append(alpha)
         rows = step_rows[:, 1]  # (N,) sorted row of each token
-        if self.attention is None:
-            c_out, alpha = self.C_o(enc.summary)[rows], None  # fixed context: C_o c once per sentence
-        else:
-            c_out, alpha = self.C_o(torch.cat(contexts)), torch.cat(alphas)
-        features = self.maxout_features(torch.cat(states), emb, c_out)  # (N, l)
+        alpha = None if self.attention is None else torch.cat(alphas)
+        with whole():
+            # RNNencdec's context is fixed: C_o c once per sentence
+            c_out = self.C_o(enc.summary)[rows] if self.attention is None else self.C_o(torch.cat(contexts))
+            features = self.maxout_features(torch.cat(states), emb, c_out).float()  # (N, l)
         return features, alpha, order[rows] * T + step_rows[:, 0]

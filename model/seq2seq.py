@@ -46,23 +46,28 @@ class NMTModel(nn.Module):
         if self.has_attention and hasattr(self.decoder.attention, "reset_parameters"):
             self.decoder.attention.reset_parameters()  # additive: the paper's near-uniform start
 
-    def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderState:
-        """src (batch, src_len), src_len (batch,) -> everything the decoder needs."""
-        annotations, summary = self.encoder(src, src_len)
-        return self.decoder.prepare(annotations, src != PAD, summary)
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor, bf16: bool = False) -> EncoderState:
+        """src (batch, src_len), src_len (batch,) -> everything the decoder needs, in fp32.
+        ``bf16``: the encoder and the per-sentence products run under bf16 autocast."""
+        with torch.autocast(src.device.type, dtype=torch.bfloat16, enabled=bf16):
+            annotations, summary = self.encoder(src, src_len)
+            enc = self.decoder.prepare(annotations, src != PAD, summary)
+        return enc.float() if bf16 else enc
 
-    def forward(self, src, src_len, tgt_in, packed: bool = False):
+    def forward(self, src, src_len, tgt_in, packed: bool = False, bf16: bool = False):
         """Teacher-forced logits (batch, T, V) and attention (batch, T, src_len) or None.
 
         ``packed=True`` (training): the maxout features t (N, l) of the N real target positions,
         whose logits are ``decoder.W_o(t)`` (model/loss.py fuses W_o with the loss), and their
         positions (N,) in the flattened (batch * T) grid; see ``Decoder.packed``.
+        ``bf16`` (training, packed only): every product over whole sentences runs in bfloat16
+        (the encoder, U_a h, the decoder's input gates and deep output); the decoder's
+        step-by-step recurrence stays fp32, where autocast's casts cost more than they save.
         """
-        enc = self.encode(src, src_len)
         if packed:
-            features, _, positions = self.decoder.packed(tgt_in, enc)
+            features, _, positions = self.decoder.packed(tgt_in, self.encode(src, src_len, bf16), bf16)
             return features, positions
-        return self.decoder(tgt_in, enc)
+        return self.decoder(tgt_in, self.encode(src, src_len))
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

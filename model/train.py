@@ -97,7 +97,7 @@ def loss_fn(model, batch, label_smoothing: float, bf16: bool, normaliser: Option
     """Summed token cross-entropy of a teacher-forced batch divided by ``normaliser``
     (default: its own token count, i.e. the mean). Under DDP each rank divides by the global
     token count / world size, so averaged gradients equal those of one process."""
-    features, positions = model(batch.src, batch.src_len, batch.tgt_in, packed=True)  # (N, l), (N,)
+    features, positions = model(batch.src, batch.src_len, batch.tgt_in, packed=True, bf16=bf16)  # (N, l), (N,)
     output = getattr(model, "module", model).decoder.W_o  # "module": the model inside DDP
     total = linear_cross_entropy(features, output, batch.tgt_out.flatten()[positions], label_smoothing, bf16)
     return total / (normaliser or batch.n_tgt_tokens)
