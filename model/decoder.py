@@ -13,6 +13,7 @@ from torch import nn
 
 from .attention import make_attention
 from .layernorm_gru import BlockLayerNorm
+from .precision import autocast, pad_rows
 from .dropout import Dropout
 from .vocab import PAD
 
@@ -168,10 +169,11 @@ class Decoder(nn.Module):
         step_rows = real.nonzero()  # (N, 2) [t, sorted row], time-major: step t's rows are 0..k_t-1
         active = [k for k in real.sum(1).tolist() if k]  # k_t per step
         enc = enc.select(order)
-        whole = lambda: torch.autocast(tgt_in.device.type, dtype=torch.bfloat16, enabled=bf16)  # noqa: E731
+        pad = lambda x: pad_rows(x, bf16)  # noqa: E731  (bf16: rows to a multiple of 128, see precision.py)
+        n_tokens = step_rows.size(0)
         emb = self.dropout(self.embed(tgt_in.index_select(0, order).t()[real]))  # (N, m)
-        with whole():
-            input_gates = self.W(emb).float()  # (N, 3n) W E y for every step at once
+        with autocast(tgt_in.device, bf16):
+            input_gates = self.W(pad(emb))[:n_tokens].float()  # (N, 3n) W E y for every step at once
         states, contexts, alphas = [], [], []
         s = self.init_state(enc.summary)  # (batch, n)
         going = enc
@@ -186,8 +188,8 @@ class Decoder(nn.Module):
             alphas.append(alpha)
         rows = step_rows[:, 1]  # (N,) sorted row of each token
         alpha = None if self.attention is None else torch.cat(alphas)
-        with whole():
+        with autocast(tgt_in.device, bf16):
             # RNNencdec's context is fixed: C_o c once per sentence
-            c_out = self.C_o(enc.summary)[rows] if self.attention is None else self.C_o(torch.cat(contexts))
-            features = self.maxout_features(torch.cat(states), emb, c_out).float()  # (N, l)
+            c_out = self.C_o(enc.summary)[pad(rows)] if self.attention is None else self.C_o(pad(torch.cat(contexts)))
+            features = self.maxout_features(pad(torch.cat(states)), pad(emb), c_out)[:n_tokens].float()  # (N, l)
         return features, alpha, order[rows] * T + step_rows[:, 0]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from .precision import pad_rows
+
 CHUNK_ROWS = 128  # rows of logits per chunk: 128 x 6k fp32 = 3 MB, about one core's L2
 
 
@@ -29,7 +31,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         grad_logits = features.new_empty(n, vocab, dtype=torch.bfloat16 if bf16 else features.dtype) \
             if need_grad else None  # (N, V)
         scratch = None if need_grad and not bf16 else features.new_empty(min(n, CHUNK_ROWS), vocab)
-        total = features.new_zeros(())
+        total, grad_bias = features.new_zeros(()), torch.zeros_like(bias)
         for start in range(0, n, CHUNK_ROWS):
             x, gold = features[start:start + CHUNK_ROWS], targets[start:start + CHUNK_ROWS].unsqueeze(1)
             out = scratch[:len(x)] if scratch is not None else grad_logits[start:start + len(x)]
@@ -40,12 +42,13 @@ class LinearCrossEntropy(torch.autograd.Function):
             if need_grad:  # d loss / d logits = softmax - (1 - eps) onehot(gold) - eps / V
                 grad = logp.exp_().sub_(smoothing / vocab)
                 grad.scatter_add_(1, gold, grad.new_full(gold.shape, smoothing - 1))
+                grad_bias += grad.sum(0)
                 if bf16:
                     grad_logits[start:start + len(x)] = grad
         if need_grad:
             x, w = (features.bfloat16(), weight.bfloat16()) if bf16 else (features, weight)
-            ctx.save_for_backward((grad_logits @ w).to(features.dtype), (grad_logits.t() @ x).to(weight.dtype),
-                                  grad_logits.sum(0, dtype=bias.dtype))
+            g, x = pad_rows(grad_logits, bf16), pad_rows(x, bf16)  # bf16: cached kernel shapes
+            ctx.save_for_backward((g @ w)[:n].to(features.dtype), (g.t() @ x).to(weight.dtype), grad_bias)
         return total
 
     @staticmethod

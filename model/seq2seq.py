@@ -7,6 +7,7 @@ from torch import nn
 from .config import ModelConfig
 from .decoder import Decoder, EncoderState
 from .encoder import Encoder
+from .precision import autocast
 from .vocab import PAD
 
 
@@ -49,7 +50,7 @@ class NMTModel(nn.Module):
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, bf16: bool = False) -> EncoderState:
         """src (batch, src_len), src_len (batch,) -> everything the decoder needs, in fp32.
         ``bf16``: the encoder and the per-sentence products run under bf16 autocast."""
-        with torch.autocast(src.device.type, dtype=torch.bfloat16, enabled=bf16):
+        with autocast(src.device, bf16):
             annotations, summary = self.encoder(src, src_len)
             enc = self.decoder.prepare(annotations, src != PAD, summary)
         return enc.float() if bf16 else enc

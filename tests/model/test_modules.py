@@ -180,3 +180,15 @@ def test_block_layer_norm_normalises_each_gate_separately():
         ln.bias.fill_(0.5)
     out = ln(x).view(5, 3, 7)
     torch.testing.assert_close(out.mean(-1), torch.full((5, 3), 0.5), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_packed_bf16_features_are_fp32_and_track_the_fp32_ones(arch):
+    m = model(arch)
+    src, src_len = pad(SRC), torch.tensor([5, 3, 1])
+    tgt_in = torch.tensor([[BOS, 4, 0, 0], [BOS, 7, 8, 6], [BOS, 9, 5, 0]])
+    with torch.no_grad():
+        fp32, positions = m(src, src_len, tgt_in, packed=True)
+        bf16, same_positions = m(src, src_len, tgt_in, packed=True, bf16=True)
+    assert bf16.dtype == torch.float32 and torch.equal(positions, same_positions)
+    torch.testing.assert_close(bf16, fp32, atol=3e-2, rtol=3e-2)
