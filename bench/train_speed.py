@@ -31,7 +31,6 @@ from model.train import loss_fn, make_optimizer  # noqa: E402
 from model.vocab import train_vocab  # noqa: E402
 
 
-
 def matmul_peak(dtype: torch.dtype, size: int = 2048, reps: int = 10) -> float:
     """GFLOP/s of a size^3 matrix product in ``dtype``, the best of ``reps``."""
     a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)

@@ -80,7 +80,7 @@ class TrainConfig:
     save_every: int = 500  # steps between "last" checkpoints for resuming mid-epoch
     seed: int = 1  # seeds weights, data order and dropout
     threads: int = 0  # torch intra-op threads (0: leave torch's default)
-    bf16: bool = False  # bfloat16 encoder and whole-sentence products (NMTModel.forward); for AMX / AVX-512 bf16 CPUs, GPUs
+    bf16: bool = False  # bfloat16 products over whole sentences (NMTModel.forward); for AMX / AVX-512 bf16 CPUs, GPUs
     device: str = "auto"  # "auto" (CUDA when available), "cuda" or "cpu"
     max_steps: int = 0  # stop after this many updates (0: no limit; for smoke runs)
     time_limit_min: float = 0.0  # stop when another epoch would pass this many minutes (0: no limit)

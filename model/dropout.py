@@ -8,11 +8,12 @@ batch of annotations, 2 threads): at four dropout sites per batch that was 7% of
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
 class Dropout(nn.Module):
-    """Drop-in replacement for ``nn.Dropout(p)`` (training only; identity in eval mode)."""
+    """``nn.Dropout(p)`` for 0 <= p < 1 (training only; identity in eval mode)."""
 
     def __init__(self, p: float):
         super().__init__()
@@ -23,8 +24,11 @@ class Dropout(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.p == 0.0:
             return x
-        keep = torch.rand_like(x).ge_(self.p).mul_(1.0 / (1.0 - self.p))  # 0 or 1 / (1 - p)
-        return x * keep
+        if x.device.type != "cpu":  # GPUs have one fused dropout kernel
+            return F.dropout(x, self.p, training=True)
+        # drawn in fp32 even under bf16 autocast, whose coarse uniforms would bias p
+        keep = torch.rand(x.shape, device=x.device).ge_(self.p).mul_(1.0 / (1.0 - self.p))  # 0 or 1 / (1 - p)
+        return x * keep.to(x.dtype)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"

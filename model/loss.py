@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .precision import pad_rows
+from .precision import pad_rows, padded_size
 
 CHUNK_ROWS = 128  # rows of logits per chunk: 128 x 6k fp32 = 3 MB, about one core's L2
 
@@ -26,10 +26,16 @@ class LinearCrossEntropy(torch.autograd.Function):
         """features (N, l), weight (V, l), bias (V,), targets (N,) ids -> summed loss ().
 
         Logits and softmax are fp32 either way: bf16 logits would be off by up to 0.03 at
-        magnitude 10. ``bf16`` rounds only d loss / d logits, for the two backward matmuls."""
+        magnitude 10. With ``bf16`` the two gradient matmuls take d loss / d logits, the
+        features and W_o rounded to bf16, and return bf16 results (then stored as fp32)."""
         n, vocab = features.size(0), weight.size(0)
-        grad_logits = features.new_empty(n, vocab, dtype=torch.bfloat16 if bf16 else features.dtype) \
-            if need_grad else None  # (N, V)
+        rows = padded_size(n) if bf16 and features.device.type == "cpu" else n  # see precision.py
+        grad_logits = None  # (rows, V), zero past row n
+        if need_grad:
+            grad_logits = features.new_empty(rows, vocab, dtype=torch.bfloat16 if bf16 else features.dtype)
+            grad_logits[n:] = 0
+        # fp32 training writes each chunk's logits straight into its rows of grad_logits, where
+        # they become the gradient in place; otherwise a chunk-sized scratch buffer holds them
         scratch = None if need_grad and not bf16 else features.new_empty(min(n, CHUNK_ROWS), vocab)
         total, grad_bias = features.new_zeros(()), torch.zeros_like(bias)
         for start in range(0, n, CHUNK_ROWS):
@@ -46,12 +52,13 @@ class LinearCrossEntropy(torch.autograd.Function):
                 if bf16:
                     grad_logits[start:start + len(x)] = grad
         if need_grad:
-            x, w = (features.bfloat16(), weight.bfloat16()) if bf16 else (features, weight)
-            g, x = pad_rows(grad_logits, bf16), pad_rows(x, bf16)  # bf16: cached kernel shapes
-            ctx.save_for_backward((g @ w)[:n].to(features.dtype), (g.t() @ x).to(weight.dtype), grad_bias)
+            x, w = (pad_rows(features.bfloat16()), weight.bfloat16()) if bf16 else (features, weight)
+            ctx.save_for_backward((grad_logits @ w)[:n].to(features.dtype), (grad_logits.t() @ x).to(weight.dtype),
+                                  grad_bias)
         return total
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # the saved gradients are constants
     def backward(ctx, grad_total):
         grad_features, grad_weight, grad_bias = ctx.saved_tensors
         return grad_features * grad_total, grad_weight * grad_total, grad_bias * grad_total, None, None, None, None
@@ -60,7 +67,7 @@ class LinearCrossEntropy(torch.autograd.Function):
 def linear_cross_entropy(features: torch.Tensor, output: torch.nn.Linear, targets: torch.Tensor,
                          smoothing: float = 0.0, bf16: bool = False) -> torch.Tensor:
     """Summed cross-entropy of ``output(features)`` against ``targets``: features (N, l),
-    targets (N,) -> (). ``bf16`` runs the output layer's two backward matmuls in
-    bfloat16 (accumulating in fp32); logits, log-softmax and the loss stay fp32."""
+    targets (N,) -> (). ``bf16`` runs the output layer's two gradient matmuls in
+    bfloat16; logits, log-softmax and the loss stay fp32. ``output`` must have a bias."""
     need_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (features, output.weight, output.bias))
     return LinearCrossEntropy.apply(features, output.weight, output.bias, targets, float(smoothing), bf16, need_grad)

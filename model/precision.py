@@ -8,20 +8,28 @@ after the first batches, for at most 127 zero rows of extra work.
 """
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 ROW_BUCKET = 128  # pad token rows to a multiple of this for bf16 products
 
 
 def autocast(device: torch.device, enabled: bool):
-    """bf16 autocast on ``device`` (a no-op context when not ``enabled``)."""
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
+    """bf16 autocast on ``device``; when not ``enabled``, a context that changes nothing (unlike
+    ``torch.autocast(enabled=False)``, which would switch off an enclosing autocast)."""
+    return torch.autocast(device.type, dtype=torch.bfloat16) if enabled else contextlib.nullcontext()
+
+
+def padded_size(n: int) -> int:
+    """n rounded up to a multiple of ``ROW_BUCKET``."""
+    return n + -n % ROW_BUCKET
 
 
 def pad_rows(x: torch.Tensor, enabled: bool = True) -> torch.Tensor:
-    """x (N, ...) with zero rows appended up to a multiple of ``ROW_BUCKET`` (x itself when
-    not ``enabled`` or already a multiple)."""
-    extra = -x.size(0) % ROW_BUCKET
-    if not enabled or extra == 0:
+    """x (N, ...) with zero rows appended up to a multiple of ``ROW_BUCKET``; x itself when not
+    ``enabled``, already a multiple, or not on the CPU (oneDNN's kernel cache is a CPU matter)."""
+    extra = padded_size(x.size(0)) - x.size(0)
+    if not enabled or extra == 0 or x.device.type != "cpu":
         return x
     return torch.cat([x, x.new_zeros(extra, *x.shape[1:])])

@@ -49,9 +49,12 @@ class NMTModel(nn.Module):
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, bf16: bool = False) -> EncoderState:
         """src (batch, src_len), src_len (batch,) -> everything the decoder needs, in fp32.
-        ``bf16``: the encoder and the per-sentence products run under bf16 autocast."""
-        with autocast(src.device, bf16):
+        ``bf16``: the per-sentence products run under bf16 autocast, and on CPU so do the
+        encoder GRU's matrix products (its state and gates stay fp32). Not on CUDA, where
+        autocast may hand cuDNN's GRU to fp16, which would need a gradient scaler."""
+        with autocast(src.device, bf16 and src.device.type == "cpu"):
             annotations, summary = self.encoder(src, src_len)
+        with autocast(src.device, bf16):
             enc = self.decoder.prepare(annotations, src != PAD, summary)
         return enc.float() if bf16 else enc
 
@@ -62,8 +65,9 @@ class NMTModel(nn.Module):
         whose logits are ``decoder.W_o(t)`` (model/loss.py fuses W_o with the loss), and their
         positions (N,) in the flattened (batch * T) grid; see ``Decoder.packed``.
         ``bf16`` (training, packed only): every product over whole sentences runs in bfloat16
-        (the encoder, U_a h, the decoder's input gates and deep output); the decoder's
-        step-by-step recurrence stays fp32, where autocast's casts cost more than they save.
+        (the encoder GRU's products on CPU, U_a h, the decoder's input gates and deep output);
+        the decoder's step-by-step recurrence stays fp32: there autocast's casts cost more
+        than they save.
         """
         if packed:
             features, _, positions = self.decoder.packed(tgt_in, self.encode(src, src_len, bf16), bf16)

@@ -98,7 +98,9 @@ def loss_fn(model, batch, label_smoothing: float, bf16: bool, normaliser: Option
     (default: its own token count, i.e. the mean). Under DDP each rank divides by the global
     token count / world size, so averaged gradients equal those of one process."""
     features, positions = model(batch.src, batch.src_len, batch.tgt_in, packed=True, bf16=bf16)  # (N, l), (N,)
-    output = getattr(model, "module", model).decoder.W_o  # "module": the model inside DDP
+    # "module": the model inside DDP. W_o is used outside DDP's forward, which is fine while
+    # DDP runs with find_unused_parameters=False (the default): it waits for every gradient.
+    output = getattr(model, "module", model).decoder.W_o
     total = linear_cross_entropy(features, output, batch.tgt_out.flatten()[positions], label_smoothing, bf16)
     return total / (normaliser or batch.n_tgt_tokens)
 

@@ -33,3 +33,10 @@ def test_identity_in_eval_mode_and_at_zero():
 def test_refuses_probabilities_outside_0_1(p):
     with pytest.raises(ValueError, match="dropout"):
         Dropout(p)
+
+
+def test_mask_is_fp32_under_bf16():
+    torch.manual_seed(0)
+    y = Dropout(0.3).train()(torch.ones(400, 500, dtype=torch.bfloat16))
+    assert y.dtype == torch.bfloat16
+    assert abs((y != 0).float().mean().item() - 0.7) < 0.005

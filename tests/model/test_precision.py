@@ -26,3 +26,15 @@ def test_index_vectors_pad_with_row_zero():
     rows = torch.tensor([4, 2, 7])
     padded = pad_rows(rows)
     assert padded.dtype == rows.dtype and padded[:3].tolist() == [4, 2, 7] and (padded[3:] == 0).all()
+
+
+def test_autocast_context_when_disabled_keeps_an_enclosing_autocast():
+    from model.precision import autocast
+
+    layer = torch.nn.Linear(5, 3)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with autocast(torch.device("cpu"), enabled=False):
+            assert layer(torch.randn(2, 5)).dtype == torch.bfloat16
+        with autocast(torch.device("cpu"), enabled=True):
+            assert layer(torch.randn(2, 5)).dtype == torch.bfloat16
+    assert layer(torch.randn(2, 5)).dtype == torch.float32
