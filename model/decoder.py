@@ -28,24 +28,23 @@ class EncoderState:
     keys: Optional[torch.Tensor]  # (batch, src_len, n') U_a h_j, RNNsearch only
     fixed_gates: Optional[torch.Tensor]  # (batch, 3n) C c for RNNencdec's fixed context
 
+    def map(self, fn) -> "EncoderState":
+        """``fn`` applied to every tensor (fields that are None stay None)."""
+        apply = lambda t: None if t is None else fn(t)  # noqa: E731
+        return replace(self, annotations=apply(self.annotations), mask=apply(self.mask), summary=apply(self.summary),
+                       keys=apply(self.keys), fixed_gates=apply(self.fixed_gates))
+
     def select(self, index: torch.Tensor) -> "EncoderState":
         """Rows ``index`` of every tensor (to expand for beams or drop finished sentences)."""
-        pick = lambda t: None if t is None else t.index_select(0, index)  # noqa: E731
-        return replace(self, annotations=pick(self.annotations), mask=pick(self.mask),
-                       summary=pick(self.summary), keys=pick(self.keys),
-                       fixed_gates=pick(self.fixed_gates))
+        return self.map(lambda t: t.index_select(0, index))
 
     def float(self) -> "EncoderState":
-        """Every floating-point tensor in fp32 (after a bf16 encoder)."""
-        up = lambda t: None if t is None else t.float()  # noqa: E731
-        return replace(self, annotations=up(self.annotations), summary=up(self.summary), keys=up(self.keys),
-                       fixed_gates=up(self.fixed_gates))
+        """Every floating-point tensor in fp32 (after a bf16 encoder); the mask stays bool."""
+        return self.map(lambda t: t.float() if t.is_floating_point() else t)
 
     def head(self, k: int) -> "EncoderState":
         """The first ``k`` rows, as views (no copy): the sentences still decoding at a step."""
-        cut = lambda t: None if t is None else t[:k]  # noqa: E731
-        return replace(self, annotations=self.annotations[:k], mask=self.mask[:k], summary=self.summary[:k],
-                       keys=cut(self.keys), fixed_gates=cut(self.fixed_gates))
+        return self.map(lambda t: t[:k])
 
 
 @dataclass
@@ -171,9 +170,9 @@ class Decoder(nn.Module):
         enc = enc.select(order)
         pad = lambda x: pad_rows(x, bf16)  # noqa: E731  (bf16: rows to a multiple of 128, see precision.py)
         n_tokens = step_rows.size(0)
-        emb = self.dropout(self.embed(tgt_in.index_select(0, order).t()[real]))  # (N, m)
+        emb = pad(self.dropout(self.embed(tgt_in.index_select(0, order).t()[real])))  # (N, m), padded in bf16
         with autocast(tgt_in.device, bf16):
-            input_gates = self.W(pad(emb))[:n_tokens].float()  # (N, 3n) W E y for every step at once
+            input_gates = self.W(emb)[:n_tokens].float()  # (N, 3n) W E y for every step at once
         states, contexts, alphas = [], [], []
         s = self.init_state(enc.summary)  # (batch, n)
         going = enc
@@ -191,5 +190,5 @@ class Decoder(nn.Module):
         with autocast(tgt_in.device, bf16):
             # RNNencdec's context is fixed: C_o c once per sentence
             c_out = self.C_o(enc.summary)[pad(rows)] if self.attention is None else self.C_o(pad(torch.cat(contexts)))
-            features = self.maxout_features(pad(torch.cat(states)), pad(emb), c_out)[:n_tokens].float()  # (N, l)
+            features = self.maxout_features(pad(torch.cat(states)), emb, c_out)[:n_tokens].float()  # (N, l)
         return features, alpha, order[rows] * T + step_rows[:, 0]

@@ -29,7 +29,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         magnitude 10. With ``bf16`` the two gradient matmuls take d loss / d logits, the
         features and W_o rounded to bf16, and return bf16 results (then stored as fp32)."""
         n, vocab = features.size(0), weight.size(0)
-        rows = padded_size(n) if bf16 and features.device.type == "cpu" else n  # see precision.py
+        rows = padded_size(n, features.device, bf16)  # see precision.py
         grad_logits = None  # (rows, V), zero past row n
         if need_grad:
             grad_logits = features.new_empty(rows, vocab, dtype=torch.bfloat16 if bf16 else features.dtype)

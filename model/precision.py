@@ -21,15 +21,13 @@ def autocast(device: torch.device, enabled: bool):
     return torch.autocast(device.type, dtype=torch.bfloat16) if enabled else contextlib.nullcontext()
 
 
-def padded_size(n: int) -> int:
-    """n rounded up to a multiple of ``ROW_BUCKET``."""
-    return n + -n % ROW_BUCKET
+def padded_size(n: int, device: torch.device, enabled: bool = True) -> int:
+    """n rounded up to a multiple of ``ROW_BUCKET``; n itself when not ``enabled`` or not on the
+    CPU (oneDNN's kernel cache is a CPU matter)."""
+    return n + -n % ROW_BUCKET if enabled and device.type == "cpu" else n
 
 
 def pad_rows(x: torch.Tensor, enabled: bool = True) -> torch.Tensor:
-    """x (N, ...) with zero rows appended up to a multiple of ``ROW_BUCKET``; x itself when not
-    ``enabled``, already a multiple, or not on the CPU (oneDNN's kernel cache is a CPU matter)."""
-    extra = padded_size(x.size(0)) - x.size(0)
-    if not enabled or extra == 0 or x.device.type != "cpu":
-        return x
-    return torch.cat([x, x.new_zeros(extra, *x.shape[1:])])
+    """x (N, ...) with zero rows appended up to ``padded_size`` (x itself when none are)."""
+    extra = padded_size(x.size(0), x.device, enabled) - x.size(0)
+    return torch.cat([x, x.new_zeros(extra, *x.shape[1:])]) if extra else x

@@ -10,6 +10,7 @@ from model.vocab import BOS
 
 SIZES = dict(src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7, align_dim=9, maxout=3, dropout=0.0)
 SRC = [[5, 6, 7, 8, 9], [10, 11, 12], [13]]
+PACKED_TGT_IN = torch.tensor([[BOS, 4, 0, 0], [BOS, 7, 8, 6], [BOS, 9, 5, 0]])  # rows of 2, 4 and 3 tokens
 
 
 def model(arch, seed=0):
@@ -102,8 +103,7 @@ def test_teacher_forced_fast_path_equals_step_by_step(arch):
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_packed_logits_are_the_real_positions_of_the_padded_ones(arch):
     m = model(arch)
-    src, src_len = pad(SRC), torch.tensor([5, 3, 1])
-    tgt_in = torch.tensor([[BOS, 4, 0, 0], [BOS, 7, 8, 6], [BOS, 9, 5, 0]])
+    src, src_len, tgt_in = pad(SRC), torch.tensor([5, 3, 1]), PACKED_TGT_IN
     with torch.no_grad():
         padded, _ = m(src, src_len, tgt_in)
         features, positions = m(src, src_len, tgt_in, packed=True)
@@ -185,8 +185,7 @@ def test_block_layer_norm_normalises_each_gate_separately():
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_packed_bf16_features_are_fp32_and_track_the_fp32_ones(arch):
     m = model(arch)
-    src, src_len = pad(SRC), torch.tensor([5, 3, 1])
-    tgt_in = torch.tensor([[BOS, 4, 0, 0], [BOS, 7, 8, 6], [BOS, 9, 5, 0]])
+    src, src_len, tgt_in = pad(SRC), torch.tensor([5, 3, 1]), PACKED_TGT_IN
     with torch.no_grad():
         fp32, positions = m(src, src_len, tgt_in, packed=True)
         bf16, same_positions = m(src, src_len, tgt_in, packed=True, bf16=True)
