@@ -5,6 +5,7 @@ stores ``ModelConfig`` in ``config.json`` so it can rebuild its own model.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 ARCHS = ("rnnsearch", "rnnencdec")
@@ -50,10 +51,22 @@ class ModelConfig:
 
 
 @dataclass
+class CorpusSpec:
+    """One training corpus of a mixture (``TrainConfig.corpora``)."""
+
+    name: str = ""  # label in logs and cards, e.g. "tatoeba" or "multi30k"
+    path: str = ""  # a folder of {prefix}.{lang}[.gz] files, or a tab-separated pair file (.tsv / .tsv.gz)
+    weight: float = 1.0  # upsampling: an epoch holds weight x this corpus' training pairs (0.5: a random half)
+    columns: str = "en-fr"  # pair files only: the languages of their first and second column
+
+
+@dataclass
 class TrainConfig:
     """Everything about data, vocabulary and optimisation for ``python -m model.train``."""
 
-    data_dir: str = "../shared/data/multi30k"  # folder with {train,val}.{src,tgt}[.gz]
+    data_dir: str = "../shared/data/multi30k"  # folder with {train,val}.{src,tgt}[.gz] (when corpora is empty)
+    corpora: list = field(default_factory=list)  # CorpusSpec list to train on together; empty: data_dir alone
+    vocab_dir: str = ""  # reuse src.spm.model / tgt.spm.model from this folder (a pair shares vocabularies)
     src_lang: str = "en"  # source language suffix of the data files
     tgt_lang: str = "fr"  # target language suffix of the data files
     train_prefix: str = "train"  # file stem of the training split
@@ -72,12 +85,14 @@ class TrainConfig:
     epochs: int = 15  # maximum number of passes over the training data
     optimizer: str = "adam"  # "adam" or "adadelta" (the paper's: rho 0.95, eps 1e-6)
     lr: float = 1e-3  # learning rate (Adadelta ignores it and uses 1.0)
-    lr_decay: float = 0.5  # multiply the learning rate by this when validation BLEU stalls
+    lr_decay: float = 0.5  # multiply the learning rate by this after each validation that is not a new best
     clip: float = 1.0  # gradient L2-norm clipping threshold (paper: 1)
     label_smoothing: float = 0.1  # cross-entropy label smoothing (0 disables)
-    patience: int = 4  # stop after this many epochs without a better validation BLEU
+    patience: int = 4  # stop after this many validations without a better validation BLEU
     val_max_sentences: int = 1014  # validation sentences decoded greedily each epoch
     save_every: int = 500  # steps between "last" checkpoints for resuming mid-epoch
+    val_every: int = 0  # also validate every this many updates, not only at epoch ends (0: epochs only)
+    keep_last: int = 0  # keep the checkpoints of the last this many validations (for weight averaging)
     seed: int = 1  # seeds weights, data order and dropout
     threads: int = 0  # torch intra-op threads (0: leave torch's default)
     bf16: bool = False  # bfloat16 products over whole sentences (NMTModel.forward); for AMX / AVX-512 bf16 CPUs, GPUs
@@ -118,7 +133,13 @@ def dataclass_from_dict(kind, data: dict):
     return replace(defaults, **values)
 
 
+# List fields and the dataclass of their items: a list of objects in JSON, a JSON string from --set.
+LIST_ITEMS = {"corpora": CorpusSpec}
+
+
 def _coerce(name: str, value, kind):
+    if kind is list:
+        return _coerce_list(name, value)
     if kind is bool:
         if isinstance(value, bool):
             return value
@@ -135,6 +156,18 @@ def _coerce(name: str, value, kind):
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
     return value
+
+
+def _coerce_list(name: str, value) -> list:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name} must be a JSON list ({exc})") from None
+    if not isinstance(value, list):
+        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
+    item = LIST_ITEMS[name]
+    return [x if isinstance(x, item) else dataclass_from_dict(item, x) for x in value]
 
 
 PRESETS: dict[str, Config] = {

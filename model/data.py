@@ -1,6 +1,9 @@
 """Parallel corpora: reading plain or gzip text, filtering, length augmentation and bucketing.
 
-Also ``python -m model.data download-multi30k DIR`` for users with network access.
+Two file layouts are read: line-aligned files (``train.en`` / ``train.fr``, Multi30k) and
+tab-separated pair files (``English<TAB>French[<TAB>attribution]``, Tatoeba). Also
+``python -m model.data download-multi30k DIR`` and ``download-tatoeba DIR`` for users with
+network access.
 """
 from __future__ import annotations
 
@@ -10,8 +13,10 @@ import itertools
 import random
 import sys
 import urllib.request
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from io import BytesIO
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import torch
@@ -80,6 +85,31 @@ def read_parallel(src_path: str | Path, tgt_path: str | Path, max_bytes: int = M
     corpus = Corpus([s for s, _ in kept], [t for _, t in kept], len(pairs) - len(kept))
     corpus.notes.append(f"read {len(pairs)} pairs from {src_path} / {tgt_path}; "
                         f"skipped {corpus.empty_skipped} with an empty side")
+    return corpus
+
+
+def read_pair_file(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> Corpus:
+    """Pairs from a tab-separated file (plain or ``.gz``): ``source<TAB>target``, with an optional
+    third column (Tatoeba's attribution) that is ignored. Pairs with an empty side are skipped
+    and counted; any other line shape raises DataError naming the file and line."""
+    src, tgt, empty = [], [], 0
+    for number, line in enumerate(read_lines(path, max_bytes), start=1):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) not in (2, 3):
+            raise DataError(f"{path}, line {number}: expected 2 or 3 tab-separated columns, "
+                            f"found {len(columns)}")
+        s, t = columns[0].strip(), columns[1].strip()
+        if not (s and t):
+            empty += 1
+            continue
+        src.append(s)
+        tgt.append(t)
+    if not src:
+        raise DataError(f"{path}: no sentence pairs")
+    corpus = Corpus(src, tgt, empty)
+    corpus.notes.append(f"read {len(src) + empty} pairs from {path}; skipped {empty} with an empty side")
     return corpus
 
 
@@ -255,15 +285,49 @@ def download_multi30k(out_dir: str | Path, langs: Sequence[str] = ("en", "fr", "
     return written
 
 
+TATOEBA_URL = "http://www.manythings.org/anki/fra-eng.zip"
+TATOEBA_FILE = "eng-fra.tsv.gz"
+
+
+def download_tatoeba(out_dir: str | Path, opener: Callable = urllib.request.urlopen,
+                     url: str = TATOEBA_URL) -> Path:
+    """Fetch manythings.org's Tatoeba English-French release (a zip holding ``fra.txt``) and
+    write it as ``out_dir/eng-fra.tsv.gz``, checked to read as a pair file."""
+    request = urllib.request.Request(url, headers={"User-Agent": "bahdanau-nmt-explorer"})
+    with opener(request) as response:
+        raw = response.read(MAX_FILE_BYTES)
+    try:
+        with zipfile.ZipFile(BytesIO(raw)) as archive:
+            text = archive.read("fra.txt")
+    except (zipfile.BadZipFile, KeyError) as exc:
+        raise DataError(f"{url}: not the expected zip with fra.txt ({exc})") from None
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / TATOEBA_FILE
+    target.write_bytes(gzip.compress(text))
+    try:
+        corpus = read_pair_file(target)
+    except DataError:
+        target.unlink()
+        raise
+    print(f"wrote {target} ({len(corpus.src)} pairs)")
+    return target
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.data", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     dl = sub.add_parser("download-multi30k", help="fetch Multi30k task 1 (raw) into DIR")
     dl.add_argument("dir")
     dl.add_argument("--langs", default="en,fr,de", help="comma-separated language suffixes")
+    tat = sub.add_parser("download-tatoeba", help=f"fetch Tatoeba English-French into DIR/{TATOEBA_FILE}")
+    tat.add_argument("dir")
     args = parser.parse_args(argv)
     try:
-        download_multi30k(args.dir, args.langs.split(","))
+        if args.command == "download-tatoeba":
+            download_tatoeba(args.dir)
+        else:
+            download_multi30k(args.dir, args.langs.split(","))
     except (OSError, DataError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -11,6 +11,7 @@ import argparse
 import itertools
 import json
 import random
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -21,10 +22,11 @@ from torch.nn.parallel import DistributedDataParallel
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from .checkpoint import CheckpointError, load_checkpoint, read_json, save_checkpoint
+from .checkpoint import SRC_VOCAB, TGT_VOCAB, CheckpointError, load_checkpoint, read_json, save_checkpoint
 from .config import Config, preset
+from .corpora import corpus_specs, load_split, mix_indices
 from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
-                   join_examples, make_batch, read_parallel, reservoir_sample, stream_pairs)
+                   join_examples, make_batch, reservoir_sample, stream_pairs)
 from .loss import linear_cross_entropy
 from .metrics import bleu
 from .search import SearchConfig, greedy_search
@@ -36,33 +38,74 @@ STATE_JSON, STATE_TENSORS = "train_state.json", "train_state.safetensors"
 
 
 class Data:
-    """Tokenised training and validation data plus the vocabularies, all in memory."""
+    """Tokenised training and validation data plus the vocabularies, all in memory (or the
+    training side streamed from one folder corpus). Several corpora (``train.corpora``) are
+    concatenated, each remembered by its size and weight, so an epoch can mix them."""
 
     def __init__(self, cfg: Config, vocabs: Optional[tuple[Vocab, Vocab]] = None, log=print,
                  rt: Runtime = Runtime()):
         t = self.t = cfg.train
-        paths = find_split(t.data_dir, t.train_prefix, t.src_lang), find_split(t.data_dir, t.train_prefix, t.tgt_lang)
-        train = None if t.streaming else read_parallel(*paths, t.max_corpus_mb * 2**20)
-        if vocabs is None:  # rank 0 trains the vocabularies, every other rank receives them
-            protos = None
-            if rt.main:
-                src, tgt = (train.src, train.tgt) if train else zip(*reservoir_sample(stream_pairs(*paths),
-                                                                                      t.spm_sample_lines, t.seed))
-                protos = (train_vocab(list(src), t.src_vocab, t.spm_sample_lines, t.seed).proto,
-                          train_vocab(list(tgt), t.tgt_vocab, t.spm_sample_lines, t.seed).proto)
-            vocabs = tuple(Vocab(p) for p in broadcast(protos, rt))
+        self.specs = corpus_specs(t)
+        self.paths = self._stream_paths() if t.streaming else None
+        trains = None if t.streaming else [self._split(spec, "train") for spec in self.specs]
+        if vocabs is None:
+            vocabs = self._vocabs(trains, rt)
         self.src_vocab, self.tgt_vocab = vocabs
-        self.paths = paths
-        if train is not None:
-            log(train.notes[0])
-            self.src, self.tgt, dropped = self.encode(train.src, train.tgt)
-            log(f"training pairs: {len(self.src)} kept, {dropped} longer than {t.max_len} tokens dropped")
-        else:
-            log(f"streaming training pairs from {paths[0]} / {paths[1]}")
-        val = read_parallel(find_split(t.data_dir, t.val_prefix, t.src_lang), find_split(t.data_dir, t.val_prefix, t.tgt_lang))
-        log(val.notes[0])
-        n_val = min(len(val.src), t.val_max_sentences)
-        self.val_src_text, self.val_ref = val.src[:n_val], val.tgt[:n_val]
+        self.src, self.tgt, self.sizes = [], [], []
+        for spec, corpus in zip(self.specs, trains or []):
+            src, tgt, dropped = self.encode(corpus.src, corpus.tgt)
+            self.src += src
+            self.tgt += tgt
+            self.sizes.append(len(src))
+            log(f"{spec.name}: {len(src)} training pairs kept, {dropped} longer than {t.max_len} tokens "
+                f"dropped, {corpus.empty_skipped} with an empty side skipped; weight {spec.weight}")
+        if t.streaming:
+            log(f"streaming training pairs from {self.paths[0]} / {self.paths[1]}")
+        self._read_val(log)
+
+    def _split(self, spec, split: str):
+        prefixes = {"train": self.t.train_prefix, "val": self.t.val_prefix}
+        return load_split(spec, split, self.t.src_lang, self.t.tgt_lang, prefixes, self.t.max_corpus_mb * 2**20)
+
+    def _stream_paths(self) -> tuple[Path, Path]:
+        t = self.t
+        if len(self.specs) != 1 or not Path(self.specs[0].path).is_dir():
+            raise ValueError("train.streaming reads one folder of train.{src,tgt}[.gz] files; "
+                             "it does not mix corpora or read pair files")
+        folder = self.specs[0].path
+        return find_split(folder, t.train_prefix, t.src_lang), find_split(folder, t.train_prefix, t.tgt_lang)
+
+    def _vocabs(self, trains, rt: Runtime) -> tuple[Vocab, Vocab]:
+        """Read ``vocab_dir``'s models, or train new ones on all training corpora together
+        (rank 0 trains, every other rank receives them)."""
+        t = self.t
+        if t.vocab_dir:
+            try:
+                return Vocab.load(Path(t.vocab_dir) / SRC_VOCAB), Vocab.load(Path(t.vocab_dir) / TGT_VOCAB)
+            except (OSError, ValueError) as exc:
+                raise DataError(f"train.vocab_dir={t.vocab_dir}: cannot read its vocabularies ({exc})") from None
+        protos = None
+        if rt.main:
+            if trains is not None:
+                src, tgt = [s for c in trains for s in c.src], [s for c in trains for s in c.tgt]
+            else:
+                src, tgt = zip(*reservoir_sample(stream_pairs(*self.paths), t.spm_sample_lines, t.seed))
+            protos = (train_vocab(list(src), t.src_vocab, t.spm_sample_lines, t.seed).proto,
+                      train_vocab(list(tgt), t.tgt_vocab, t.spm_sample_lines, t.seed).proto)
+        return tuple(Vocab(p) for p in broadcast(protos, rt))
+
+    def _read_val(self, log) -> None:
+        """Each corpus' validation split (at most ``val_max_sentences``), concatenated;
+        ``val_slices`` says which rows belong to which corpus."""
+        self.val_src_text, self.val_ref, self.val_slices = [], [], {}
+        for spec in self.specs:
+            val = self._split(spec, "val")
+            n = min(len(val.src), self.t.val_max_sentences)
+            start = len(self.val_src_text)
+            self.val_src_text += val.src[:n]
+            self.val_ref += val.tgt[:n]
+            self.val_slices[spec.name] = (start, start + n)
+            log(f"{spec.name}: {n} validation pairs")
         self.val_src = [ids[:200] for ids in self.src_vocab.encode_batch(self.val_src_text)]
         self.val_tgt = [ids[:200] for ids in self.tgt_vocab.encode_batch(self.val_ref)]
 
@@ -74,11 +117,16 @@ class Data:
         """(iterator of (src ids, tgt ids, batch index list), number of batches or None when
         streaming). A pure function of (seed, epoch): resuming replays the same order."""
         t = self.t
-        if not t.streaming:
-            src, tgt, batches = epoch_batches(self.src, self.tgt, epoch, t.seed, t.batch_size, t.pool_batches,
-                                              t.join_prob, t.join_max)
-            return ((src, tgt, index) for index in batches), len(batches)
-        return self._stream(epoch), None
+        if t.streaming:
+            return self._stream(epoch), None
+        src, tgt = self.src, self.tgt
+        if len(self.sizes) > 1 or any(spec.weight != 1 for spec in self.specs):
+            mixed = mix_indices(self.sizes, [spec.weight for spec in self.specs],
+                                random.Random(f"mix {t.seed} {epoch}"))
+            src, tgt = [src[i] for i in mixed], [tgt[i] for i in mixed]
+        src, tgt, batches = epoch_batches(src, tgt, epoch, t.seed, t.batch_size, t.pool_batches,
+                                          t.join_prob, t.join_max)
+        return ((src, tgt, index) for index in batches), len(batches)
 
     def _stream(self, epoch: int) -> Iterator:
         """Streaming: read pools of ``pool_batches * batch_size`` pairs, shuffle and bucket each
@@ -122,9 +170,10 @@ def validate(model: NMTModel, data: Data, batch_size: int = 100) -> dict:
         for i, out in zip(index, outs):
             hyps[i] = data.tgt_vocab.decode([t for t in out.ids if t != EOS])
     score, signature = bleu(hyps, data.val_ref)
+    by_corpus = {name: bleu(hyps[a:b], data.val_ref[a:b])[0] for name, (a, b) in data.val_slices.items()}
     model.train()
     return {"val_loss": total / tokens, "val_bleu": score, "val_bleu_signature": signature,
-            "val_example": hyps[0]}
+            "val_example": hyps[0], **({"val_bleu_by_corpus": by_corpus} if len(by_corpus) > 1 else {})}
 
 
 def make_optimizer(model: NMTModel, cfg: Config) -> torch.optim.Optimizer:
@@ -160,17 +209,42 @@ def load_state(folder: Path, model, optimizer) -> dict:
     return meta["progress"]
 
 
+class ProgressReport:
+    """Training progress: a tqdm bar on a terminal; under nohup or in a log file, one plain
+    line every ``interval`` seconds instead of a bar redrawn per batch."""
+
+    def __init__(self, progress: dict, total: Optional[int], enabled: bool, interval: float = 10.0):
+        self.enabled, self.interval, self.last = enabled, interval, time.perf_counter()
+        self.epoch, self.total = progress["epoch"] + 1, total
+        self.tty = enabled and sys.stderr.isatty()
+        self.bar = tqdm(initial=progress["batch"], total=total, desc=f"epoch {self.epoch}", unit="batch",
+                        dynamic_ncols=True, mininterval=2.0) if self.tty else None
+
+    def update(self, progress: dict, loss: float, tokens_per_s: float) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{tokens_per_s:.0f}")
+        elif self.enabled and time.perf_counter() - self.last >= self.interval:
+            self.last = time.perf_counter()
+            print(f"epoch {self.epoch} batch {progress['batch']}/{self.total or '?'} step {progress['step']}: "
+                  f"loss {loss:.3f}, {tokens_per_s:.0f} tok/s", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progress: dict, out: Path,
                 rt: Runtime, show_bar: bool = True) -> dict:
-    """One pass (or the rest of one, when resuming); returns loss, tokens and seconds summed
-    over ranks. Each rank trains ``net`` (``model``, DDP-wrapped under torchrun) on its own
-    slice of every global batch."""
+    """Train until the epoch ends, or ``val_every`` updates pass, or ``max_steps`` is reached
+    (when resuming, from the saved batch); returns loss, tokens and seconds summed over ranks
+    and whether the epoch ended. Each rank trains ``net`` (``model``, DDP-wrapped under
+    torchrun) on its own slice of every global batch."""
     t = cfg.train
     batches, total = data.epoch(progress["epoch"])
     net.train()
-    loss_sum, tokens, seconds = 0.0, 0, 0.0
-    bar = tqdm(initial=progress["batch"], total=total, desc=f"epoch {progress['epoch'] + 1}",
-               unit="batch", dynamic_ncols=True, mininterval=2.0, disable=not (show_bar and rt.main))
+    loss_sum, tokens, seconds, epoch_done = 0.0, 0, 0.0, True
+    report = ProgressReport(progress, total, show_bar and rt.main)
     for src, tgt, index in itertools.islice(batches, progress["batch"], None):  # skips what a resume already did
         start = time.perf_counter()
         part, dummy = shard(index, rt)
@@ -187,58 +261,70 @@ def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progre
             loss_sum += float(loss.detach()) * global_tokens / rt.world
         progress["batch"] += 1
         progress["step"] += 1
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss_sum / max(tokens, 1):.3f}", tok_s=f"{tokens * rt.world / seconds:.0f}")
+        report.update(progress, loss_sum / max(tokens, 1), tokens * rt.world / seconds)
         if progress["step"] % t.save_every == 0 and rt.main:
             save_state(out / "last", model, data, cfg, optimizer, progress)
-        if t.max_steps and progress["step"] >= t.max_steps:
+        if (t.max_steps and progress["step"] >= t.max_steps) or (t.val_every and progress["step"] % t.val_every == 0):
+            epoch_done = total is not None and progress["batch"] >= total
             break
-    bar.close()
+    report.close()
     loss_sum, tokens, seconds = all_sum([loss_sum, tokens, seconds], rt)
-    return {"loss_sum": loss_sum, "tokens": tokens, "seconds": seconds / rt.world}
+    return {"loss_sum": loss_sum, "tokens": tokens, "seconds": seconds / rt.world, "epoch_done": epoch_done,
+            "fraction": 1.0 if epoch_done or not total else progress["batch"] / total}
 
 
-def end_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, stats: dict, out: Path, log,
+def end_round(model, data: Data, cfg: Config, optimizer, progress: dict, stats: dict, out: Path, log,
               rt: Runtime) -> bool:
-    """Validate (rank 0), log, keep the best, adjust the learning rate; True to stop training."""
+    """After an epoch or ``val_every`` updates: validate (rank 0), log, keep the best, adjust
+    the learning rate; True to stop training."""
     val_start = time.perf_counter()
     val = broadcast(validate(model, data) if rt.main else None, rt)
     val_seconds = time.perf_counter() - val_start
     improved = val["val_bleu"] > progress["best_bleu"]
-    progress["bad_epochs"] = 0 if improved else progress["bad_epochs"] + 1
-    record = {"epoch": progress["epoch"] + 1, "step": progress["step"],
+    progress["bad_rounds"] = 0 if improved else progress["bad_rounds"] + 1
+    epoch = progress["epoch"] + 1 if stats["epoch_done"] else round(progress["epoch"] + stats["fraction"], 3)
+    record = {"epoch": epoch, "step": progress["step"],
               "train_loss": stats["loss_sum"] / max(stats["tokens"], 1), **val,
               "tokens_per_s": stats["tokens"] / max(stats["seconds"], 1e-9),
               "epoch_seconds": stats["seconds"], "lr": optimizer.param_groups[0]["lr"],
               "val_seconds": val_seconds, "elapsed_s": progress["elapsed_s"] + stats["seconds"] + val_seconds}
-    progress.update(epoch=progress["epoch"] + 1, batch=0, elapsed_s=record["elapsed_s"])
+    progress["elapsed_s"] = record["elapsed_s"]
+    if stats["epoch_done"]:
+        progress.update(epoch=progress["epoch"] + 1, batch=0)
     if improved:
         progress["best_bleu"] = val["val_bleu"]
     if not improved and cfg.train.optimizer == "adam":  # before last/ is written, so resuming keeps it
         for group in optimizer.param_groups:
             group["lr"] *= cfg.train.lr_decay
     if rt.main:
-        write_epoch(model, data, cfg, optimizer, progress, record, improved, out, log)
+        write_round(model, data, cfg, optimizer, progress, record, improved, out, log)
     t = cfg.train
     out_of_time = t.time_limit_min and (record["elapsed_s"] + stats["seconds"] + val_seconds) / 60 > t.time_limit_min
     if out_of_time:
-        log(f"stopping: another epoch would pass the {t.time_limit_min} minute limit")
-    stop_early = progress["bad_epochs"] >= t.patience
+        log(f"stopping: another round would pass the {t.time_limit_min} minute limit")
+    stop_early = progress["bad_rounds"] >= t.patience
     return bool(stop_early or out_of_time or (t.max_steps and progress["step"] >= t.max_steps))
 
 
-def write_epoch(model, data: Data, cfg: Config, optimizer, progress: dict, record: dict, improved: bool,
+def write_round(model, data: Data, cfg: Config, optimizer, progress: dict, record: dict, improved: bool,
                 out: Path, log) -> None:
-    """Rank 0's epoch-end writes: the log line, best/ when improved, and last/."""
+    """Rank 0's writes after a validation: the log line, best/ when improved, step-N/ when
+    ``keep_last`` asks for it (dropping the oldest), and last/."""
     with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    card = {"training": record, "config": cfg.to_dict(), "parameters": model.num_parameters()}
     if improved:
         log_records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
-                        card={"training": record, "log": log_records, "config": cfg.to_dict(),
-                              "parameters": model.num_parameters()})
-    log(f"epoch {record['epoch']}: train loss {record['train_loss']:.3f}, val loss {record['val_loss']:.3f}, "
-        f"val BLEU {record['val_bleu']:.2f}{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
+        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train, card={**card, "log": log_records})
+    if cfg.train.keep_last:
+        save_checkpoint(out / f"step-{progress['step']:07d}", model, data.src_vocab, data.tgt_vocab, cfg.train,
+                        card=card)
+        for old in sorted(out.glob("step-*"))[:-cfg.train.keep_last]:
+            shutil.rmtree(old)
+    by_corpus = ", ".join(f"{k} {v:.2f}" for k, v in record.get("val_bleu_by_corpus", {}).items())
+    log(f"epoch {record['epoch']} step {record['step']}: train loss {record['train_loss']:.3f}, "
+        f"val loss {record['val_loss']:.3f}, val BLEU {record['val_bleu']:.2f}{f' ({by_corpus})' if by_corpus else ''}"
+        f"{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
     save_state(out / "last", model, data, cfg, optimizer, progress)
 
 
@@ -258,19 +344,21 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     cfg.model.src_vocab_size, cfg.model.tgt_vocab_size = len(data.src_vocab), len(data.tgt_vocab)
     model = NMTModel(cfg.model).to(rt.device)
     optimizer = make_optimizer(model, cfg)
-    progress = {"epoch": 0, "batch": 0, "step": 0, "best_bleu": -1.0, "bad_epochs": 0, "elapsed_s": 0.0}
+    progress = {"epoch": 0, "batch": 0, "step": 0, "best_bleu": -1.0, "bad_rounds": 0, "elapsed_s": 0.0}
     if resuming:
         progress = load_state(last, model, optimizer)
         log(f"resuming from {last}: epoch {progress['epoch'] + 1}, batch {progress['batch']}, step {progress['step']}")
-    if rt.main:
+    if rt.main:  # the vocabularies too, so a second model can share them (train.vocab_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+        data.src_vocab.save(out / SRC_VOCAB)
+        data.tgt_vocab.save(out / TGT_VOCAB)
     log(f"config: {json.dumps(cfg.to_dict())}")
     log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters; {rt.world} process(es) on {rt.device}")
     net = DistributedDataParallel(model) if rt.world > 1 else model
     while progress["epoch"] < t.epochs:
         stats = train_epoch(net, model, data, cfg, optimizer, progress, out, rt, show_bar)
-        if end_epoch(model, data, cfg, optimizer, progress, stats, out, log, rt):
+        if end_round(model, data, cfg, optimizer, progress, stats, out, log, rt):
             break
     cleanup(rt)
     return out / "best"
@@ -293,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu", help="paper, cpu or tiny (default cpu)")
     parser.add_argument("--config", help="JSON file with {model: {...}, train: {...}} on top of the preset")
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
                         help="overrides such as model.arch=rnnencdec train.epochs=10")
     parser.add_argument("--resume", action="store_true", help="continue from OUT_DIR/last if it exists")
     args = parser.parse_args(argv)

@@ -41,7 +41,7 @@ def streaming_config(corpus, out, **fields):
 
 def test_streaming_epoch_uses_every_pair_once_and_replays(tiny_corpus, tmp_path):
     data = Data(streaming_config(tiny_corpus, tmp_path), log=lambda *_: None)
-    assert not hasattr(data, "src")  # nothing of the training corpus is held
+    assert data.src == [] and data.tgt == []  # nothing of the training corpus is held
     batches, total = data.epoch(0)
     seen = [tuple(src[i]) for src, _, index in batches for i in index]
     assert total is None and len(seen) == 600  # the tiny corpus: 600 pairs, none too long

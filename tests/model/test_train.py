@@ -60,7 +60,7 @@ def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
     with pytest.raises(ValueError, match="bad override"):
         parse_overrides(cfg, ["epochs=3"])
     assert main(["--preset", "tiny", "--set", "train.data_dir=" + str(tmp_path / "none")]) == 2
-    assert "no train.en.gz or train.en" in capsys.readouterr().err
+    assert "none: no such folder" in capsys.readouterr().err
     assert main(["--preset", "nope"]) == 2
 
 
