@@ -1,17 +1,25 @@
 """Make a shippable checkpoint with its model card from a training run.
 
-    python -m model.card --run runs/rnnsearch-en-fr --out checkpoints/rnnsearch-en-fr \\
-        --data-dir ../shared/data/multi30k --command "python -m model.train ..."
+    python -m model.card --run runs/everyday-rnnsearch --out checkpoints/everyday-rnnsearch-en-fr \\
+        --pair everyday --trained-on "everyday English (Tatoeba + Multi30k)" --average 5 --tune \\
+        --command "python -m model.train ..."
 
-Exports ``RUN/best`` as fp16, scores it on the Multi30k test sets (beam 5, length-normalised,
-plus greedy on test_2016_flickr), runs the length stress test (k = 1..4 joined lines), and
-writes ``card.json`` with the training log, timings and every score with its signature.
+1. picks the weights to ship on the validation set (greedy BLEU, as in training): the run's best
+   checkpoint, or with ``--average K`` the mean of its last K kept checkpoints if that scores higher;
+2. with ``--tune``, picks the beam size and length normalisation on the validation set: they become
+   the model's default decoding, recorded in the card;
+3. exports fp16, scores every test set of every training corpus (Multi30k's test files, a pair
+   file's carved test split) with that decoding, runs the length stress test on each corpus
+   (k consecutive test sentences joined), and writes ``card.json`` with the data and its
+   attribution, the training log, timings, where it trained, and every score with its signature.
 
-    python -m model.card --ablation runs/rnnsearch-noaug --label "no length augmentation" \
-        --out checkpoints/rnnsearch-en-fr --data-dir ../shared/data/multi30k --command "..."
+    python -m model.card --compare checkpoints/A checkpoints/B
 
-scores another run the same way (exported to fp16 like the shipped model) and adds it to the
-card at ``--out`` under ``ablations``, so the card shows what a training choice bought.
+decodes both models on A's test sets and records the paired bootstrap test in both cards.
+
+    python -m model.card --ablation runs/rnnsearch-noaug --label "no length augmentation" --out checkpoints/A
+
+scores another run the same way and adds it to A's card under ``ablations``.
 """
 from __future__ import annotations
 
@@ -22,101 +30,239 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from .checkpoint import CARD, export
-from .data import find_split, read_lines
-from .evaluate import join_consecutive, load_test_files, run_model
-from .metrics import corpus_scores
+from .checkpoint import CARD, average, export, read_json
+from .config import TrainConfig, dataclass_from_dict
+from .corpora import corpus_specs, is_pair_file, load_split
+from .data import Corpus
+from .evaluate import TestSet, build_test_set, join_consecutive, paired_significance, run_model
+from .metrics import bleu, corpus_scores
 from .search import SearchConfig
 from .translate import Translator
 
-TEST_SETS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
-LIMITATIONS = (
-    "Trained only on Multi30k: short English image captions (about 13 words on average) and their "
-    "French translations. Expect good output on descriptions of people, animals and scenes, and poor "
-    "output on news, dialogue, technical or any other domain. Training examples were single captions "
-    "or 2-4 captions joined (length augmentation), so inputs up to about 60 words were seen; longer "
-    "inputs are outside what the model learned. Vocabulary: 6k SentencePiece pieces per language.")
+CORPUS_INFO = {  # what the cards say about each corpus we train on, by CorpusSpec.name
+    "tatoeba": {"description": "Tatoeba English-French sentence pairs (short everyday sentences, about 6 words on "
+                               "average) from the manythings.org fra-eng release of 2019-04-07",
+                "licence": "CC-BY 2.0 (France)",
+                "attribution": "Tatoeba Project (tatoeba.org), via www.manythings.org/anki"},
+    "multi30k": {"description": "Multi30k task 1: English image captions (Flickr30k, about 13 words on average) "
+                                "with French translations",
+                 "licence": "research use; cite the dataset papers",
+                 "attribution": "Elliott, Frank, Sima'an, Specia (2016), Multi30K: Multilingual English-German "
+                                "Image Descriptions; French data: Elliott et al. (2017), Findings of the Second "
+                                "Shared Task on Multimodal Machine Translation and Multilingual Image Description"},
+}
+STRESS_K = {True: (1, 2, 3, 4, 5), False: (1, 2, 3, 4)}  # pair files hold short sentences: join up to 5
+CHECK_SENTENCES = 500  # the shipped-checkpoint test decodes this many sentences of each corpus' first test set
+TUNE_LENGTH_NORMS = (0.6, 0.8, 1.0, 1.2)  # tried at beam 5, then the best one with each beam size
+TUNE_BEAMS = (3, 5, 8, 12)
+DEVIATIONS = [
+    "The encoder GRU applies its reset gate after the recurrent product, r ∘ (U h + b), as PyTorch's fused "
+    "kernel does; the paper's GRU (and our decoder) applies it before, U [r ∘ h] (see model/encoder.py).",
+    "The deep output reads s_i (the paper's Section 3.1) rather than s_{i-1} (its Appendix A).",
+    "Adam with label smoothing 0.1 and dropout instead of the paper's Adadelta without regularisation; "
+    "SentencePiece subwords instead of 30k-word shortlists with [UNK].",
+]
 
 
-def score_test_sets(translator: Translator, data_dir: Path, src_lang: str, tgt_lang: str) -> dict:
-    """Beam-5 scores per test set, plus greedy on the first, with throughput."""
+def test_sets(train: TrainConfig) -> dict[str, TestSet]:
+    """Every test set of the training corpora: a folder's ``test*`` files, a pair file's carved
+    test split; named ``corpus/split``."""
+    out = {}
+    for spec in corpus_specs(train):
+        if is_pair_file(spec.path):
+            splits = ["test"]
+        else:
+            splits = sorted({p.name.split(".")[0] for p in Path(spec.path).glob(f"test*.{train.src_lang}*")})
+        for split in splits:
+            corpus = load_split(spec, split, train.src_lang, train.tgt_lang)
+            out[f"{spec.name}/{split}"] = build_test_set(corpus.src, corpus.tgt, f"{spec.name}/{split}")
+    return out
+
+
+def validation_set(train: TrainConfig) -> TestSet:
+    """The validation pairs training used, every corpus together."""
+    prefixes = {"val": train.val_prefix}
+    parts = [load_split(spec, "val", train.src_lang, train.tgt_lang, prefixes) for spec in corpus_specs(train)]
+    capped = [Corpus(p.src[:train.val_max_sentences], p.tgt[:train.val_max_sentences]) for p in parts]
+    return build_test_set([s for p in capped for s in p.src], [t for p in capped for t in p.tgt], "validation")
+
+
+def val_bleu(translator: Translator, val: TestSet, cfg: SearchConfig) -> float:
+    return round(bleu(run_model(translator, val, cfg).hyps, val.ref)[0], 2)
+
+
+def select_weights(run_dir: Path, val: TestSet, k_average: int) -> tuple[Path, dict]:
+    """The run's best checkpoint, or the mean of its last ``k_average`` kept ones when that
+    scores higher on validation (greedy)."""
+    greedy = SearchConfig(beam=1, trace=False)
+    scores = {"best": val_bleu(Translator.from_checkpoint(run_dir / "best"), val, greedy)}
+    kept = sorted(run_dir.glob("step-*"))[-k_average:] if k_average else []
+    if len(kept) >= 2:
+        averaged = average(kept, run_dir / "average")
+        scores[f"average of {', '.join(p.name for p in kept)}"] = val_bleu(Translator.from_checkpoint(averaged), val,
+                                                                            greedy)
+    chosen = max(scores, key=scores.get)
+    print(f"weights on validation (greedy BLEU): {scores}; shipping {chosen}", flush=True)
+    return (run_dir / "best" if chosen == "best" else run_dir / "average"), {"val_bleu_greedy": scores,
+                                                                             "chosen": chosen}
+
+
+def tune_decoding(translator: Translator, val: TestSet) -> dict:
+    """Length normalisation at beam 5, then the beam size with the best one, by validation BLEU."""
+    grid = []
+    for length_norm in TUNE_LENGTH_NORMS:
+        grid.append({"beam": 5, "length_norm": length_norm,
+                     "val_bleu": val_bleu(translator, val, SearchConfig(beam=5, length_norm=length_norm, trace=False))})
+    best_norm = max(grid, key=lambda r: r["val_bleu"])["length_norm"]
+    for beam in (b for b in TUNE_BEAMS if b != 5):
+        grid.append({"beam": beam, "length_norm": best_norm,
+                     "val_bleu": val_bleu(translator, val, SearchConfig(beam=beam, length_norm=best_norm, trace=False))})
+    best = max(grid, key=lambda r: r["val_bleu"])
+    print(f"decoding on validation: {grid}; chosen beam {best['beam']}, length norm {best['length_norm']}", flush=True)
+    return {"beam": best["beam"], "length_norm": best["length_norm"], "chosen_on": "validation BLEU", "grid": grid}
+
+
+def decoding_config(card: dict) -> SearchConfig:
+    decoding = card.get("decoding") or {}
+    return SearchConfig(beam=decoding.get("beam", 5), length_norm=decoding.get("length_norm", 1.0), trace=False)
+
+
+def describe(decoding: SearchConfig) -> str:
+    return "greedy" if decoding.beam == 1 else f"beam {decoding.beam}, length norm {decoding.length_norm}"
+
+
+def score_test_sets(translator: Translator, tests: dict[str, TestSet], decoding: SearchConfig) -> dict:
     scores = {}
-    for name in TEST_SETS:
-        test = load_test_files(find_split(data_dir, name, src_lang), find_split(data_dir, name, tgt_lang))
-        run = run_model(translator, test, SearchConfig(beam=5, alpha=1.0, trace=False))
-        scores[name] = {**corpus_scores(run.hyps, test.ref), "decoding": "beam 5, alpha 1.0"}
+    for name, test in tests.items():
+        run = run_model(translator, test, decoding)
+        scores[name] = {**corpus_scores(run.hyps, test.ref), "decoding": describe(decoding)}
         print(f"{translator.name} {name}: BLEU {scores[name]['bleu']} (lc {scores[name]['bleu_lc']}), "
               f"chrF {scores[name]['chrf']}", flush=True)
-    test = load_test_files(find_split(data_dir, TEST_SETS[0], src_lang), find_split(data_dir, TEST_SETS[0], tgt_lang))
-    greedy = run_model(translator, test, SearchConfig(beam=1, trace=False))
-    scores[f"{TEST_SETS[0]} (greedy)"] = {**corpus_scores(greedy.hyps, test.ref), "decoding": "greedy"}
     return scores
 
 
-def stress_scores(translator: Translator, data_dir: Path, src_lang: str, tgt_lang: str) -> list[dict]:
-    """BLEU and output/reference length ratio on test_2016_flickr with k = 1..4 joined lines."""
-    base = load_test_files(find_split(data_dir, TEST_SETS[0], src_lang), find_split(data_dir, TEST_SETS[0], tgt_lang))
-    rows = []
-    for k in (1, 2, 3, 4):
-        test = join_consecutive(base, k) if k > 1 else base
-        run = run_model(translator, test, SearchConfig(beam=5, alpha=1.0, trace=False))
-        ratio = sum(len(h.split()) for h in run.hyps) / sum(len(r.split()) for r in test.ref)
-        rows.append({"k": k, "items": len(test.src), "source_words": round(sum(len(s.split()) for s in test.src) /
-                                                                            len(test.src), 1),
-                     "bleu": corpus_scores(run.hyps, test.ref)["bleu"], "length_ratio": round(ratio, 3)})
-        print(f"{translator.name} stress k={k}: {rows[-1]}", flush=True)
-    return rows
+def stress_scores(translator: Translator, train: TrainConfig, tests: dict[str, TestSet],
+                  decoding: SearchConfig) -> dict[str, list[dict]]:
+    """Per corpus, BLEU and output/reference length ratio with k consecutive test sentences
+    joined (its first test set)."""
+    out = {}
+    for spec in corpus_specs(train):
+        name = next((n for n in tests if n.startswith(f"{spec.name}/")), None)
+        if name is None:
+            continue
+        rows = []
+        for k in STRESS_K[is_pair_file(spec.path)]:
+            test = join_consecutive(tests[name], k) if k > 1 else tests[name]
+            run = run_model(translator, test, decoding)
+            ratio = sum(len(h.split()) for h in run.hyps) / sum(len(r.split()) for r in test.ref)
+            rows.append({"k": k, "items": len(test.src),
+                         "source_words": round(sum(len(s.split()) for s in test.src) / len(test.src), 1),
+                         "bleu": corpus_scores(run.hyps, test.ref)["bleu"], "length_ratio": round(ratio, 3)})
+            print(f"{translator.name} stress {name} k={k}: {rows[-1]}", flush=True)
+        out[name] = rows
+    return out
+
+
+def checks(translator: Translator, tests: dict[str, TestSet], train: TrainConfig) -> list[dict]:
+    """Greedy BLEU on the first CHECK_SENTENCES of each corpus' first test set: what
+    tests/model/test_shipped.py decodes again to check the shipped weights."""
+    out = []
+    for spec in corpus_specs(train):
+        name = next((n for n in tests if n.startswith(f"{spec.name}/")), None)
+        if name is not None:
+            test = tests[name]
+            run = run_model(translator, TestSet(test.src[:CHECK_SENTENCES], test.ref[:CHECK_SENTENCES]),
+                            SearchConfig(beam=1, trace=False))
+            out.append({"test_set": name, "first": CHECK_SENTENCES, "decoding": "greedy",
+                        "bleu": round(bleu(run.hyps, test.ref[:CHECK_SENTENCES])[0], 2)})
+    return out
+
+
+def data_section(train: TrainConfig) -> list[dict]:
+    """Each training corpus: what it is, its licence and attribution, how it was used."""
+    out = []
+    for spec in corpus_specs(train):
+        info = CORPUS_INFO.get(spec.name, {"description": spec.name, "licence": "unknown", "attribution": ""})
+        pairs = len(load_split(spec, "train", train.src_lang, train.tgt_lang).src)
+        if is_pair_file(spec.path):
+            splits = ("validation and test splits carved from the file by model/corpora.py (carve_splits): "
+                      "test >= 3,000 and validation >= 2,000 pairs, whole groups of pairs sharing an English "
+                      "sentence (case and spacing ignored) ordered by a seeded hash, so no English sentence is "
+                      "in two splits and line order does not matter")
+        else:
+            splits = f"files {train.train_prefix} (training), {train.val_prefix} (validation), test* (tests)"
+        out.append({"name": spec.name, **info, "training_pairs": pairs, "weight": spec.weight, "splits": splits})
+    return out
 
 
 def training_summary(run_dir: Path) -> tuple[dict, list[dict]]:
     log = [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
     best = max(log, key=lambda r: r["val_bleu"])
     total_tokens = sum(r["tokens_per_s"] * r["epoch_seconds"] for r in log)
-    return {"epochs": len(log), "best_epoch": best["epoch"], "best_val_bleu": round(best["val_bleu"], 2),
+    host = read_json(run_dir / "host.json") if (run_dir / "host.json").is_file() else {}
+    return {"updates": log[-1]["step"], "epochs": log[-1]["epoch"], "validations": len(log),
+            "best_step": best["step"], "best_val_bleu": round(best["val_bleu"], 2),
             "wall_minutes": round(log[-1]["elapsed_s"] / 60, 1),
-            "tokens_per_s": round(total_tokens / sum(r["epoch_seconds"] for r in log))}, log
+            "tokens_per_s": round(total_tokens / sum(r["epoch_seconds"] for r in log)), "where": host}, log
 
 
-def _lines(data_dir: Path, prefix: str, lang: str) -> int:
-    return len(read_lines(find_split(data_dir, prefix, lang)))
-
-
-def build(run_dir: Path, out: Path, data_dir: Path, command: str) -> dict:
-    export(run_dir / "best", out)
+def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: str = "", k_average: int = 0,
+          tune: bool = False, limitations: str = "") -> dict:
+    config = read_json(run_dir / "config.json")
+    train = dataclass_from_dict(TrainConfig, config["train"])
+    val = validation_set(train)
+    weights, selection = select_weights(run_dir, val, k_average)
+    export(weights, out)
     translator = Translator.from_checkpoint(out)
-    config = json.loads((out / "config.json").read_text())
-    train_cfg = config["train"]
-    summary, log = training_summary(run_dir)
-    card = {
-        "name": out.name, "arch": config["model"]["arch"], "parameters": translator.model.num_parameters(),
-        "data": f"Multi30k task 1, {train_cfg['src_lang']}->{train_cfg['tgt_lang']}: {train_cfg['train_prefix']} "
-                f"({_lines(data_dir, train_cfg['train_prefix'], train_cfg['src_lang']):,} pairs) for training, "
-                f"{train_cfg['val_prefix']} ({_lines(data_dir, train_cfg['val_prefix'], train_cfg['src_lang']):,}) "
-                f"for model selection; tests: {', '.join(TEST_SETS)}",
-        "preprocessing": f"raw text; SentencePiece unigram, {config['model']['src_vocab_size']}/"
-                         f"{config['model']['tgt_vocab_size']} pieces, character coverage 1.0; length augmentation: "
-                         f"with probability {train_cfg['join_prob']} an example joins 2-{train_cfg['join_max']} "
-                         "random training pairs",
-        "command": command, "training": summary, "log": log,
-        "test_scores": score_test_sets(translator, data_dir, train_cfg["src_lang"], train_cfg["tgt_lang"]),
-        "length_stress": stress_scores(translator, data_dir, train_cfg["src_lang"], train_cfg["tgt_lang"]),
-        "limitations": LIMITATIONS,
-    }
+    decoding = tune_decoding(translator, val) if tune else {"beam": 5, "length_norm": 1.0, "chosen_on": "default"}
+    card = {"name": out.name, "arch": config["model"]["arch"], "pair": pair, "trained_on": trained_on,
+            "parameters": translator.model.num_parameters(), "data": data_section(train),
+            "preprocessing": f"raw text; SentencePiece unigram, {config['model']['src_vocab_size']}/"
+                             f"{config['model']['tgt_vocab_size']} pieces, character coverage 1.0; length "
+                             f"augmentation: with probability {train.join_prob} an example joins 2-{train.join_max} "
+                             "random training pairs",
+            "command": command, "selection": selection, "decoding": decoding}
+    card["training"], card["log"] = training_summary(run_dir)
+    tests = test_sets(train)
+    search = decoding_config(card)
+    card.update(test_scores=score_test_sets(translator, tests, search),
+                length_stress=stress_scores(translator, train, tests, search),
+                checks=checks(translator, tests, train), deviations=DEVIATIONS, limitations=limitations)
     (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     return card
 
 
-def add_ablation(run_dir: Path, card_dir: Path, data_dir: Path, label: str, command: str) -> dict:
+def compare(a_dir: Path, b_dir: Path) -> list[dict]:
+    """Both models on A's test sets, each with its own default decoding; the paired bootstrap
+    test (sacrebleu) goes into both cards."""
+    cards = {d: read_json(d / CARD) for d in (a_dir, b_dir)}
+    translators = {d: Translator.from_checkpoint(d) for d in (a_dir, b_dir)}
+    train = dataclass_from_dict(TrainConfig, read_json(a_dir / "config.json")["train"])
+    rows = []
+    for name, test in test_sets(train).items():
+        runs = [run_model(translators[d], test, decoding_config(cards[d])) for d in (a_dir, b_dir)]
+        result = paired_significance(runs, test.ref)
+        a_bleu, b_bleu = (s["bleu"] for s in result["systems"])
+        rows.append({"test_set": name, a_dir.name: a_bleu, b_dir.name: b_bleu, "difference": round(a_bleu - b_bleu, 2),
+                     "p_value": result["systems"][1]["p_value"], "signature": result["signature"]})
+        print(f"{name}: {a_dir.name} {a_bleu} vs {b_dir.name} {b_bleu}, p = {rows[-1]['p_value']}", flush=True)
+    for d, other in ((a_dir, b_dir), (b_dir, a_dir)):
+        cards[d]["comparison"] = {"with": other.name, "test": "paired bootstrap resampling (sacrebleu, 1000 samples)",
+                                  "rows": rows}
+        (d / CARD).write_text(json.dumps(cards[d], indent=2, ensure_ascii=False) + "\n")
+    return rows
+
+
+def add_ablation(run_dir: Path, card_dir: Path, label: str, command: str) -> dict:
     """Score ``run_dir``'s best checkpoint like a shipped one and record it in ``card_dir``'s card."""
-    card = json.loads((card_dir / CARD).read_text())
+    card = read_json(card_dir / CARD)
+    train = dataclass_from_dict(TrainConfig, read_json(run_dir / "config.json")["train"])
+    tests, search = test_sets(train), decoding_config(card)
     with tempfile.TemporaryDirectory() as tmp:
         translator = Translator.from_checkpoint(export(run_dir / "best", Path(tmp) / run_dir.name))
-    train_cfg = json.loads((run_dir / "config.json").read_text())["train"]
-    langs = train_cfg["src_lang"], train_cfg["tgt_lang"]
-    summary, _ = training_summary(run_dir)
-    entry = {"label": label, "command": command, "join_prob": train_cfg["join_prob"], "training": summary,
-             "test_scores": score_test_sets(translator, data_dir, *langs),
-             "length_stress": stress_scores(translator, data_dir, *langs)}
+        entry = {"label": label, "command": command, "join_prob": train.join_prob,
+                 "training": training_summary(run_dir)[0], "test_scores": score_test_sets(translator, tests, search),
+                 "length_stress": stress_scores(translator, train, tests, search)}
     card["ablations"] = [a for a in card.get("ablations", []) if a["label"] != label] + [entry]
     (card_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     return entry
@@ -126,19 +272,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.card", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--run", help="training output folder (with best/ and log.jsonl) to ship")
+    source.add_argument("--run", help="training output folder (with best/, log.jsonl, config.json) to ship")
     source.add_argument("--ablation", help="training output folder to score and add to the card at --out")
+    source.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two shipped checkpoint folders")
+    parser.add_argument("--out", help="checkpoint folder to write (or whose card to extend)")
     parser.add_argument("--label", default="ablation", help="what the --ablation run changed")
-    parser.add_argument("--out", required=True, help="checkpoint folder to write (or whose card to extend)")
-    parser.add_argument("--data-dir", default="../shared/data/multi30k", help="Multi30k folder")
     parser.add_argument("--command", default="", help="the exact training command, recorded in the card")
+    parser.add_argument("--pair", default="", help="the pair this model belongs to (the app opens the 'everyday' pair)")
+    parser.add_argument("--trained-on", default="", help="a few words on the training data, shown in model pickers")
+    parser.add_argument("--limitations", default="", help="what the model cannot do, in a few sentences")
+    parser.add_argument("--average", type=int, default=0, help="also try the mean of the last K kept checkpoints")
+    parser.add_argument("--tune", action="store_true", help="choose beam size and length normalisation on validation")
     args = parser.parse_args(argv)
-    if args.ablation:
-        entry = add_ablation(Path(args.ablation), Path(args.out), Path(args.data_dir), args.label, args.command)
-        print(f"added {args.label!r} to {args.out}/{CARD}: {entry['test_scores'][TEST_SETS[0]]['bleu']} BLEU")
-        return 0
-    card = build(Path(args.run), Path(args.out), Path(args.data_dir), args.command)
-    print(f"wrote {args.out}/{CARD}: {card['test_scores'][TEST_SETS[0]]['bleu']} BLEU on {TEST_SETS[0]}")
+    if (args.run or args.ablation) and not args.out:
+        parser.error("--out is required with --run and --ablation")
+    if args.compare:
+        compare(Path(args.compare[0]), Path(args.compare[1]))
+    elif args.ablation:
+        entry = add_ablation(Path(args.ablation), Path(args.out), args.label, args.command)
+        print(f"added {args.label!r} to {args.out}/{CARD}: {next(iter(entry['test_scores'].values()))['bleu']} BLEU")
+    else:
+        card = build(Path(args.run), Path(args.out), args.command, args.pair, args.trained_on, args.average, args.tune,
+                     args.limitations)
+        print(f"wrote {args.out}/{CARD}: " + ", ".join(f"{k} {v['bleu']}" for k, v in card["test_scores"].items()))
     return 0
 
 

@@ -7,7 +7,9 @@
     card.json           training summary and test scores (optional)
 
 Loading validates everything before trusting it and raises CheckpointError naming the
-file and the problem. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy.
+file and the problem. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy;
+``python -m model.checkpoint average OUT IN [IN ...]`` writes the mean of the weights of
+checkpoints of one model (the last few of a run, as well-run NMT systems ship).
 """
 from __future__ import annotations
 
@@ -174,6 +176,32 @@ def export(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.float16)
     return out
 
 
+def average(paths: list[str | Path], out: str | Path) -> Path:
+    """Write the element-wise mean of the weights of ``paths`` (same config and vocabularies,
+    else CheckpointError) to ``out``, with the first one's vocabularies and the last one's
+    training config."""
+    if not paths:
+        raise CheckpointError("average needs at least one checkpoint")
+    total, first, raw = None, None, None
+    for path in paths:
+        model, src_vocab, tgt_vocab, raw = load_checkpoint(path)
+        if first is None:
+            first = (model.config, src_vocab, tgt_vocab, path)
+            total = {k: v.double() for k, v in model.state_dict().items()}
+            continue
+        if model.config != first[0]:
+            raise CheckpointError(f"{path}: its model config differs from {first[3]}'s; only checkpoints of one "
+                                  "model can be averaged")
+        if (src_vocab.proto, tgt_vocab.proto) != (first[1].proto, first[2].proto):
+            raise CheckpointError(f"{path}: its vocabularies differ from {first[3]}'s")
+        for k, v in model.state_dict().items():
+            total[k] += v.double()
+    mean = NMTModel(first[0])
+    mean.load_state_dict({k: (v / len(paths)).float() for k, v in total.items()})
+    train = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
+    return save_checkpoint(out, mean, first[1], first[2], train)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.checkpoint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -183,10 +211,15 @@ def main(argv=None) -> int:
     ex.add_argument("dst")
     check = sub.add_parser("check", help="load a checkpoint and print its summary")
     check.add_argument("path")
+    avg = sub.add_parser("average", help="write the mean of the weights of several checkpoints of one model")
+    avg.add_argument("out")
+    avg.add_argument("inputs", nargs="+")
     args = parser.parse_args(argv)
     try:
         if args.command == "export":
             print(f"wrote {export(args.src, args.dst)}")
+        elif args.command == "average":
+            print(f"wrote {average(args.inputs, args.out)} (mean of {len(args.inputs)} checkpoints)")
         else:
             model, src_vocab, tgt_vocab, _ = load_checkpoint(args.path)
             print(f"{args.path}: {model.config.arch}, {model.num_parameters():,} parameters, "

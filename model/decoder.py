@@ -161,18 +161,19 @@ class Decoder(nn.Module):
         and the deep output are one product each over all N tokens, outside the loop; ``bf16``
         runs those under bf16 autocast (the loop stays fp32).
         """
-        batch, T = tgt_in.shape
-        lengths = (tgt_in != PAD).sum(1)  # (batch,)
-        order = torch.argsort(lengths, descending=True, stable=True)  # (batch,) longest first
-        real = torch.arange(T, device=tgt_in.device).unsqueeze(1) < lengths[order].unsqueeze(0)  # (T, batch)
-        step_rows = real.nonzero()  # (N, 2) [t, sorted row], time-major: step t's rows are 0..k_t-1
-        active = [k for k in real.sum(1).tolist() if k]  # k_t per step
-        enc = enc.select(order)
-        pad = lambda x: pad_rows(x, bf16)  # noqa: E731  (bf16: rows to a multiple of 128, see precision.py)
-        n_tokens = step_rows.size(0)
-        emb = pad(self.dropout(self.embed(tgt_in.index_select(0, order).t()[real])))  # (N, m), padded in bf16
+        plan = TimeMajor.of(tgt_in)
+        enc = enc.select(plan.order)
+        emb = pad_rows(self.dropout(self.embed(plan.tokens(tgt_in))), bf16)  # (N, m), rows rounded up in bf16
         with autocast(tgt_in.device, bf16):
-            input_gates = self.W(emb)[:n_tokens].float()  # (N, 3n) W E y for every step at once
+            input_gates = self.W(emb)[: plan.n_tokens].float()  # (N, 3n) W E y of every step at once
+        states, contexts, alphas = self.recurrence(input_gates, plan.active, enc)
+        features = self.packed_output(states, contexts, emb, enc.summary, plan, bf16)
+        return features, None if self.attention is None else torch.cat(alphas), plan.positions
+
+    def recurrence(self, input_gates: torch.Tensor, active: list[int], enc: EncoderState):
+        """The step-by-step part of ``packed``: s_i from s_{i-1}, c_i and W E y_{i-1} for the k_t
+        sentences still going at each step (rows sorted longest first). Returns the per-step
+        lists of s_i (k_t, n), c_i (k_t, 2n) and alpha_i (k_t, src_len) | None."""
         states, contexts, alphas = [], [], []
         s = self.init_state(enc.summary)  # (batch, n)
         going = enc
@@ -185,10 +186,54 @@ class Decoder(nn.Module):
             states.append(s)
             contexts.append(c)
             alphas.append(alpha)
-        rows = step_rows[:, 1]  # (N,) sorted row of each token
-        alpha = None if self.attention is None else torch.cat(alphas)
-        with autocast(tgt_in.device, bf16):
-            # RNNencdec's context is fixed: C_o c once per sentence
-            c_out = self.C_o(enc.summary)[pad(rows)] if self.attention is None else self.C_o(pad(torch.cat(contexts)))
-            features = self.maxout_features(pad(torch.cat(states)), emb, c_out)[:n_tokens].float()  # (N, l)
-        return features, alpha, order[rows] * T + step_rows[:, 0]
+        return states, contexts, alphas
+
+    def packed_output(self, states: list, contexts: list, emb: torch.Tensor, summary: torch.Tensor,
+                      plan: "TimeMajor", bf16: bool) -> torch.Tensor:
+        """The deep output of every real token in one product: maxout features t_i (N, l).
+        RNNencdec's context is fixed, so its C_o c is formed once per sentence."""
+        with autocast(emb.device, bf16):
+            if self.attention is None:
+                c_out = self.C_o(summary)[pad_rows(plan.sorted_rows, bf16)]  # (N, 2l) from (batch, 2l)
+            else:
+                c_out = self.C_o(pad_rows(torch.cat(contexts), bf16))
+            features = self.maxout_features(pad_rows(torch.cat(states), bf16), emb, c_out)
+        return features[: plan.n_tokens].float()
+
+
+@dataclass
+class TimeMajor:
+    """Where a teacher-forced batch's N real target tokens go when rows are sorted longest
+    first and tokens are read step by step: step t's tokens are sorted rows 0..k_t-1."""
+
+    order: torch.Tensor  # (batch,) original row of each sorted row
+    real: torch.Tensor  # (T, batch) True where sorted row b has a token at step t
+    step_rows: torch.Tensor  # (N, 2) [t, sorted row] of each real token, time-major
+    active: list[int]  # k_t, sentences still going at each step (non-zero only)
+
+    @classmethod
+    def of(cls, tgt_in: torch.Tensor) -> "TimeMajor":
+        """The plan for tgt_in (batch, T): real tokens first in each row, then PAD."""
+        T = tgt_in.size(1)
+        lengths = (tgt_in != PAD).sum(1)  # (batch,)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        real = torch.arange(T, device=tgt_in.device).unsqueeze(1) < lengths[order].unsqueeze(0)  # (T, batch)
+        return cls(order, real, real.nonzero(), [k for k in real.sum(1).tolist() if k])
+
+    @property
+    def n_tokens(self) -> int:
+        return self.step_rows.size(0)
+
+    @property
+    def sorted_rows(self) -> torch.Tensor:
+        """(N,) sorted row of each token."""
+        return self.step_rows[:, 1]
+
+    @property
+    def positions(self) -> torch.Tensor:
+        """(N,) each token's index in the original flattened (batch * T) grid."""
+        return self.order[self.sorted_rows] * self.real.size(0) + self.step_rows[:, 0]
+
+    def tokens(self, tgt_in: torch.Tensor) -> torch.Tensor:
+        """(N,) the real tokens of tgt_in (batch, T), time-major in sorted row order."""
+        return tgt_in.index_select(0, self.order).t()[self.real]

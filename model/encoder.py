@@ -12,6 +12,13 @@ from .vocab import PAD
 class Encoder(nn.Module):
     """Reads the source both ways; annotation h_j = [forward h_j ; backward h_j].
 
+    Deviation from the paper (Appendix A.2.1): its GRU applies the reset gate before the
+    recurrent product, h~ = tanh(W x + U [r o h]). This encoder runs PyTorch's fused GRU
+    kernel, which applies it after: h~ = tanh(W x + b_in + r o (U h + b_hn)) (Cho et al.'s
+    other variant, as in cuDNN). Both gate the previous state per unit; the kernel is several
+    times faster than a Python loop, and the decoder (decoder.py, ``Decoder.gru``) and the
+    layer-normalised GRU (layernorm_gru.py) do follow the paper. Model cards say so too.
+
     Padding never enters either direction: the backward GRU reads each sentence reversed
     within its own length, so it starts at the sentence's last word, not at the batch's
     longest. (Both directions run on padded batches rather than a PackedSequence: on CPU

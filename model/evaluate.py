@@ -3,12 +3,14 @@ significance test, BLEU by source length (the paper's Figure 2) and a per-senten
 
     python -m model.evaluate --src test.en --ref test.fr --checkpoint A [--checkpoint B] --out REPORT_DIR
 
-writes ``hyps.<model>.txt``, ``sentences.csv``, ``scores.json`` (every score with its sacrebleu
-signature) and ``length_chart.html`` (plus .png/.svg when a static-export backend works).
+writes ``hyps.<model>.txt``, ``sentences.csv`` and ``scores.json`` (every score with its sacrebleu
+signature; ``stress.json`` too with ``--stress``). The charts are drawn from those files by the
+figure layer: ``python -m viz.length_chart REPORT_DIR`` (model/ never imports plotly or viz).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import io
@@ -18,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, ContextManager, Optional, Sequence
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
@@ -160,11 +162,12 @@ class ModelRun:
 
 def run_model(translator: Translator, test: TestSet, cfg: SearchConfig,
               progress: Optional[Callable[[int], None]] = None, batch_size: int = 64,
-              keep_beam: bool = False) -> ModelRun:
+              keep_beam: bool = False, slot: Callable[[], ContextManager] = contextlib.nullcontext) -> ModelRun:
     """Translate a test set. Beam trees are dropped unless ``keep_beam`` (they dwarf the rest:
-    thousands of nodes per sentence); attention, energies and top-k along the output stay."""
+    thousands of nodes per sentence); attention, energies and top-k along the output stay.
+    ``slot``: entered around each batch's decode (see ``Translator.translate``)."""
     start = time.perf_counter()
-    traces = translator.translate(test.src, cfg, batch_size=batch_size, progress=progress)
+    traces = translator.translate(test.src, cfg, batch_size=batch_size, progress=progress, slot=slot)
     if not keep_beam:
         for trace in traces:
             trace.beam = []
@@ -270,7 +273,7 @@ def stress_report(test: TestSet, runs: dict[int, list[ModelRun]], width: int = 1
 def report(test: TestSet, runs: Sequence[ModelRun], cfg: SearchConfig, width: int = 10) -> dict:
     """Everything ``scores.json`` holds."""
     out = {"test_set": test.name, "sentences": len(test.src), "notes": test.notes,
-           "decoding": {"beam": cfg.beam, "alpha": cfg.alpha, "max_len_ratio": cfg.max_len_ratio},
+           "decoding": {"beam": cfg.beam, "length_norm": cfg.length_norm, "max_len_ratio": cfg.max_len_ratio},
            "models": {r.name: {"arch": r.arch, "seconds": round(r.seconds, 2),
                                "sentences_per_s": round(len(test.src) / max(r.seconds, 1e-9), 1),
                                **with_interval(r.hyps, test.ref)} for r in runs},
@@ -294,24 +297,18 @@ def write_report(out_dir: Path, test: TestSet, runs: Sequence[ModelRun], scores:
         writer.writeheader()
         writer.writerows(rows)
     (out_dir / "scores.json").write_text(json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
-    written += [out_dir / "sentences.csv", out_dir / "scores.json"]
-    # The one place model/ reaches into viz/: the report's chart. Analysis stays plotly-free.
-    from viz.length_chart import write_length_chart
-
-    return written + write_length_chart(scores["bleu_by_length"], out_dir / "length_chart")
+    return written + [out_dir / "sentences.csv", out_dir / "scores.json"]
 
 
 def write_stress(out_dir: Path, test: TestSet, translators: Sequence[Translator], runs: Sequence[ModelRun],
                  cfg: SearchConfig, width: int) -> list[Path]:
-    """Decode k = 2..4 joined versions with the same models; write stress.json and stress_chart.*."""
+    """Decode k = 2..4 joined versions with the same models; write stress.json."""
     by_k = {1: list(runs)}
     for k in (k for k in (2, 3, 4) if len(test.src) >= k):  # a k longer than the test set has no items
         by_k[k] = [run_model(t, join_consecutive(test, k), cfg) for t in translators]
     rows, summary = stress_report(test, by_k, width)
     (out_dir / "stress.json").write_text(json.dumps({"bleu_by_length": rows, "summary": summary}, indent=2) + "\n")
-    from viz.length_chart import write_length_chart  # the report's chart, as in write_report
-
-    return [out_dir / "stress.json"] + write_length_chart(rows, out_dir / "stress_chart")
+    return [out_dir / "stress.json"]
 
 
 def load_translators(paths: Sequence[str]) -> list[Translator]:
@@ -332,19 +329,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint", action="append", required=True, help="checkpoint folder (repeatable)")
     parser.add_argument("--out", required=True, help="report folder")
     parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM}")
-    parser.add_argument("--alpha", type=float, default=1.0, help="length normalisation exponent")
+    parser.add_argument("--length-norm", type=float, default=1.0,
+                        help="length normalisation: score = log p / length^LENGTH_NORM (0: none)")
     parser.add_argument("--bucket-width", type=int, default=10, help="words per length bucket")
     parser.add_argument("--max-lines", type=int, default=MAX_LINES, help="refuse larger test sets")
     parser.add_argument("--first", action="store_true", help="evaluate only the first --max-lines lines")
     parser.add_argument("--join", type=int, default=1, help="join k consecutive lines before evaluating")
     parser.add_argument("--stress", action="store_true",
-                        help="also run the length stress test (k = 1..4 joined lines) into stress.json / stress_chart")
+                        help="also run the length stress test (k = 1..4 joined lines) into stress.json")
     args = parser.parse_args(argv)
     try:
         test = load_test_files(args.src, args.ref, max_lines=args.max_lines, take_first=args.first)
         if args.join > 1:
             test = join_consecutive(test, args.join)
-        cfg = SearchConfig(beam=args.beam, alpha=args.alpha, trace=True)
+        cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, trace=True)
         translators = load_translators(args.checkpoint)
         runs = [run_model(translator, test, cfg) for translator in translators]
     except (DataError, CheckpointError, ValueError, OSError) as exc:
@@ -359,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, s in scores["models"].items():
         print(f"{name}: BLEU {s['bleu']} ± {s['bleu_ci95']} ({s['bleu_signature']}), chrF {s['chrf']}, "
               f"{s['sentences_per_s']} sentences/s")
+    print(f"charts: python -m viz.length_chart {args.out}")
     return 0
 
 

@@ -1,11 +1,14 @@
-"""Batched greedy and beam search that return their evidence (``trace.Trace``).
+"""Batched greedy and beam search; beam search returns complete ``trace.Trace``s.
 
 Beam search keeps ``beam`` hypotheses per sentence for a whole batch at once, as one
 (sentences x beam) tensor; pruning is a top-k over (beam x vocabulary) per sentence, with
 no Python loop over tokens. Sentences whose search ended leave the batch, so results
 do not depend on which other sentences share it.
 
-Search is split into start / step / prune / finish; ``_Recorder`` keeps what traces need.
+Search is split into start / step (``Decoder.step``) / prune (``_prune``) / finish
+(``_finish``). With ``SearchConfig.trace`` a ``_TreeRecorder`` adds every candidate to its
+sentence's beam tree as it is scored, and keeps each step's attention, energies and top-k;
+``_make_trace`` then reads the chosen hypothesis's evidence off the tree in one place.
 """
 from __future__ import annotations
 
@@ -16,11 +19,13 @@ import numpy as np
 import torch
 
 from .data import pad
+from .decoder import Step
 from .seq2seq import NMTModel
-from .trace import BeamNode
+from .trace import BeamNode, Trace
 from .vocab import BOS, EOS, UNK, Vocab
 
 KEPT, PRUNED, FINISHED = 0, 1, 2
+STATUS_NAMES = ("kept", "pruned", "finished")
 
 
 @dataclass
@@ -28,7 +33,7 @@ class SearchConfig:
     """Decoding settings."""
 
     beam: int = 5  # hypotheses kept per sentence (1: greedy)
-    alpha: float = 1.0  # length normalisation: score = logprob / length**alpha (0: none)
+    length_norm: float = 1.0  # lambda: score = logprob / length**lambda (0: none); alpha names attention
     max_len_ratio: float = 2.0  # output may have at most ratio * source length + max_len_extra tokens
     max_len_extra: int = 10  # constant added to the output length cap
     forbid_unk: bool = False  # never emit <unk> (as the paper's "no UNK" decoding)
@@ -43,69 +48,39 @@ class Hypothesis:
     ids: list[int]
     logprob: float
     norm_score: float
+    node: Optional[int] = None  # its </s> node in the sentence's beam tree (traced beam search)
 
 
-def _norm(logprob, length: int, alpha: float):
-    return logprob / (length ** alpha) if alpha else logprob
+@dataclass
+class Candidates:
+    """One step's top 2k continuations of each of A active sentences, best first, and what
+    pruning made of them (``_prune``)."""
+
+    score: torch.Tensor  # (A, 2k) cumulative log-probability
+    parent: torch.Tensor  # (A, 2k) beam slot each candidate extends
+    token: torch.Tensor  # (A, 2k) token id it appends
+    status: torch.Tensor  # (A, 2k) KEPT, PRUNED or FINISHED
+    new_slot: torch.Tensor  # (A, 2k) beam slot a kept candidate moves to; -1 for the others
+    kept: torch.Tensor  # (A, k) which candidates fill beam slots 0..k-1
+
+    def kept_values(self, values: torch.Tensor) -> torch.Tensor:
+        """(A, k) of ``values`` (A, 2k) for the candidates that stay in the beam, in slot order."""
+        return values.gather(1, self.kept)
+
+
+def _norm(logprob, length: int, length_norm: float):
+    return logprob / (length ** length_norm) if length_norm else logprob
 
 
 def _max_lengths(src_len: torch.Tensor, cfg: SearchConfig) -> torch.Tensor:
     return (src_len.float() * cfg.max_len_ratio).long() + cfg.max_len_extra
 
 
-class _Recorder:
-    """Collects per-step tensors (CPU) and turns them into beam trees and traces."""
-
-    def __init__(self, src_lens: list[int]):
-        self.steps: list[dict] = []
-        self.src_lens = src_lens  # real source length per sentence: evidence is cut to it
-        self.n_sent = len(src_lens)
-
-    def record(self, **tensors) -> None:
-        self.steps.append({k: (v.detach().float().cpu() if v is not None and v.is_floating_point()
-                               else (None if v is None else v.cpu())) for k, v in tensors.items()})
-
-    def trees(self, vocab: Vocab, alpha: float) -> list[list[BeamNode]]:
-        """Build every sentence's node list; records refer to sentences by original index."""
-        nodes = [[BeamNode(0, None, 0, "<s>", BOS, 0.0, 0.0, "kept")] for _ in range(self.n_sent)]
-        slot_node = [dict() for _ in range(self.n_sent)]  # current beam slot -> node id
-        for t, rec in enumerate(self.steps):
-            for a, sent in enumerate(rec["sent"].tolist()):
-                new_slots = {}
-                for r in range(rec["token"].size(1)):
-                    score = float(rec["score"][a, r])
-                    if not np.isfinite(score):
-                        continue
-                    parent_slot = int(rec["parent"][a, r])
-                    tok = int(rec["token"][a, r])
-                    node = BeamNode(len(nodes[sent]), slot_node[sent].get(parent_slot, 0), t + 1,
-                                    vocab.pieces([tok])[0], tok, score, _norm(score, t + 1, alpha),
-                                    ("kept", "pruned", "finished")[int(rec["status"][a, r])],
-                                    None if rec["alpha"] is None else
-                                    rec["alpha"][a, parent_slot, : self.src_lens[sent]].numpy(),
-                                    (t, a, parent_slot))
-                    nodes[sent].append(node)
-                    if int(rec["new_slot"][a, r]) >= 0:
-                        new_slots[int(rec["new_slot"][a, r])] = node.id
-                slot_node[sent] = new_slots
-        return nodes
-
-    def evidence(self, node: BeamNode, vocab: Vocab):
-        """(energies (src_len,) | None, top-k candidate list) of the step that made ``node``."""
-        t, a, slot = node.origin
-        rec = self.steps[t]
-        src_len = self.src_lens[int(rec["sent"][a])]
-        energies = None if rec["energies"] is None else rec["energies"][a, slot, :src_len].numpy()
-        topk = [{"token": vocab.pieces([i])[0], "id": i, "prob": round(p, 6)}
-                for p, i in zip(rec["topk_p"][a, slot].tolist(), rec["topk_i"][a, slot].tolist())]
-        return energies, topk
-
-
 @torch.inference_mode()
-def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig,
+def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
                 prefixes: Optional[Sequence[Sequence[int]]] = None,
-                attend: Optional[dict[int, int]] = None):
-    """Decode a batch of source id lists. Returns (best Hypothesis per sentence, recorder|None).
+                attend: Optional[dict[int, int]] = None) -> list[Trace]:
+    """Decode a batch of source id lists (``vocabs``: source and target); one Trace each.
 
     ``prefixes``: forced output prefix per sentence (what-if). ``attend``: {step: source
     position} puts all attention weight on that position at that step (what-if, RNNsearch).
@@ -124,19 +99,17 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
     active = torch.arange(n, device=dev)  # original index of each active sentence
     max_len = _max_lengths(src_len, cfg).to(dev)
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    recorder = _Recorder(src_len.tolist()) if cfg.trace else None
+    recorder = _TreeRecorder(src_len.tolist(), vocabs[1], cfg) if cfg.trace else None
     for t in range(int(max_len.max())):
-        alpha_override = _attend_override(attend, t, enc)
-        out = model.decoder.step(y, state, enc, alpha_override)
+        out = model.decoder.step(y, state, enc, _attend_override(attend, t, enc))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
         cand = _prune(scores, logprobs, k)
-        _finish(cand, hyps, active, t, finished, cfg)
-        if recorder is not None:
-            _record(recorder, cand, out, active, k, logprobs, cfg.topk)
-        keep_rows = (torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand["kept_parent"]  # (A, k)
-        keep_rows = keep_rows.view(-1)
-        hyps = torch.cat([hyps.index_select(0, keep_rows), cand["kept_token"].view(-1, 1)], dim=1)
-        state, y, scores = out.state.index_select(0, keep_rows), cand["kept_token"].view(-1), cand["kept_score"]
+        nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
+        _finish(cand, hyps, active, t, finished, cfg, nodes)
+        keep_rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand.kept_values(cand.parent)).view(-1)
+        hyps = torch.cat([hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
+        state, y = out.state.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1)
+        scores = cand.kept_values(cand.score)
         done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev)
         if done.all():
             break
@@ -149,7 +122,8 @@ def beam_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise ValueError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    return best, recorder
+    return [_make_trace(model.config.arch, vocabs, ids, hyp, recorder, sent)
+            for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
 def _attend_override(attend, t: int, enc):
@@ -181,7 +155,7 @@ def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes):
     return logprobs
 
 
-def _prune(scores, logprobs, k: int) -> dict:
+def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int) -> Candidates:
     """Top 2k candidates per sentence over (beam x vocab); the first k without </s> stay
     in the beam, </s> candidates ranked within the top k finish, the rest are pruned."""
     n_active, vocab = scores.size(0), logprobs.size(1)
@@ -198,28 +172,126 @@ def _prune(scores, logprobs, k: int) -> dict:
     status = torch.full_like(token, PRUNED)
     status[kept] = KEPT
     status[finish] = FINISHED
-    return {"score": top_score, "parent": parent, "token": token, "status": status, "new_slot": new_slot,
-            "finish": finish, "kept_parent": parent.gather(1, order),
-            "kept_token": token.gather(1, order), "kept_score": top_score.gather(1, order)}
+    return Candidates(top_score, parent, token, status, new_slot, order)
 
 
-def _finish(cand, hyps, active, t, finished, cfg: SearchConfig) -> None:
+def _finish(cand: Candidates, hyps, active, t: int, finished, cfg: SearchConfig, nodes) -> None:
+    """Add the candidates that end with </s> to their sentences' finished hypotheses."""
     k = cfg.beam
-    for a, r in cand["finish"].nonzero().tolist():
+    for a, r in (cand.status == FINISHED).nonzero().tolist():
         sent = int(active[a])
-        prefix = hyps[a * k + int(cand["parent"][a, r])].tolist()
-        logprob = float(cand["score"][a, r])
-        finished[sent].append(Hypothesis(prefix + [EOS], logprob, _norm(logprob, t + 1, cfg.alpha)))
+        prefix = hyps[a * k + int(cand.parent[a, r])].tolist()
+        logprob = float(cand.score[a, r])
+        node = None if nodes is None else nodes[a][r]
+        finished[sent].append(Hypothesis(prefix + [EOS], logprob, _norm(logprob, t + 1, cfg.length_norm), node))
 
 
-def _record(recorder: _Recorder, cand, out, active, k: int, logprobs, topk: int) -> None:
-    n_active = active.numel()
-    top_p, top_i = logprobs.exp().topk(topk, dim=-1)  # (A*k, topk)
-    alpha = None if out.alpha is None else out.alpha.view(n_active, k, -1)
-    energies = None if out.energies is None else out.energies.view(n_active, k, -1)
-    recorder.record(sent=active, parent=cand["parent"], token=cand["token"], score=cand["score"],
-                    status=cand["status"], new_slot=cand["new_slot"], alpha=alpha, energies=energies,
-                    topk_p=top_p.view(n_active, k, -1), topk_i=top_i.view(n_active, k, -1))
+@dataclass
+class _StepEvidence:
+    """What one search step saw, on the CPU, for the A sentences active at it."""
+
+    sent: list[int]  # (A,) original sentence index of each row
+    alpha: Optional[torch.Tensor]  # (A, k, src_len) attention of each parent slot; None for RNNencdec
+    energies: Optional[torch.Tensor]  # (A, k, src_len) energies e_ij before the softmax
+    topk_p: torch.Tensor  # (A, k, topk) most likely next tokens' probabilities
+    topk_i: torch.Tensor  # (A, k, topk) and their ids
+
+
+class _TreeRecorder:
+    """Grows every sentence's beam tree while search runs, and keeps each step's evidence
+    so a node's attention, energies and top-k can be read back."""
+
+    def __init__(self, src_lens: list[int], tgt_vocab: Vocab, cfg: SearchConfig):
+        self.src_lens, self.vocab, self.cfg = src_lens, tgt_vocab, cfg
+        self.steps: list[_StepEvidence] = []
+        self.trees = [[BeamNode(id=0, parent=None, step=0, token="<s>", token_id=BOS, score=0.0, norm_score=0.0,
+                                status="kept")] for _ in src_lens]
+        self.slot_node = [{0: 0} for _ in src_lens]  # beam slot -> node id, per sentence
+        self.origin: list[dict[int, tuple[int, int, int]]] = [{} for _ in src_lens]  # node -> (step, row, slot)
+
+    def record(self, t: int, cand: Candidates, out: Step, active: torch.Tensor,
+               logprobs: torch.Tensor) -> list[list[Optional[int]]]:
+        """Add step ``t``'s candidates as nodes; returns their node ids (A, 2k), None where the
+        candidate had probability 0."""
+        n_active = active.numel()
+        top_p, top_i = logprobs.exp().topk(self.cfg.topk, dim=-1)  # (A*k, topk)
+        shaped = lambda x: None if x is None else x.view(n_active, self.cfg.beam, -1).float().cpu()  # noqa: E731
+        evidence = _StepEvidence(active.tolist(), shaped(out.alpha), shaped(out.energies), shaped(top_p),
+                                 top_i.view(n_active, self.cfg.beam, -1).cpu())
+        self.steps.append(evidence)
+        score, parent, token = cand.score.cpu().tolist(), cand.parent.cpu().tolist(), cand.token.cpu().tolist()
+        status, new_slot = cand.status.cpu().tolist(), cand.new_slot.cpu().tolist()
+        ids = []
+        for a, sent in enumerate(evidence.sent):
+            row_ids, slots = [], {}
+            for r in range(len(token[a])):
+                if not np.isfinite(score[a][r]):
+                    row_ids.append(None)
+                    continue
+                node = self._add(sent, t, a, parent[a][r], token[a][r], score[a][r], status[a][r])
+                row_ids.append(node.id)
+                if new_slot[a][r] >= 0:
+                    slots[new_slot[a][r]] = node.id
+            self.slot_node[sent] = slots
+            ids.append(row_ids)
+        return ids
+
+    def _add(self, sent: int, t: int, row: int, slot: int, token: int, score: float, status: int) -> BeamNode:
+        tree = self.trees[sent]
+        alpha = self.steps[t].alpha
+        node = BeamNode(id=len(tree), parent=self.slot_node[sent].get(slot, 0), step=t + 1,
+                        token=self.vocab.pieces([token])[0], token_id=token, score=score,
+                        norm_score=_norm(score, t + 1, self.cfg.length_norm), status=STATUS_NAMES[status],
+                        attention=None if alpha is None else alpha[row, slot, : self.src_lens[sent]].numpy())
+        tree.append(node)
+        self.origin[sent][node.id] = (t, row, slot)
+        return node
+
+    def energies(self, sent: int, node: BeamNode) -> Optional[np.ndarray]:
+        """(src_len,) energies of the step that made ``node``, None without attention."""
+        t, row, slot = self.origin[sent][node.id]
+        energies = self.steps[t].energies
+        return None if energies is None else energies[row, slot, : self.src_lens[sent]].numpy()
+
+    def topk(self, sent: int, node: BeamNode) -> list[dict]:
+        """The most likely tokens at the step that made ``node``: [{"token", "id", "prob"}]."""
+        t, row, slot = self.origin[sent][node.id]
+        step = self.steps[t]
+        return [{"token": self.vocab.pieces([i])[0], "id": i, "prob": round(p, 6)}
+                for p, i in zip(step.topk_p[row, slot].tolist(), step.topk_i[row, slot].tolist())]
+
+
+def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
+                recorder: Optional[_TreeRecorder], sent: int) -> Trace:
+    """The Trace of one sentence: its text and tokens, and, from the recorder's tree, the
+    chosen hypothesis's path (marked "best"), per-step log-probabilities, attention,
+    energies and top-k."""
+    src_vocab, tgt_vocab = vocabs
+    trace = Trace(model=arch, source=src_vocab.decode(src_ids), source_tokens=src_vocab.pieces(src_ids),
+                  source_ids=list(src_ids), target_ids=hyp.ids, target_tokens=tgt_vocab.pieces(hyp.ids),
+                  translation=tgt_vocab.decode(hyp.ids), score=hyp.norm_score, logprob=hyp.logprob,
+                  step_logprobs=[], attention=None, energies=None)
+    if recorder is None:
+        return trace
+    trace.beam = recorder.trees[sent]
+    path = trace.path(hyp.node)
+    for node in path:
+        node.status = "best"
+    path = path[1:]  # without the root: one node per output token
+    scores = [0.0] + [node.score for node in path]
+    trace.step_logprobs = [b - a for a, b in zip(scores, scores[1:])]
+    trace.topk = [recorder.topk(sent, node) for node in path]
+    if path and path[0].attention is not None:
+        trace.attention = np.stack([node.attention for node in path])  # (tgt_len, src_len)
+        trace.energies = np.stack([recorder.energies(sent, node) for node in path])
+    return trace
+
+
+def greedy_traces(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
+                  cfg: SearchConfig) -> list[Trace]:
+    """Greedy decoding's outputs as Traces without evidence (the fast path for plain text)."""
+    return [_make_trace(model.config.arch, vocabs, ids, hyp, None, i)
+            for i, (ids, hyp) in enumerate(zip(src, greedy_search(model, src, cfg)))]
 
 
 @torch.inference_mode()
@@ -246,4 +318,4 @@ def greedy_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConf
         if alive.numel() == 0:
             break
         enc, state, y, active = enc.select(alive), out.state.index_select(0, alive), y[alive], active[alive]
-    return [Hypothesis(ids, lp, _norm(lp, len(ids), cfg.alpha)) for ids, lp in zip(out_ids, logprob)]
+    return [Hypothesis(ids, lp, _norm(lp, len(ids), cfg.length_norm)) for ids, lp in zip(out_ids, logprob)]

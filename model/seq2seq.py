@@ -44,7 +44,7 @@ class NMTModel(nn.Module):
                 nn.init.xavier_uniform_(param)
             else:
                 nn.init.zeros_(param)
-        if self.has_attention and hasattr(self.decoder.attention, "reset_parameters"):
+        if self.has_attention:
             self.decoder.attention.reset_parameters()  # additive: the paper's near-uniform start
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, bf16: bool = False) -> EncoderState:

@@ -40,10 +40,9 @@ class BeamNode:
     token: str  # the subword piece this node appends
     token_id: int  # its vocabulary id
     score: float  # cumulative log-probability
-    norm_score: float  # score / length**alpha
+    norm_score: float  # score / length**length_norm
     status: str  # kept | pruned | finished | best
     attention: Optional[np.ndarray] = None  # (src_len,) alpha used to choose this token
-    origin: Optional[tuple] = None  # (search step, batch row, parent slot) for looking up evidence
 
     def to_json(self) -> dict:
         return {"id": self.id, "parent": self.parent, "step": self.step, "token": self.token,

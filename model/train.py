@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import platform
 import random
 import shutil
 import sys
@@ -353,6 +354,7 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
         (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
         data.src_vocab.save(out / SRC_VOCAB)
         data.tgt_vocab.save(out / TGT_VOCAB)
+        (out / "host.json").write_text(json.dumps(host_description(rt, t.threads), indent=2) + "\n")
     log(f"config: {json.dumps(cfg.to_dict())}")
     log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters; {rt.world} process(es) on {rt.device}")
     net = DistributedDataParallel(model) if rt.world > 1 else model
@@ -362,6 +364,16 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
             break
     cleanup(rt)
     return out / "best"
+
+
+def host_description(rt: Runtime, threads: int) -> dict:
+    """Where this run trains, for the model card: device, processor, threads, processes."""
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else \
+        platform.processor()
+    gpu = torch.cuda.get_device_name(rt.device) if rt.device.type == "cuda" else None
+    return {"device": rt.device.type, "gpu": gpu, "cpu": cpu or "unknown", "threads": threads or torch.get_num_threads(),
+            "processes": rt.world, "torch": torch.__version__}
 
 
 def parse_overrides(cfg: Config, items: Sequence[str]) -> Config:

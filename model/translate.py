@@ -8,19 +8,19 @@ trace per line (schema in ``model/trace.py``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, ContextManager, Optional, Sequence
 
-import numpy as np
 import torch
 
 from .checkpoint import CheckpointError, load_checkpoint
 from .data import iter_chunks
-from .search import Hypothesis, SearchConfig, _Recorder, beam_search, greedy_search
+from .search import SearchConfig, beam_search, greedy_traces
 from .seq2seq import NMTModel
 from .trace import Trace
-from .vocab import EOS, Vocab
+from .vocab import Vocab
 
 # Inputs longer than this (subword pieces) are cut; the trace says so.
 MAX_SOURCE_TOKENS = 200
@@ -52,10 +52,13 @@ class Translator:
 
     def translate(self, sentences: Sequence[str], cfg: SearchConfig = SearchConfig(), batch_size: int = 64,
                   prefixes: Optional[Sequence[Sequence[int]]] = None, attend: Optional[dict] = None,
-                  progress: Optional[Callable[[int], None]] = None) -> list[Trace]:
+                  progress: Optional[Callable[[int], None]] = None,
+                  slot: Callable[[], ContextManager] = contextlib.nullcontext) -> list[Trace]:
         """One Trace per sentence, in input order. Blank sentences give empty traces.
 
         Sentences are decoded in length-sorted batches; ``progress(n_done)`` is called after each.
+        Each batch's decode runs inside ``slot()`` (the app's limit on concurrent decoding), so a
+        long evaluation gives others a turn between batches.
         """
         if not 1 <= cfg.beam <= MAX_BEAM:
             raise ValueError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
@@ -68,7 +71,9 @@ class Translator:
         for chunk in iter_chunks(todo, batch_size):
             src = [encoded[i][0] for i in chunk]
             chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
-            for i, trace in zip(chunk, self._decode(src, cfg, chunk_prefixes, attend)):
+            with slot():
+                decoded = self._decode(src, cfg, chunk_prefixes, attend)
+            for i, trace in zip(chunk, decoded):
                 trace.truncated = encoded[i][1]
                 traces[i] = trace
             done += len(chunk)
@@ -77,46 +82,13 @@ class Translator:
         return [t if t is not None else self._empty_trace() for t in traces]
 
     def _decode(self, src, cfg: SearchConfig, prefixes, attend) -> list[Trace]:
+        vocabs = (self.src_vocab, self.tgt_vocab)
         if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None:
-            return [self._trace(ids, hyp, None, None) for ids, hyp in zip(src, greedy_search(self.model, src, cfg))]
-        best, recorder = beam_search(self.model, src, cfg, prefixes, attend)
-        trees = recorder.trees(self.tgt_vocab, cfg.alpha) if recorder else [None] * len(src)
-        return [self._trace(ids, hyp, recorder, nodes) for ids, hyp, nodes in zip(src, best, trees)]
-
-    def _trace(self, src_ids: list[int], hyp: Hypothesis, recorder: Optional[_Recorder], nodes) -> Trace:
-        out_ids = hyp.ids
-        trace = Trace(model=self.arch, source=self.src_vocab.decode(src_ids),
-                      source_tokens=self.src_vocab.pieces(src_ids), source_ids=list(src_ids), target_ids=out_ids,
-                      target_tokens=self.tgt_vocab.pieces(out_ids),
-                      translation=self.tgt_vocab.decode([i for i in out_ids if i != EOS]),
-                      score=hyp.norm_score, logprob=hyp.logprob, step_logprobs=[],
-                      attention=None, energies=None)
-        if recorder is not None:
-            _attach_evidence(trace, nodes, recorder, self.tgt_vocab, self.model.has_attention)
-        return trace
+            return greedy_traces(self.model, vocabs, src, cfg)
+        return beam_search(self.model, vocabs, src, cfg, prefixes, attend)
 
     def _empty_trace(self) -> Trace:
         return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
-
-
-def _attach_evidence(trace: Trace, nodes, recorder: _Recorder, vocab: Vocab, has_attention: bool) -> None:
-    """Mark the best path in the tree and copy its per-step evidence into ``trace``."""
-    finished = [node for node in nodes if node.status == "finished"]
-    best = max(finished, key=lambda node: node.norm_score)
-    chain, node_id = [], best.id
-    while node_id is not None:
-        nodes[node_id].status = "best"
-        chain.append(nodes[node_id])
-        node_id = nodes[node_id].parent
-    path = chain[::-1][1:]  # root excluded: one node per output token
-    trace.beam = nodes
-    scores = [0.0] + [node.score for node in path]
-    trace.step_logprobs = [b - a for a, b in zip(scores, scores[1:])]
-    evidence = [recorder.evidence(node, vocab) for node in path]
-    trace.topk = [topk for _, topk in evidence]
-    if has_attention:
-        trace.attention = np.stack([node.attention for node in path])
-        trace.energies = np.stack([energies for energies, _ in evidence])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
     parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
-    parser.add_argument("--alpha", type=float, default=1.0, help="length normalisation exponent")
+    parser.add_argument("--length-norm", type=float, default=1.0,
+                        help="length normalisation: score = log p / length^LENGTH_NORM (0: none)")
     parser.add_argument("--forbid-unk", action="store_true", help="never output <unk>")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
     parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
@@ -138,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     lines = sys.stdin.read().splitlines()
-    cfg = SearchConfig(beam=args.beam, alpha=args.alpha, forbid_unk=args.forbid_unk, trace=args.json)
+    cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
     try:
         traces = translator.translate(lines, cfg, batch_size=args.batch_size)
     except ValueError as exc:

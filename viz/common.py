@@ -1,11 +1,14 @@
-"""What every page shares: finding checkpoints, cached model loading, cached translation."""
+"""What every page shares: finding checkpoints and their cards, cached model loading, and
+cached, queued translation."""
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Hashable, Optional
 
 import streamlit as st
 
@@ -14,9 +17,12 @@ from model.search import SearchConfig
 from model.trace import Trace
 from model.translate import MAX_BEAM, Translator
 
+from .admission import DecodeGate
+
 REPO = Path(__file__).resolve().parents[1]
 # Longest typed input the page accepts, in characters; longer text is cut, with a message.
 MAX_INPUT_CHARS = 2000
+DEFAULT_PAIR = "everyday"  # the card "pair" the app opens with (issue 15)
 
 
 def checkpoint_root() -> Path:
@@ -32,11 +38,33 @@ def list_checkpoints() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def card(name: str) -> dict:
+    try:
+        data = read_card(checkpoint_root() / name)
+    except CheckpointError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def trained_on(name: str) -> str:
+    """What a model learned from, in a few words, from its card (for pickers and captions)."""
+    label = card(name).get("trained_on")
+    return label if isinstance(label, str) and label else "training data not stated in its card"
+
+
+def model_label(name: str) -> str:
+    return f"{name} · {trained_on(name)}"
+
+
 def default_pair(names: list[str]) -> tuple[str, str]:
-    """RNNsearch first and RNNencdec second when both exist, else the first two names."""
-    search = [n for n in names if "rnnsearch" in n] or names
-    encdec = [n for n in names if "rnnencdec" in n] or names[1:] or names
-    return search[0], encdec[0]
+    """RNNsearch and RNNencdec of the default pair (cards with ``"pair": DEFAULT_PAIR``) when
+    both exist, else the first RNNsearch and RNNencdec by name, else the first two names."""
+    preferred = [n for n in names if card(n).get("pair") == DEFAULT_PAIR] or names
+    search = [n for n in preferred if card(n).get("arch", "rnnsearch" if "rnnsearch" in n else "") == "rnnsearch"]
+    encdec = [n for n in preferred if card(n).get("arch", "rnnencdec" if "rnnencdec" in n else "") == "rnnencdec"]
+    first = (search or names)[0]
+    return first, (encdec or [n for n in names if n != first] or names)[0]
 
 
 @st.cache_resource(show_spinner="Loading model...", max_entries=16)
@@ -46,36 +74,86 @@ def load_translator(name: str) -> Translator:
     return Translator.from_checkpoint(checkpoint_root() / name)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def card(name: str) -> dict:
-    try:
-        return read_card(checkpoint_root() / name)
-    except CheckpointError:
-        return {}
+class ResultStore:
+    """A process-wide LRU of finished decodes. Results are never mutated once stored, so
+    sessions can share them; st.cache_data can't be used where a decode draws progress or
+    queue messages (its replay forbids elements created outside the cached function)."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries, self._items, self._lock = max_entries, OrderedDict(), threading.Lock()
+
+    def get(self, key: Hashable):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: Hashable, value) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@st.cache_resource
+def decode_gate() -> DecodeGate:
+    """The process's limit on decodes running at once: $NMT_DECODE_SLOTS, else one per two
+    cores (each decode already uses torch's threads)."""
+    default = max(1, (os.cpu_count() or 2) // 2)
+    return DecodeGate(int(os.environ.get("NMT_DECODE_SLOTS", default)))
+
+
+@st.cache_resource
+def translations() -> ResultStore:
+    return ResultStore(1024)
+
+
+def queued_slot(notice: Optional[Callable[[str], None]] = None):
+    """A ``slot`` for ``Translator.translate``: the decode gate, telling ``notice`` while queued."""
+    gate = decode_gate()
+    report = None if notice is None else (lambda n: notice(
+        f"Queued: {n} request{'s' if n != 1 else ''} ahead of yours; this server decodes {gate.limit} at a time."))
+    return lambda: gate.slot(report)
+
+
 def translate(name: str, text: str, settings: dict, prefix: Optional[tuple] = None,
               attend: Optional[tuple] = None) -> tuple[Trace, float]:
-    """(trace, seconds) for one sentence; cached per (checkpoint, text, settings, what-if)."""
+    """(trace, seconds) for one sentence, decoded once per (checkpoint, text, settings, what-if)
+    and process; while other sessions' decodes run, a short "queued" line is shown."""
+    key = (name, text, tuple(sorted(settings.items())), prefix, attend)
+    found = translations().get(key)
+    if found is not None:
+        return found
     translator = load_translator(name)
+    waiting = st.empty()
     start = time.perf_counter()
     trace = translator.translate([text], SearchConfig(**settings), prefixes=None if prefix is None else [list(prefix)],
-                                 attend=None if attend is None else dict([attend]))[0]
-    return trace, time.perf_counter() - start
+                                 attend=None if attend is None else dict([attend]),
+                                 slot=queued_slot(waiting.info))[0]
+    waiting.empty()
+    result = (trace, time.perf_counter() - start)
+    translations().put(key, result)
+    return result
 
 
 def search_settings_ui(prefix: str = "") -> dict:
-    """Sidebar widgets for decoding; returns SearchConfig fields as a dict."""
+    """Sidebar widgets for decoding; returns SearchConfig fields as a dict. Their values live
+    under ``prefix``-ed keys for the whole session (a page may seed them first)."""
     st.sidebar.subheader("Decoding")
-    beam = st.sidebar.slider("Beam size", 1, MAX_BEAM, 5, key=f"{prefix}beam")
-    alpha = st.sidebar.slider("Length normalisation α", 0.0, 2.0, 1.0, 0.1, key=f"{prefix}alpha",
-                              help="score = log p / length^α; 0 turns normalisation off")
-    ratio = st.sidebar.slider("Max output length (× source length)", 0.5, 3.0, 2.0, 0.1, key=f"{prefix}max_len",
-                              help="plus 10 tokens; the paper's code stopped at 3×")
-    forbid_unk = st.sidebar.checkbox("Forbid <unk>", value=False, key=f"{prefix}forbid_unk")
-    topk = st.sidebar.slider("Top-k candidates shown", 2, 10, 5, key=f"{prefix}topk")
-    return asdict(SearchConfig(beam=beam, alpha=alpha, max_len_ratio=ratio, forbid_unk=forbid_unk, topk=topk))
+    for name, default in (("beam", 5), ("lp", 1.0), ("max_len", 2.0), ("forbid_unk", False), ("topk", 5)):
+        st.session_state.setdefault(prefix + name, default)
+    keep = {"persist_state": "session"}
+    beam = st.sidebar.slider("Beam size", 1, MAX_BEAM, key=f"{prefix}beam", **keep)
+    length_norm = st.sidebar.slider("Length normalisation λ", 0.0, 2.0, step=0.1, key=f"{prefix}lp", **keep,
+                                    help="Hypotheses are ranked by log p / length^λ; 0 ranks by log p alone, "
+                                         "which favours short outputs.")
+    ratio = st.sidebar.slider("Max output length (× source length)", 0.5, 3.0, step=0.1, key=f"{prefix}max_len",
+                              help="plus 10 tokens; the paper's code stopped at 3×", **keep)
+    forbid_unk = st.sidebar.checkbox("Forbid <unk>", key=f"{prefix}forbid_unk", **keep)
+    topk = st.sidebar.slider("Top-k candidates shown", 2, 10, key=f"{prefix}topk", **keep)
+    return asdict(SearchConfig(beam=beam, length_norm=length_norm, max_len_ratio=ratio, forbid_unk=forbid_unk,
+                               topk=topk))
 
 
 MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|$~<>&:")

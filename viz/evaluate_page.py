@@ -5,9 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import os
-import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +17,7 @@ from model.evaluate import (MAX_LINES, ModelRun, TestSet, bleu_by_length, build_
                             sentence_rows, split_lines, stress_report, with_interval)
 from model.search import SearchConfig
 
-from . import common
+from . import common, nav
 from .alignment import alignment_heatmap
 from .length_chart import length_chart
 
@@ -30,6 +28,10 @@ def data_dir() -> Path | None:
     """Multi30k folder from $NMT_DATA_DIR (app.py sets it from --data-dir), else ../shared/data/multi30k."""
     path = Path(os.environ.get("NMT_DATA_DIR", common.REPO.parent / "shared" / "data" / "multi30k"))
     return path if path.is_dir() else None
+
+
+def page() -> st.Page:
+    return st.Page(render, title="Evaluate", url_path="evaluate", icon=":material/analytics:")
 
 
 def render() -> None:
@@ -129,20 +131,17 @@ def decode_all(names: list[str], test: TestSet, settings: dict) -> list[ModelRun
 
 
 @st.cache_resource
-def _run_store() -> tuple[OrderedDict, threading.Lock]:
-    """Process-wide LRU of finished runs. st.cache_data can't hold them: its replay forbids
-    updating a progress bar created outside the cached function."""
-    return OrderedDict(), threading.Lock()
+def _runs() -> common.ResultStore:
+    return common.ResultStore(32)
 
 
-def cached_run(name: str, test: TestSet, settings: tuple, bar, max_entries: int = 32) -> ModelRun:
-    """Run keyed by (checkpoint, content hash, settings); runs are never mutated once stored."""
-    store, lock = _run_store()
+def cached_run(name: str, test: TestSet, settings: tuple, bar) -> ModelRun:
+    """Run keyed by (checkpoint, content hash, settings), shared by every session; decoded in
+    batches that each wait their turn at the server's decode limit."""
     key = (name, test_digest(test), settings)
-    with lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
+    found = _runs().get(key)
+    if found is not None:
+        return found
     total, start = len(test.src), time.perf_counter()
 
     def progress(done: int) -> None:
@@ -150,12 +149,9 @@ def cached_run(name: str, test: TestSet, settings: tuple, bar, max_entries: int 
         bar.progress(done / total, text=f"{name}: {done}/{total} sentences · {rate:.1f} sentences/s")
 
     run = run_model(common.load_translator(name), test, SearchConfig(**dict(settings)), progress=progress,
-                    keep_beam=False)
+                    keep_beam=False, slot=common.queued_slot(lambda text: bar.progress(0.0, text=text)))
     run.name = name  # as chosen: unique even when two folders share a basename
-    with lock:
-        store[key] = run
-        while len(store) > max_entries:
-            store.popitem(last=False)
+    _runs().put(key, run)
     return run
 
 
@@ -223,10 +219,8 @@ def drilldown_ui(test: TestSet, runs: list[ModelRun], i: int) -> None:
                 st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
                                 key=f"eval_heatmap_{run.name}")
     if st.button("Open in the Translate page", key="eval_open"):
-        from .pages import translate  # here, not at the top: pages imports this module
-
         st.session_state.update(source=test.src[i], reference=test.ref[i], reference_for=test.src[i])
-        st.switch_page(translate())
+        st.switch_page(nav.link("translate"))
 
 
 def downloads_ui(test: TestSet, runs: list[ModelRun], rows: list[dict]) -> None:

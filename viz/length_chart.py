@@ -1,7 +1,17 @@
-"""BLEU against source-sentence length (the paper's Figure 2), one line per model."""
+"""BLEU against source-sentence length (the paper's Figure 2), one line per model.
+
+    python -m viz.length_chart REPORT_DIR
+
+draws the charts of a ``python -m model.evaluate`` report: ``length_chart.html`` from its
+``scores.json`` and ``stress_chart.html`` from ``stress.json`` when present (plus .png/.svg
+when plotly's static export works here).
+"""
 from __future__ import annotations
 
+import argparse
 import html
+import json
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -56,3 +66,33 @@ def write_length_chart(rows: Sequence[dict], stem: Path) -> list[Path]:
             print(f"note: no {suffix} export ({type(exc).__name__}: {str(exc)[:120]})")
             break
     return written
+
+
+def write_report_charts(report_dir: Path) -> list[Path]:
+    """The charts of one evaluation report folder (see the module docstring)."""
+    written = []
+    for data, stem in (("scores.json", "length_chart"), ("stress.json", "stress_chart")):
+        path = report_dir / data
+        if path.is_file():
+            written += write_length_chart(json.loads(path.read_text(encoding="utf-8"))["bleu_by_length"],
+                                          report_dir / stem)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m viz.length_chart", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report_dir", help="folder written by python -m model.evaluate --out")
+    args = parser.parse_args(argv)
+    written = write_report_charts(Path(args.report_dir))
+    if not written:
+        print(f"error: {args.report_dir} holds no scores.json or stress.json from python -m model.evaluate",
+              file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,6 +10,10 @@ from . import common
 from .curves import training_curves
 
 
+def page() -> st.Page:
+    return st.Page(render, title="Models", url_path="models", icon=":material/model_training:")
+
+
 def render() -> None:
     names = common.list_checkpoints()
     if not names:

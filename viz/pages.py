@@ -1,20 +1,8 @@
-"""The app's pages, defined once so pages can link to each other."""
+"""The app's pages in navigation order; each page module defines its own ``st.Page``."""
 import streamlit as st
 
-from . import evaluate_page, models_page, translate_page
+from . import evaluate_page, models_page, nav, paper_page, translate_page
 
 
-def translate() -> st.Page:
-    return st.Page(translate_page.render, title="Translate", url_path="translate", default=True)
-
-
-def evaluate() -> st.Page:
-    return st.Page(evaluate_page.render, title="Evaluate", url_path="evaluate")
-
-
-def models() -> st.Page:
-    return st.Page(models_page.render, title="Models", url_path="models")
-
-
-def all_pages() -> list:
-    return [translate(), evaluate(), models()]
+def all_pages() -> list[st.Page]:
+    return nav.register([paper_page.page(), translate_page.page(), evaluate_page.page(), models_page.page()])

@@ -70,3 +70,15 @@ def test_each_variant_learns_the_copy_task(kind, layer_norm):
 def test_unknown_attention_is_refused():
     with pytest.raises(ValueError, match="attention must be one of"):
         ModelConfig(attention="magic").validate()
+
+
+def test_one_registry_and_one_interface():
+    """Every registered variant implements the Attention interface and is accepted by the config;
+    a name outside the registry is refused."""
+    from model.attention import Attention
+
+    for kind, cls in ATTENTIONS.items():
+        assert issubclass(cls, Attention) and cls.keys is not Attention.keys and cls.forward is not Attention.forward
+        ModelConfig(attention=kind).validate()
+    with pytest.raises(ValueError, match="attention must be one of additive, dot"):
+        ModelConfig(attention="multiplicative").validate()

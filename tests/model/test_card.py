@@ -1,54 +1,103 @@
-"""The shipping pipeline on a tiny run: fp16 export, card.json with scores, README rendering."""
+"""The shipping pipeline on a tiny run: weight selection, tuning, fp16 export, card.json with
+scores on every corpus' test sets, the paired comparison, and the rendered README."""
 import json
 import shutil
 
-from model.card import TEST_SETS, build, main as card_main
+import pytest
+
+from model.card import build, main as card_main
 from model.translate import Translator
 from viz import model_cards
 
+from ..conftest import make_pairs
 
-def data_with_test_sets(corpus, tmp_path):
-    """The tiny corpus plus its val split copied under each Multi30k test-set name."""
-    data = tmp_path / "data"
-    shutil.copytree(corpus, data)
-    for name in TEST_SETS:
+
+@pytest.fixture
+def run_on_two_corpora(tiny_checkpoints, tiny_corpus, tmp_path):
+    """Copies of the tiny runs whose configs name two corpora: a folder with Multi30k-style test
+    files and a Tatoeba-style pair file (the models translate either; only the card reads them)."""
+    data = tmp_path / "captions"
+    shutil.copytree(tiny_corpus, data)
+    for name in ("test_2016_flickr", "test_2017_flickr"):
         for lang in ("en", "fr"):
             shutil.copy(data / f"val.{lang}", data / f"{name}.{lang}")
-    return data
+    pairs = tmp_path / "everyday.tsv"
+    pairs.write_text("".join(f"{en}\t{fr}\tCC-BY\n" for en, fr in make_pairs(300, seed=5)))
+    runs = {}
+    for arch, best in tiny_checkpoints.items():
+        run = tmp_path / f"run-{arch}"
+        shutil.copytree(best.parent, run)
+        for path in run.rglob("config.json"):  # the run's and each checkpoint's, as training writes them
+            config = json.loads(path.read_text())
+            config["train"]["corpora"] = [{"name": "tatoeba", "path": str(pairs)}, {"name": "multi30k", "path": str(data)}]
+            path.write_text(json.dumps(config))
+        runs[arch] = run
+    return runs
 
 
-def test_card_and_readme(tiny_checkpoints, tiny_corpus, tmp_path):
-    data = data_with_test_sets(tiny_corpus, tmp_path)
-    run = tiny_checkpoints["rnnsearch"].parent
-    out = tmp_path / "ship" / "rnnsearch-tiny"
-    card = build(run, out, data, "python -m model.train --preset tiny")
+def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
+    run, out = run_on_two_corpora["rnnsearch"], tmp_path / "ship" / "rnnsearch-tiny"
+    card = build(run, out, "python -m model.train --preset tiny", pair="everyday", trained_on="toy sentences",
+                 tune=True, limitations="Knows twenty words.")
     saved = json.loads((out / "card.json").read_text())
     assert saved == json.loads(json.dumps(card))
-    assert set(saved["test_scores"]) == set(TEST_SETS) | {"test_2016_flickr (greedy)"}
+    assert set(saved["test_scores"]) == {"tatoeba/test", "multi30k/test_2016_flickr", "multi30k/test_2017_flickr"}
     assert all("nrefs:1" in s["bleu_signature"] and "case:lc" in s["bleu_lc_signature"]
                for s in saved["test_scores"].values())
-    assert [r["k"] for r in saved["length_stress"]] == [1, 2, 3, 4]
-    assert saved["training"]["epochs"] == len(saved["log"])
+    assert [r["k"] for r in saved["length_stress"]["tatoeba/test"]] == [1, 2, 3, 4, 5]
+    assert [r["k"] for r in saved["length_stress"]["multi30k/test_2016_flickr"]] == [1, 2, 3, 4]
+    assert [d["name"] for d in saved["data"]] == ["tatoeba", "multi30k"]
+    assert "Tatoeba Project (tatoeba.org), via www.manythings.org/anki" in saved["data"][0]["attribution"]
+    grid = saved["decoding"]["grid"]
+    assert len(grid) == 7 and saved["decoding"]["beam"] == max(grid, key=lambda r: r["val_bleu"])["beam"]
+    assert saved["test_scores"]["tatoeba/test"]["decoding"].startswith(f"beam {saved['decoding']['beam']}") or \
+        saved["decoding"]["beam"] == 1
+    assert saved["training"]["updates"] == saved["log"][-1]["step"] and saved["checks"][0]["first"] == 500
+    assert saved["training"]["where"]["device"] == "cpu" and saved["training"]["where"]["threads"] >= 1
     assert Translator.from_checkpoint(out).translate(["a dog runs"])[0].translation
     assert model_cards.main([str(tmp_path / "ship")]) == 0
     readme = (tmp_path / "ship" / "README.md").read_text()
-    assert "## rnnsearch-tiny" in readme and "| test_2017_mscoco |" in readme and "Limitations" in readme
+    for text in ("## rnnsearch-tiny", "| tatoeba/test |", "Limitations", "Knows twenty words.",
+                 "Tatoeba Project (tatoeba.org)", "reset gate"):
+        assert text in readme, text
 
 
-def test_ablation_is_scored_and_rendered_next_to_the_card(tiny_checkpoints, tiny_corpus, tmp_path):
-    data = data_with_test_sets(tiny_corpus, tmp_path)
+def test_averaging_is_chosen_only_when_it_scores_higher(run_on_two_corpora, tmp_path):
+    run = run_on_two_corpora["rnnsearch"]
+    for name in ("step-0000010", "step-0000020"):  # kept checkpoints, as train.keep_last leaves them
+        shutil.copytree(run / "best", run / name)
+    card = build(run, tmp_path / "avg", "cmd", k_average=2)
+    scores = card["selection"]["val_bleu_greedy"]
+    assert set(scores) == {"best", "average of step-0000010, step-0000020"}
+    assert card["selection"]["chosen"] == max(scores, key=scores.get)
+    assert (run / "average" / "model.safetensors").is_file()
+
+
+def test_compare_writes_the_paired_test_into_both_cards(run_on_two_corpora, tmp_path, capsys):
+    a, b = tmp_path / "a" / "search", tmp_path / "b" / "encdec"
+    build(run_on_two_corpora["rnnsearch"], a, "cmd A")
+    build(run_on_two_corpora["rnnencdec"], b, "cmd B")
+    assert card_main(["--compare", str(a), str(b)]) == 0
+    for folder, other in ((a, b), (b, a)):
+        comparison = json.loads((folder / "card.json").read_text())["comparison"]
+        assert comparison["with"] == other.name and len(comparison["rows"]) == 3
+        row = comparison["rows"][0]
+        assert 0 <= row["p_value"] <= 1 and row["difference"] == round(row["search"] - row["encdec"], 2)
+
+
+def test_ablation_is_scored_and_rendered_next_to_the_card(run_on_two_corpora, tmp_path):
     out = tmp_path / "ship" / "rnnsearch-tiny"
-    build(tiny_checkpoints["rnnsearch"].parent, out, data, "train A")
-    other = str(tiny_checkpoints["rnnencdec"].parent)
-    args = ["--ablation", other, "--label", "no attention", "--out", str(out), "--data-dir", str(data), "--command", "train B"]
+    build(run_on_two_corpora["rnnsearch"], out, "train A")
+    args = ["--ablation", str(run_on_two_corpora["rnnencdec"]), "--label", "no attention", "--out", str(out),
+            "--command", "train B"]
     assert card_main(args) == 0
     assert card_main(args) == 0  # the same label again replaces, not duplicates
     card = json.loads((out / "card.json").read_text())
     assert [a["label"] for a in card["ablations"]] == ["no attention"]
     ablation = card["ablations"][0]
-    assert set(ablation["test_scores"]) == set(card["test_scores"]) and len(ablation["length_stress"]) == 4
+    assert set(ablation["test_scores"]) == set(card["test_scores"])
     model_cards.main([str(tmp_path / "ship")])
     readme = (tmp_path / "ship" / "README.md").read_text()
     assert "### Ablation: no attention" in readme and "`train B`" in readme
-    first = card["test_scores"]["test_2016_flickr"]["bleu"] - ablation["test_scores"]["test_2016_flickr"]["bleu"]
+    first = card["test_scores"]["tatoeba/test"]["bleu"] - ablation["test_scores"]["tatoeba/test"]["bleu"]
     assert f"{first:+.2f} |" in readme

@@ -128,3 +128,46 @@ def test_tokenizer_that_does_not_match_vocab_size(ckpt):
     (ckpt / "src.spm.model").write_bytes(b"garbage")
     with pytest.raises(CheckpointError, match=r"src\.spm\.model: not a SentencePiece model"):
         load_checkpoint(ckpt)
+
+
+def _shifted_copy(src, dst, shift: float):
+    """``src`` with every weight plus ``shift`` (same config and vocabularies)."""
+    from model.checkpoint import load_checkpoint, save_checkpoint
+
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(src)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(shift)
+    return save_checkpoint(dst, model, src_vocab, tgt_vocab)
+
+
+def test_averaging_a_checkpoint_with_itself_is_the_identity(tiny_checkpoints, tmp_path):
+    from model.checkpoint import average
+
+    src = tiny_checkpoints["rnnsearch"]
+    out = average([src, src, src], tmp_path / "avg")
+    original, averaged = load_file(src / "model.safetensors"), load_file(out / "model.safetensors")
+    assert original.keys() == averaged.keys()
+    for name in original:
+        torch.testing.assert_close(averaged[name], original[name], atol=0, rtol=0)
+
+
+def test_the_average_of_two_is_their_mean_tensor_by_tensor(tiny_checkpoints, tmp_path):
+    from model.checkpoint import main
+
+    a = _shifted_copy(tiny_checkpoints["rnnsearch"], tmp_path / "a", 0.25)
+    b = _shifted_copy(tiny_checkpoints["rnnsearch"], tmp_path / "b", -0.75)
+    assert main(["average", str(tmp_path / "mean"), str(a), str(b)]) == 0
+    wa, wb = load_file(a / "model.safetensors"), load_file(b / "model.safetensors")
+    mean = load_file(tmp_path / "mean" / "model.safetensors")
+    for name in wa:
+        torch.testing.assert_close(mean[name], (wa[name] + wb[name]) / 2, atol=1e-6, rtol=1e-6)
+    assert not torch.equal(mean[name], wa[name])
+
+
+def test_averaging_refuses_mismatched_configs(tiny_checkpoints, tmp_path, capsys):
+    from model.checkpoint import main
+
+    args = ["average", str(tmp_path / "out"), str(tiny_checkpoints["rnnsearch"]), str(tiny_checkpoints["rnnencdec"])]
+    assert main(args) == 2
+    assert "model config differs" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -21,12 +21,17 @@ def test_model_learned_the_tiny_task(tiny_checkpoints):
     assert out.translation == "un chien court dans le parc"
 
 
-def test_beam_one_equals_greedy(translator):
+def vocabs(translator):
+    return translator.src_vocab, translator.tgt_vocab
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_beam_one_equals_greedy(translator, trace):
     src = [translator.source_ids(s)[0] for s in SENTENCES]
     greedy = greedy_search(translator.model, src, SearchConfig(beam=1, trace=False))
-    beam, _ = beam_search(translator.model, src, SearchConfig(beam=1, trace=False))
+    beam = beam_search(translator.model, vocabs(translator), src, SearchConfig(beam=1, trace=trace))
     for g, b in zip(greedy, beam):
-        assert g.ids == b.ids
+        assert g.ids == b.target_ids
         assert g.logprob == pytest.approx(b.logprob, abs=1e-4)
 
 
@@ -57,12 +62,47 @@ def test_trace_evidence_is_consistent(translator):
 
 
 def test_padding_gets_exactly_zero_attention(tiny_checkpoints):
+    """Sentences of different lengths decoded as one padded batch: every step's alpha is 0
+    exactly at each row's padding."""
+    import torch
+
+    from model.data import pad
+
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     src = [t.source_ids(s)[0] for s in SENTENCES]
-    _, recorder = beam_search(t.model, src, SearchConfig(beam=3))
-    for rec in recorder.steps:
-        for a, sent in enumerate(rec["sent"].tolist()):
-            assert (rec["alpha"][a][:, len(src[sent]):] == 0).all()
+    lengths = torch.tensor([len(s) for s in src])
+    with torch.no_grad():
+        enc = t.model.encode(pad(src), lengths)
+        state = t.model.decoder.init_state(enc.summary)
+        y = torch.full((len(src),), 2)
+        for _ in range(4):
+            out = t.model.decoder.step(y, state, enc)
+            padding = torch.arange(out.alpha.size(1)).unsqueeze(0) >= lengths.unsqueeze(1)
+            assert padding.any() and (out.alpha[padding] == 0).all()
+            state, y = out.state, out.logprobs.argmax(-1)
+
+
+SCHEMA_KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translation", "score", "logprob",
+               "step_logprobs", "attention", "energies", "topk", "beam", "truncated"}
+
+
+def test_a_trace_from_beam_search_alone_is_complete(translator):
+    """Everything the JSON schema (model/trace.py) promises, straight from search."""
+    src = [translator.source_ids(s)[0] for s in SENTENCES[:3]]
+    for ids, trace in zip(src, beam_search(translator.model, vocabs(translator), src, SearchConfig(beam=3, topk=4))):
+        data = trace.to_json()
+        assert set(data) == SCHEMA_KEYS and data["model"] == translator.arch
+        steps = len(trace.target_ids)
+        assert data["source_tokens"] == translator.src_vocab.pieces(ids) and data["source"]
+        assert data["target_tokens"][-1] == "</s>" and data["translation"] == translator.tgt_vocab.decode(trace.target_ids)
+        assert len(data["step_logprobs"]) == len(data["topk"]) == steps and all(len(c) == 4 for c in data["topk"])
+        assert {"id", "parent", "step", "token", "score", "norm_score", "status"} == set(data["beam"][0])
+        assert sum(n["status"] == "best" for n in data["beam"]) == steps + 1  # the root and one node per token
+        if translator.arch == "rnnsearch":
+            assert len(data["attention"]) == len(data["energies"]) == steps
+            assert all(len(row) == len(ids) for row in data["attention"])
+        else:
+            assert data["attention"] is None and data["energies"] is None
 
 
 def test_beam_tree_marks_the_returned_hypothesis(translator):

@@ -117,3 +117,17 @@ def test_training_curves():
            {"epoch": 2, "train_loss": 2.0, "val_loss": 2.2, "val_bleu": 20.0}]
     fig = training_curves(log)
     assert [list(t.y) for t in fig.data] == [[3.0, 2.0], [2.5, 2.2], [10.0, 20.0]]
+
+
+def test_report_charts_cli(tmp_path, capsys):
+    """python -m viz.length_chart draws a model.evaluate report's charts from its JSON files."""
+    import json
+
+    from viz.length_chart import main
+
+    rows = [{"model": "a", "lo": 1, "hi": 10, "label": "1-10", "count": 3, "bleu": 20.0, "ci95": 1.0}]
+    (tmp_path / "scores.json").write_text(json.dumps({"bleu_by_length": rows}))
+    assert main([str(tmp_path)]) == 0
+    assert (tmp_path / "length_chart.html").stat().st_size > 100_000  # plotly.js inlined
+    assert not (tmp_path / "stress_chart.html").exists()
+    assert main([str(tmp_path / "missing")]) == 2 and "holds no scores.json" in capsys.readouterr().err

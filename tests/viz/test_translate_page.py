@@ -1,5 +1,6 @@
-"""AppTest runs of the Translate page against two tiny checkpoints."""
+"""AppTest runs of the Translate page against tiny checkpoints."""
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,11 +29,21 @@ def type_sentence(at, text):
     return at
 
 
-def test_first_load_translates_an_example(at):
+def open_tab(at, label):
+    at.session_state["tab"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_first_load_translates_an_example_and_introduces_the_paper(at):
     assert not at.exception
-    assert at.text_area(key="source").value.startswith("A man in a blue shirt")
+    assert at.text_area(key="source").value == "I would like a cup of coffee, please."
     assert len(at.text) >= 2  # both translations shown
     assert any("rnnencdec" in m.value and "no attention" in m.value for m in at.info)
+    assert at.title[0].value == "Inside attention NMT"
+    assert any("arXiv 1409.0473" in m.value for m in at.markdown)
+    assert [link.proto.page for link in at.get("page_link")][0].endswith("paper")
 
 
 def test_typing_translates_with_both_models_and_draws_the_heatmap(at):
@@ -53,6 +64,7 @@ def test_changing_beam_size_and_word_toggle(at):
 
 def test_stepping_through_decoding(at):
     type_sentence(at, "a dog runs in the park")
+    open_tab(at, "Step by step")
     assert at.slider(key="step").value == 1
     at.button(key="step_next").click().run()
     at.button(key="step_next").click().run()
@@ -64,16 +76,22 @@ def test_stepping_through_decoding(at):
     assert len(bars[0]["x"]) == 5  # top-k candidates
 
 
-def test_play_runs_through_every_step(at):
+def test_play_advances_one_step_per_tick_and_stops_at_the_end(at):
+    """Each run stands for one tick of the step view's timer (AppTest has no timers)."""
     type_sentence(at, "the cat sits")
+    open_tab(at, "Step by step")
     at.button(key="step_play").click().run()
-    assert not at.exception
-    assert at.slider(key="step").value == at.slider(key="step").max
-    assert not at.session_state["step_playing"]
+    n = int(at.slider(key="step").max)
+    shown = [at.slider(key="step").value]
+    while at.session_state["step_playing"] and len(shown) < 3 * n:
+        at.run()
+        shown.append(at.slider(key="step").value)
+    assert not at.exception and shown == list(range(1, n + 1)) and not at.session_state["step_playing"]
 
 
 def test_what_if_forces_another_token(at):
     type_sentence(at, "a dog runs in the park")
+    open_tab(at, "What if")
     token_box = at.selectbox(key="whatif_token")
     token_box.select(token_box.options[1]).run()
     assert not at.exception
@@ -85,6 +103,7 @@ def test_what_if_forces_another_token(at):
 
 def test_beam_tree_and_node_drilldown(at):
     type_sentence(at, "the cat sits")
+    open_tab(at, "Beam tree")
     tree = next(spec for spec in charts(at) if any(t.get("name") == "best path" for t in spec["data"]))
     n_markers = sum(len(t["customdata"]) for t in tree["data"] if t["mode"] == "markers+text")
     node_box = at.number_input(key="beam_node_rnnsearch-tiny")
@@ -94,11 +113,111 @@ def test_beam_tree_and_node_drilldown(at):
     assert any(m.value.startswith("**Hypothesis 3**") for m in at.markdown)
 
 
+def how_to_read(at):
+    """The open tab's "How to read this" expander (only the open tab is drawn)."""
+    (how,) = [e for e in at.expander if e.label == "How to read this"]
+    return how
+
+
+def test_each_tab_explains_itself_and_collapses_after_the_first_visit(at):
+    assert how_to_read(at).proto.expanded  # the first load opens the Alignment tab
+    for label in ("Step by step", "Beam tree", "What if", "Saliency", "Downloads"):
+        assert how_to_read(open_tab(at, label)).proto.expanded, label
+    assert not how_to_read(open_tab(at, "Alignment")).proto.expanded
+
+
+def test_only_the_open_tab_computes(app_env, monkeypatch):
+    """Rendering the Alignment tab runs no saliency and no what-if decode; opening Saliency
+    runs one saliency map per model."""
+    import viz.translate_tabs
+    from model.translate import Translator
+
+    calls = {"saliency": 0, "what-if": 0}
+    saliency, translate = viz.translate_tabs.saliency, Translator.translate
+
+    def counted_saliency(*args):
+        calls["saliency"] += 1
+        return saliency(*args)
+
+    def counted_translate(self, sentences, cfg, *args, **kwargs):
+        calls["what-if"] += kwargs.get("prefixes") is not None or kwargs.get("attend") is not None
+        return translate(self, sentences, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(viz.translate_tabs, "saliency", counted_saliency)
+    monkeypatch.setattr(Translator, "translate", counted_translate)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    type_sentence(at, "a small dog sits on the red ball")
+    assert heatmaps(at) and calls == {"saliency": 0, "what-if": 0}
+    open_tab(at, "Saliency")
+    assert calls == {"saliency": 2, "what-if": 0}
+
+
 def test_empty_and_hostile_input(at):
     at.text_area(key="source").input("   ").run()
     assert not at.exception and "Type an English sentence" in at.info[0].value
     type_sentence(at, "<script>alert(1)</script> a dog " + "x" * 3000)
     assert any("only the first 2,000" in w.value for w in at.warning)
+
+
+def test_a_link_reproduces_the_view(app_env):
+    """State -> URL -> a fresh session on that URL shows the same view."""
+    first = AppTest.from_file(APP, default_timeout=120).run()
+    type_sentence(first, "the small cat sits")
+    first.slider(key="beam").set_value(3).run()
+    first.slider(key="lp").set_value(0.6).run()
+    open_tab(first, "Step by step")
+    first.button(key="step_next").click().run()
+    params = dict(first.query_params)
+    assert params == {"src": "the small cat sits", "beam": "3", "lp": "0.6", "tab": "steps", "step": "2"}
+    code = next(c.value for c in first.code if "src=the+small+cat+sits" in c.value)
+    assert "beam=3" in code and "tab=steps" in code
+    second = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        second.query_params[key] = value
+    second.run()
+    assert not second.exception and not second.warning
+    assert (second.text_area(key="source").value, second.slider(key="beam").value, second.slider(key="lp").value,
+            second.slider(key="step").value) == ("the small cat sits", 3, 0.6, 2)
+    assert [t.value for t in second.text] == [t.value for t in first.text]
+
+
+@pytest.mark.parametrize("params,bad", [
+    ({"beam": "99"}, "beam"), ({"beam": "five"}, "beam"), ({"lp": "nan"}, "lp"), ({"lp": "-1"}, "lp"),
+    ({"left": "../../etc/passwd"}, "left"), ({"right": "no-such-model"}, "right"), ({"tab": "<script>"}, "tab"),
+    ({"step": "0"}, "step"), ({"src": "x" * 5000}, "src"), ({"src": "a\x00b"}, "src"),
+])
+def test_hostile_link_parameters_fall_back_to_defaults_with_a_notice(app_env, params, bad):
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    assert [w.value for w in at.warning if "link" in w.value] == \
+        [f"The link's {bad!r} value was not usable; showing the default instead."]
+    assert at.slider(key="beam").value == 5 and at.text_area(key="source").value.startswith("I would like")
+
+
+@pytest.fixture
+def two_pairs(tiny_checkpoints, tmp_path, monkeypatch):
+    """A checkpoint root with a caption pair and an everyday pair (cards say which)."""
+    root = tmp_path / "checkpoints"
+    for pair, label in (("captions", "image captions"), ("everyday", "everyday English")):
+        for arch, path in tiny_checkpoints.items():
+            folder = root / f"{pair[:3]}-{arch}"
+            shutil.copytree(path, folder)
+            card = json.loads((folder / "card.json").read_text())
+            (folder / "card.json").write_text(json.dumps({**card, "arch": arch, "pair": pair, "trained_on": label}))
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    return root
+
+
+def test_the_everyday_pair_opens_by_default_and_pickers_say_what_models_learned_from(two_pairs):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    assert (at.selectbox(key="model_left").value, at.selectbox(key="model_right").value) == \
+        ("eve-rnnsearch", "eve-rnnencdec")
+    assert "cap-rnnsearch · image captions" in at.selectbox(key="model_left").options
+    assert any("everyday English" in m.value for m in at.markdown)
 
 
 def _models_script():
