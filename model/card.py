@@ -32,7 +32,7 @@ from typing import Sequence
 
 from .checkpoint import CARD, average, export, read_json
 from .config import TrainConfig, dataclass_from_dict
-from .corpora import corpus_specs, is_pair_file, load_split
+from .corpora import corpus_specs, is_pair_file, load_split, test_split_names
 from .data import Corpus
 from .evaluate import TestSet, build_test_set, join_consecutive, paired_significance, run_model
 from .metrics import bleu, corpus_scores
@@ -69,11 +69,7 @@ def test_sets(train: TrainConfig) -> dict[str, TestSet]:
     test split; named ``corpus/split``."""
     out = {}
     for spec in corpus_specs(train):
-        if is_pair_file(spec.path):
-            splits = ["test"]
-        else:
-            splits = sorted({p.name.split(".")[0] for p in Path(spec.path).glob(f"test*.{train.src_lang}*")})
-        for split in splits:
+        for split in test_split_names(spec, train.src_lang):
             corpus = load_split(spec, split, train.src_lang, train.tgt_lang)
             out[f"{spec.name}/{split}"] = build_test_set(corpus.src, corpus.tgt, f"{spec.name}/{split}")
     return out

@@ -71,6 +71,16 @@ def load_split(spec: CorpusSpec, split: str, src_lang: str, tgt_lang: str,
     return read_parallel(find_split(spec.path, prefix, src_lang), find_split(spec.path, prefix, tgt_lang), max_bytes)
 
 
+def test_split_names(spec: CorpusSpec, src_lang: str) -> list[str]:
+    """The test splits ``spec`` has on disk: "test" for a pair file, the ``test*`` file stems of
+    a folder; none when the path does not exist."""
+    if is_pair_file(spec.path):
+        return ["test"]
+    if not Path(spec.path).is_dir():
+        return []
+    return sorted({p.name.split(".")[0] for p in Path(spec.path).glob(f"test*.{src_lang}*")})
+
+
 @functools.lru_cache(maxsize=4)
 def _carved(path: str, max_bytes: int) -> dict[str, Corpus]:
     return carve_splits(read_pair_file(path, max_bytes))

@@ -115,12 +115,18 @@ class Decoder(nn.Module):
 
     def gru(self, input_gates: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
         """input_gates = W E y + C c (batch, 3n), s_prev (batch, n) -> s_i (batch, n)."""
+        r, z, candidate = self.gates(input_gates, s_prev)
+        return s_prev + z * (candidate - s_prev)  # = (1 - z) s_prev + z candidate
+
+    def gates(self, input_gates: torch.Tensor, s_prev: torch.Tensor):
+        """-> reset r_i, update z_i and candidate s~_i (each (batch, n)); the reset gate acts
+        before the recurrent product, U [r o s_{i-1}], as in the paper."""
         n = self.hidden
         norm = (lambda ln, x: ln(x)) if self.ln_input is not None else (lambda ln, x: x)  # noqa: E731
         input_gates = norm(self.ln_input, input_gates)
         r, z = torch.sigmoid(input_gates[:, : 2 * n] + norm(self.ln_rz, self.U_rz(s_prev))).chunk(2, dim=-1)
         candidate = torch.tanh(input_gates[:, 2 * n:] + norm(self.ln_u, self.U(r * s_prev)))
-        return s_prev + z * (candidate - s_prev)  # = (1 - z) s_prev + z candidate
+        return r, z, candidate
 
     def readout(self, s: torch.Tensor, emb: torch.Tensor, c_out: torch.Tensor) -> torch.Tensor:
         """Deep output for any leading shape: s (..., n), E y (..., m), c_out = C_o c (..., 2l)

@@ -12,7 +12,10 @@ from typing import Callable, Hashable, Optional
 
 import streamlit as st
 
-from model.checkpoint import CheckpointError, read_card
+from model.checkpoint import CheckpointError, read_card, read_config
+from model.config import CorpusSpec
+from model.corpora import corpus_specs, load_split, test_split_names
+from model.evaluate import TestSet, build_test_set
 from model.search import SearchConfig
 from model.trace import Trace
 from model.translate import MAX_BEAM, Translator
@@ -65,6 +68,35 @@ def default_pair(names: list[str]) -> tuple[str, str]:
     encdec = [n for n in preferred if card(n).get("arch", "rnnencdec" if "rnnencdec" in n else "") == "rnnencdec"]
     first = (search or names)[0]
     return first, (encdec or [n for n in names if n != first] or names)[0]
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def builtin_test_sets() -> dict[str, tuple[str, str, str, str]]:
+    """Test sets of the corpora the offered models were trained on, where they exist on this
+    server: {"corpus/split": (corpus name, path, split, column languages)}, plus the test
+    files of $NMT_DATA_DIR (app.py's --data-dir) as "data/split"."""
+    found = {}
+    extra = os.environ.get("NMT_DATA_DIR")
+    specs = [("data", CorpusSpec("data", extra), "en")] if extra else []
+    for name in list_checkpoints():
+        try:
+            _, train, _ = read_config(checkpoint_root() / name)
+        except CheckpointError:
+            continue
+        if train is not None:
+            specs += [(spec.name, spec, train.src_lang) for spec in corpus_specs(train)]
+    for label, spec, src_lang in specs:
+        path = spec.path if Path(spec.path).is_absolute() else str(REPO / spec.path)
+        for split in test_split_names(CorpusSpec(spec.name, path, columns=spec.columns), src_lang):
+            found.setdefault(f"{label}/{split}", (spec.name, path, split, spec.columns))
+    return found
+
+
+@st.cache_data(show_spinner="Reading the test set...", max_entries=8)
+def load_builtin_test_set(label: str, src_lang: str = "en", tgt_lang: str = "fr") -> TestSet:
+    name, path, split, columns = builtin_test_sets()[label]
+    corpus = load_split(CorpusSpec(name, path, columns=columns), split, src_lang, tgt_lang)
+    return build_test_set(corpus.src, corpus.tgt, label)
 
 
 @st.cache_resource(show_spinner="Loading model...", max_entries=16)

@@ -4,35 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import html
-import os
 import time
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from model.data import DataError
 from model.evaluate import (MAX_LINES, ModelRun, TestSet, bleu_by_length, build_test_set, join_consecutive,
-                            load_test_files, paired_significance, parse_table, read_upload, run_model,
+                            paired_significance, parse_table, read_upload, run_model,
                             sentence_rows, split_lines, stress_report, with_interval)
 from model.search import SearchConfig
 
 from . import common, nav
 from .alignment import alignment_heatmap
 from .length_chart import length_chart
-
-MULTI30K_TESTS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "val")
-
-
-def data_dir() -> Path | None:
-    """Multi30k folder from $NMT_DATA_DIR (app.py sets it from --data-dir), else ../shared/data/multi30k."""
-    path = Path(os.environ.get("NMT_DATA_DIR", common.REPO.parent / "shared" / "data" / "multi30k"))
-    return path if path.is_dir() else None
-
-
-def page() -> st.Page:
-    return st.Page(render, title="Evaluate", url_path="evaluate", icon=":material/analytics:")
-
 
 def render() -> None:
     names = common.list_checkpoints()
@@ -81,15 +66,18 @@ def models_ui(names: list[str]) -> list[str]:
 
 
 def test_set_ui() -> TestSet | None:
-    sources = ["Two files (source, reference)", "One TSV/CSV file"]
-    if data_dir():
-        sources.append("Multi30k test set")
+    builtin = common.builtin_test_sets()
+    sources = ["Two files (source, reference)", "One TSV/CSV file"] + (["Built-in test set"] if builtin else [])
+    wanted = st.query_params.get("test")  # a link from the Paper page names a built-in test set
+    if wanted in builtin and not st.session_state.get("eval_link_used"):
+        st.session_state.update(eval_link_used=True, eval_source_kind="Built-in test set", eval_builtin=wanted)
     kind = st.radio("Test set", sources, horizontal=True, key="eval_source_kind")
     take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
     try:
-        if kind.startswith("Multi30k"):
-            name = st.selectbox("Multi30k split (English → French)", MULTI30K_TESTS, key="eval_multi30k")
-            return load_test_files(data_dir() / f"{name}.en.gz", data_dir() / f"{name}.fr.gz")
+        if kind.startswith("Built-in"):
+            name = st.selectbox("Test set (English → French), from the shipped models' training corpora",
+                                list(builtin), key="eval_builtin")
+            return common.load_builtin_test_set(name)
         if kind.startswith("One"):
             upload = st.file_uploader("TSV or CSV with source and reference columns", key="eval_table")
             return None if upload is None else parse_upload((upload.getvalue(),), (upload.name,), take_first)

@@ -53,6 +53,25 @@ def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence len
     return fig
 
 
+def stress_chart(series: dict[str, Sequence[dict]], title: str) -> go.Figure:
+    """BLEU against mean source length of a length stress test (k test sentences joined), one
+    line per model: ``series`` maps a model name to rows with source_words, bleu and k (cards'
+    ``length_stress``)."""
+    fig = go.Figure()
+    for k, (model, rows) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(
+            x=[r["source_words"] for r in rows], y=[r["bleu"] for r in rows], mode="lines+markers",
+            name=html.escape(model), line={"color": COLOURS[k % len(COLOURS)], "width": 3},
+            customdata=[[r["k"], r.get("items", "")] for r in rows],
+            hovertemplate="k = %{customdata[0]} joined (%{customdata[1]} items)<br>%{x} words on average<br>"
+                          "BLEU %{y:.2f}<extra>" + html.escape(model) + "</extra>"))
+    fig.update_layout(title=title, height=400, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
+                      xaxis={"title": "mean source length (words)", "gridcolor": "#eee"},
+                      yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
 def write_length_chart(rows: Sequence[dict], stem: Path) -> list[Path]:
     """Self-contained interactive HTML, plus PNG and SVG when plotly's static export works here."""
     fig = length_chart(rows)

@@ -46,3 +46,10 @@ def topk_bar(candidates: Sequence[dict], chosen: Optional[int] = None, title: st
                       yaxis={"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": labels,
                              "autorange": "reversed"})
     return fig
+
+
+def norms_bar(norms: Sequence[float], src_tokens: Sequence[str], title: str) -> go.Figure:
+    """Bar per source position with a vector's length there (e.g. ||h_j||)."""
+    fig = energies_bar(np.asarray(norms), src_tokens, title)
+    fig.update_traces(marker_color="#74c476")
+    return fig
