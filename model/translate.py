@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import BinaryIO, Callable, Optional, Sequence
 
 import numpy as np
 import torch
 
 from .checkpoint import CheckpointError, load_checkpoint
-from .data import iter_chunks
+from .data import DataError, decode_text, iter_chunks
 from .search import Hypothesis, SearchConfig, _Recorder, beam_search, greedy_search
 from .seq2seq import NMTModel
 from .trace import Trace
@@ -27,6 +27,8 @@ MAX_SOURCE_TOKENS = 200
 MAX_BEAM = 16
 MAX_LEN_RATIO = 3.0  # outputs may be at most this many times the source length (+ MAX_LEN_EXTRA)
 MAX_LEN_EXTRA = 50
+# Bytes read from stdin at most; as model.evaluate.MAX_TEST_BYTES, far more than 10,000 lines need.
+MAX_STDIN_BYTES = 64 * 2**20
 
 
 class Translator:
@@ -119,6 +121,18 @@ def _attach_evidence(trace: Trace, nodes, recorder: _Recorder, vocab: Vocab, has
         trace.energies = np.stack([energies for energies, _ in evidence])
 
 
+def read_lines(stream: BinaryIO, name: str = "stdin", max_bytes: int = MAX_STDIN_BYTES) -> list[str]:
+    """Lines of a UTF-8 byte stream such as stdin.
+
+    NUL bytes, invalid UTF-8 and more than ``max_bytes`` raise DataError: read as text, invalid
+    bytes would become lone surrogates, on which SentencePiece fails with an opaque RuntimeError.
+    """
+    raw = stream.read(max_bytes + 1)  # never more than the cap plus the byte that shows it was passed
+    if len(raw) > max_bytes:
+        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text; split the input")
+    return decode_text(raw, name).splitlines()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,10 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     try:
         translator = Translator.from_checkpoint(args.checkpoint)
-    except CheckpointError as exc:
+        lines = read_lines(sys.stdin.buffer)
+    except (CheckpointError, DataError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    lines = sys.stdin.read().splitlines()
     cfg = SearchConfig(beam=args.beam, alpha=args.alpha, forbid_unk=args.forbid_unk, trace=args.json)
     try:
         traces = translator.translate(lines, cfg, batch_size=args.batch_size)

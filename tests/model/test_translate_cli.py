@@ -11,7 +11,7 @@ KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translat
 
 
 def run(monkeypatch, capsys, text, *args):
-    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))  # main reads its bytes
     code = main(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
