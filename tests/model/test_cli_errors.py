@@ -46,3 +46,40 @@ def test_translate_refuses_binary_stdin(tiny_checkpoints, case):
     result = run_cli("model.translate", "--checkpoint", tiny_checkpoints["rnnsearch"], stdin=stdin)
     assert_clear_error(result, expected)
     assert result.stdout == b""  # nothing half-translated
+
+
+TRAIN_CONFIGS = {  # config file content (None: no file) -> what the error line says
+    "unknown section": ('{"modle": {"arch": "rnnencdec"}}', "unknown section(s) 'modle'; use model and train"),
+    "not JSON": ("model.arch = rnnencdec", "not valid JSON"),
+    "a JSON list": ('[{"model": {}}]', "expected a JSON object"),
+    "section not an object": ('{"train": 3}', "section 'train' must be a JSON object, got int"),
+    "unknown field": ('{"model": {"archh": "rnnencdec"}}', "unknown ModelConfig field(s): archh"),
+    "missing file": (None, "config.json: missing"),
+}
+
+
+@pytest.mark.parametrize("case", list(TRAIN_CONFIGS))
+def test_train_refuses_bad_config_files(tmp_path, case):
+    content, expected = TRAIN_CONFIGS[case]
+    path = tmp_path / "config.json"
+    if content is not None:
+        path.write_text(content)
+    # a data folder that does not exist: should the config be accepted by mistake, no training starts
+    result = run_cli("model.train", "--preset", "tiny", "--config", path, "--set", f"train.data_dir={tmp_path / 'none'}")
+    assert_clear_error(result, expected)
+
+
+def test_train_refuses_an_unknown_preset_at_once():
+    result = run_cli("model.train", "--preset", "paperr")
+    assert_clear_error(result, "argument --preset: invalid choice: 'paperr'")
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["--set", "a=1", "--set", "b=2"], ["a=1", "b=2"]),
+    (["--set", "a=1", "b=2", "--set", "c=3"], ["a=1", "b=2", "c=3"]),
+    ([], []),
+])
+def test_train_repeated_set_accumulates(argv, expected):
+    from model.train import build_parser
+
+    assert build_parser().parse_args(argv).set == expected
