@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .checkpoint import CheckpointError, load_checkpoint
+from .cli import int_range
 from .data import DataError, decode_text, iter_chunks
 from .search import Hypothesis, SearchConfig, _Recorder, beam_search, greedy_search
 from .seq2seq import NMTModel
@@ -137,12 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
-    parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
+    parser.add_argument("--beam", type=int_range(1, MAX_BEAM), default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
     parser.add_argument("--alpha", type=float, default=1.0, help="length normalisation exponent")
     parser.add_argument("--forbid-unk", action="store_true", help="never output <unk>")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
+    parser.add_argument("--batch-size", type=int_range(1), default=64, help="sentences decoded together")
     parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)

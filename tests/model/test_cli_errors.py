@@ -83,3 +83,60 @@ def test_train_repeated_set_accumulates(argv, expected):
     from model.train import build_parser
 
     assert build_parser().parse_args(argv).set == expected
+
+
+EVALUATE_ARGS = {  # extra arguments -> what the error line says
+    "bucket width 0": (["--bucket-width", "0"], "argument --bucket-width: must be at least 1, got 0"),
+    "negative bucket width": (["--bucket-width", "-3"], "argument --bucket-width: must be at least 1, got -3"),
+    "beam above the maximum": (["--beam", "17"], "argument --beam: must be 1..16, got 17"),
+    "max lines 0": (["--max-lines", "0"], "argument --max-lines: must be at least 1, got 0"),
+    "join 0": (["--join", "0"], "argument --join: must be at least 1, got 0"),
+    "join more lines than there are": (["--join", "5"], "test.en: 4 line(s), fewer than the 5 to join"),
+}
+
+
+@pytest.mark.parametrize("case", list(EVALUATE_ARGS))
+def test_evaluate_refuses_bad_numbers(tiny_checkpoints, tmp_path, case):
+    args, expected = EVALUATE_ARGS[case]
+    (tmp_path / "test.en").write_text("a dog runs\nthe cat sits\na red ball\nthe man eats\n")
+    (tmp_path / "test.fr").write_text("un chien court\nle chat assis\nune balle rouge\nl'homme mange\n")
+    result = run_cli("model.evaluate", "--src", tmp_path / "test.en", "--ref", tmp_path / "test.fr",
+                     "--checkpoint", tiny_checkpoints["rnnencdec"], "--out", tmp_path / "report", *args)
+    assert_clear_error(result, expected)
+    assert not (tmp_path / "report").exists()  # refused before anything was written
+
+
+TRANSLATE_ARGS = {
+    "batch size 0": (["--batch-size", "0"], "argument --batch-size: must be at least 1, got 0"),  # gave blank output
+    "negative threads": (["--threads", "-1"], "argument --threads: must be at least 0, got -1"),
+    "beam 0": (["--beam", "0"], "argument --beam: must be 1..16, got 0"),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSLATE_ARGS))
+def test_translate_refuses_bad_numbers(tiny_checkpoints, case):
+    args, expected = TRANSLATE_ARGS[case]
+    result = run_cli("model.translate", "--checkpoint", tiny_checkpoints["rnnsearch"], *args, stdin=b"a dog runs\n")
+    assert_clear_error(result, expected)
+
+
+@pytest.mark.parametrize("lo,hi,text,expected", [
+    (1, None, "1", 1),
+    (1, None, "100000", 100000),
+    (0, None, "0", 0),
+    (1, 16, "16", 16),
+    (1, 16, "17", "must be 1..16, got 17"),
+    (1, None, "0", "must be at least 1, got 0"),
+    (1, None, "2.5", "expected a whole number at least 1, got '2.5'"),
+    (1, None, "", "expected a whole number at least 1, got ''"),
+])
+def test_int_range(lo, hi, text, expected):
+    import argparse
+
+    from model.cli import int_range
+
+    if isinstance(expected, int):
+        assert int_range(lo, hi)(text) == expected
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(expected)):
+            int_range(lo, hi)(text)
