@@ -140,3 +140,29 @@ def test_int_range(lo, hi, text, expected):
     else:
         with pytest.raises(argparse.ArgumentTypeError, match=re.escape(expected)):
             int_range(lo, hi)(text)
+
+
+CARD_FOLDERS = {  # files to create under tmp_path, the folder argument, what the error line says
+    "missing folder": ({}, "nope", "nope: not a folder"),
+    "a file, not a folder": ({"nope": "x"}, "nope", "nope: not a folder"),
+    "no cards": ({"m/config.json": "{}"}, "", "no */card.json with test scores"),
+    "malformed card": ({"m/card.json": '{"test_scores": '}, "", "card.json: not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("case", list(CARD_FOLDERS))
+def test_model_cards_refuses_folders_without_cards(tmp_path, case):
+    files, folder, expected = CARD_FOLDERS[case]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = run_cli("viz.model_cards", tmp_path / folder)
+    assert_clear_error(result, expected)
+    assert not (tmp_path / "README.md").exists()
+
+
+def test_model_cards_help_is_help_not_a_folder():
+    result = run_cli("viz.model_cards", "--help")
+    assert result.returncode == 0 and b"Traceback" not in result.stderr
+    assert result.stdout.startswith(b"usage: python -m viz.model_cards [-h] [folder]")
+    assert not (REPO / "--help").exists()
