@@ -87,9 +87,18 @@ def md(text: str) -> str:
     return "".join("\\" + ch if ch in MARKDOWN_SPECIAL else ch for ch in str(text))
 
 
+def _clean_char(ch: str) -> str:
+    if ch.isprintable() or ch == "\t":
+        return ch
+    # line breaks keep words apart; NUL, other controls, format characters and lone surrogates
+    # go (SentencePiece raises a RuntimeError on a surrogate, and reads NUL as <unk>)
+    return " " if ch.isspace() else ""
+
+
 def cut_input(text: str) -> tuple[str, Optional[str]]:
-    """Text cut to MAX_INPUT_CHARS with control characters removed; (text, message or None)."""
-    cleaned = "".join(ch if ch.isprintable() or ch in " \t" else " " for ch in text)
+    """Text cut to MAX_INPUT_CHARS, line breaks made spaces, other non-printable characters
+    dropped; (text, message or None)."""
+    cleaned = "".join(map(_clean_char, text))
     if len(cleaned) > MAX_INPUT_CHARS:
         return cleaned[:MAX_INPUT_CHARS], (f"Input was {len(cleaned):,} characters; only the first "
                                            f"{MAX_INPUT_CHARS:,} are translated.")
