@@ -24,6 +24,10 @@ from .alignment import alignment_heatmap
 from .length_chart import length_chart
 
 MULTI30K_TESTS = ("test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "val")
+# What production mode says for any checkpoint typed by path that cannot be used: the same words
+# whether the path is outside the root, missing or broken, so nothing about the server leaks.
+HOSTED_EXTRA = ("Only checkpoints inside the server's checkpoint folder can be evaluated; start the server "
+                "with --checkpoints DIR to offer your own models.")
 
 
 def data_dir() -> Path | None:
@@ -35,7 +39,7 @@ def data_dir() -> Path | None:
 def render() -> None:
     names = common.list_checkpoints()
     if not names:
-        st.error(f"No checkpoints found in {common.checkpoint_root()}.")
+        st.error(common.no_checkpoints_text())
         return
     settings = common.search_settings_ui(prefix="eval_")
     test = test_set_ui()
@@ -64,15 +68,16 @@ def render() -> None:
 
 
 def models_ui(names: list[str]) -> list[str]:
-    """Checkpoints to evaluate: any under the checkpoint root, plus any folder typed by path."""
+    """Checkpoints to evaluate: any under the checkpoint root, plus a folder typed by path
+    (in production mode only one inside the root; see common.resolve_checkpoint)."""
     chosen = st.multiselect("Models", names, default=list(dict.fromkeys(common.default_pair(names))), key="eval_models")
     extra = st.text_input("Also evaluate the checkpoint folder at this path (optional)", key="eval_extra").strip()
     if extra:
         try:
-            common.load_translator(extra)  # validates the folder; an absolute path leaves the root
+            common.load_translator(extra)  # validates the name, then the folder
             chosen = chosen + [extra]
-        except ValueError as exc:  # CheckpointError
-            st.error(f"Cannot use {extra}: {exc}")
+        except ValueError as exc:  # CheckpointError, CheckpointNameError
+            st.error(common.error_text(exc, HOSTED_EXTRA, local=common.md(f"Cannot use {extra}: {exc}")))
     if not chosen:
         st.info("Choose at least one model.")
     return chosen
@@ -86,8 +91,7 @@ def test_set_ui() -> TestSet | None:
     take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
     try:
         if kind.startswith("Multi30k"):
-            name = st.selectbox("Multi30k split (English → French)", MULTI30K_TESTS, key="eval_multi30k")
-            return load_test_files(data_dir() / f"{name}.en.gz", data_dir() / f"{name}.fr.gz")
+            return multi30k_ui()
         if kind.startswith("One"):
             upload = st.file_uploader("TSV or CSV with source and reference columns", key="eval_table")
             return None if upload is None else parse_upload((upload.getvalue(),), (upload.name,), take_first)
@@ -100,6 +104,15 @@ def test_set_ui() -> TestSet | None:
         return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name), take_first)
     except DataError as exc:
         st.error(str(exc))
+        return None
+
+
+def multi30k_ui() -> TestSet | None:
+    name = st.selectbox("Multi30k split (English → French)", MULTI30K_TESTS, key="eval_multi30k")
+    try:
+        return load_test_files(data_dir() / f"{name}.en.gz", data_dir() / f"{name}.fr.gz")
+    except DataError as exc:  # its message names files on the server
+        st.error(common.error_text(exc, f"The built-in test set {name} could not be read."))
         return None
 
 
@@ -123,7 +136,12 @@ def decode_all(names: list[str], test: TestSet, settings: dict) -> list[ModelRun
     runs = []
     for name in names:
         bar = st.progress(0.0, text=f"{name}: starting")
-        runs.append(cached_run(name, test, tuple(sorted(settings.items())), bar))
+        try:
+            runs.append(cached_run(name, test, tuple(sorted(settings.items())), bar))
+        except ValueError as exc:  # CheckpointError: a listed folder that does not load
+            st.error(common.error_text(exc, f"Checkpoint {name} does not load on this server.",
+                                       local=common.md(f"Cannot use {name}: {exc}")))
+            st.stop()
         bar.empty()
     return runs
 

@@ -30,8 +30,8 @@ EXAMPLES = [  # image-caption style, like the shipped models' training data (Mul
 def render() -> None:
     names = common.list_checkpoints()
     if not names:
-        st.error(f"No checkpoints found in {common.checkpoint_root()}. Train one with "
-                 "`python -m model.train` or set NMT_CHECKPOINTS to a folder of checkpoints.")
+        st.error(common.no_checkpoints_text("Train one with `python -m model.train` or set NMT_CHECKPOINTS "
+                                            "to a folder of checkpoints."))
         return
     pair = model_pair_ui(names)
     settings = common.search_settings_ui()
@@ -88,8 +88,9 @@ def translate_pair(pair: list[str], text: str, settings: dict):
     for name in pair:
         try:
             results[name] = common.translate(name, text, settings)
-        except ValueError as exc:  # CheckpointError is a ValueError
-            st.error(f"Could not use checkpoint {name}: {exc}")
+        except ValueError as exc:  # CheckpointError is a ValueError; its text names server paths
+            st.error(f"Could not use checkpoint {common.md(name)}: "
+                     f"{common.error_text(exc, 'it does not load on this server.')}")
             return None
     return results
 
