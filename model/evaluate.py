@@ -27,6 +27,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from .checkpoint import CheckpointError
+from .cli import int_range
 from .data import DataError, decode_text
 from .metrics import corpus_scores
 from .search import SearchConfig
@@ -140,6 +141,8 @@ def load_test_files(src_path: str | Path, ref_path: str | Path, **kwargs) -> Tes
 def join_consecutive(test: TestSet, k: int) -> TestSet:
     """Length stress test (issue 10): items that join k consecutive lines, sources and
     references alike; a last group shorter than k is dropped."""
+    if len(test.src) < k:  # no items at all: scoring nothing would fail far from here
+        raise DataError(f"{test.name}: {len(test.src)} line(s), fewer than the {k} to join into one item")
     n = len(test.src) // k * k
     src = [" ".join(test.src[i:i + k]) for i in range(0, n, k)]
     ref = [" ".join(test.ref[i:i + k]) for i in range(0, n, k)]
@@ -328,13 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ref", required=True, help="reference translations, line-aligned with --src")
     parser.add_argument("--checkpoint", action="append", required=True, help="checkpoint folder (repeatable)")
     parser.add_argument("--out", required=True, help="report folder")
-    parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM}")
+    parser.add_argument("--beam", type=int_range(1, MAX_BEAM), default=5, help=f"beam size 1..{MAX_BEAM}")
     parser.add_argument("--length-norm", type=float, default=1.0,
                         help="length normalisation: score = log p / length^LENGTH_NORM (0: none)")
-    parser.add_argument("--bucket-width", type=int, default=10, help="words per length bucket")
-    parser.add_argument("--max-lines", type=int, default=MAX_LINES, help="refuse larger test sets")
+    parser.add_argument("--bucket-width", type=int_range(1), default=10, help="words per length bucket")
+    parser.add_argument("--max-lines", type=int_range(1), default=MAX_LINES, help="refuse larger test sets")
     parser.add_argument("--first", action="store_true", help="evaluate only the first --max-lines lines")
-    parser.add_argument("--join", type=int, default=1, help="join k consecutive lines before evaluating")
+    parser.add_argument("--join", type=int_range(1), default=1, help="join k consecutive lines before evaluating")
     parser.add_argument("--stress", action="store_true",
                         help="also run the length stress test (k = 1..4 joined lines) into stress.json")
     args = parser.parse_args(argv)

@@ -24,7 +24,7 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from .checkpoint import SRC_VOCAB, TGT_VOCAB, CheckpointError, load_checkpoint, read_json, save_checkpoint
-from .config import Config, preset
+from .config import PRESETS, Config, preset
 from .corpora import corpus_specs, load_split, mix_indices
 from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
                    join_examples, make_batch, reservoir_sample, stream_pairs)
@@ -313,7 +313,7 @@ def write_round(model, data: Data, cfg: Config, optimizer, progress: dict, recor
     ``keep_last`` asks for it (dropping the oldest), and last/."""
     with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    card = {"training": record, "config": cfg.to_dict(), "parameters": model.num_parameters()}
+    card = {"arch": cfg.model.arch, "training": record, "config": cfg.to_dict(), "parameters": model.num_parameters()}
     if improved:
         log_records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
         save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train, card={**card, "log": log_records})
@@ -388,22 +388,44 @@ def parse_overrides(cfg: Config, items: Sequence[str]) -> Config:
     return Config.from_dict(data)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def apply_config_file(cfg: Config, path: str | Path) -> Config:
+    """``cfg`` with the sections of a JSON config file laid over it, field by field.
+
+    Raises CheckpointError (missing, not JSON, not an object) or ValueError naming the file.
+    """
+    data = read_json(Path(path))
+    base = cfg.to_dict()
+    unknown = sorted(set(data) - set(base))
+    if unknown:
+        raise ValueError(f"{path}: unknown section(s) {', '.join(map(repr, unknown))}; "
+                         f"use {' and '.join(base)}")
+    for section, values in data.items():
+        if not isinstance(values, dict):
+            raise ValueError(f"{path}: section {section!r} must be a JSON object, got {type(values).__name__}")
+        base[section].update(values)
+    try:
+        return Config.from_dict(base)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m model.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="cpu", help="paper, cpu or tiny (default cpu)")
+    parser.add_argument("--preset", default="cpu", choices=list(PRESETS), help="model and training sizes (default cpu)")
     parser.add_argument("--config", help="JSON file with {model: {...}, train: {...}} on top of the preset")
     parser.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
-                        help="overrides such as model.arch=rnnencdec train.epochs=10")
+                        help="overrides such as model.arch=rnnencdec train.epochs=10 (repeatable)")
     parser.add_argument("--resume", action="store_true", help="continue from OUT_DIR/last if it exists")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         cfg = preset(args.preset)
         if args.config:
-            base = cfg.to_dict()
-            for section, values in json.loads(Path(args.config).read_text()).items():
-                base[section].update(values)
-            cfg = Config.from_dict(base)
+            cfg = apply_config_file(cfg, args.config)
         cfg = parse_overrides(cfg, args.set)
         cfg.model.validate()
         best = train(cfg, resume=args.resume)

@@ -11,12 +11,13 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Callable, ContextManager, Optional, Sequence
+from typing import BinaryIO, Callable, ContextManager, Optional, Sequence
 
 import torch
 
 from .checkpoint import CheckpointError, load_checkpoint
-from .data import iter_chunks
+from .cli import int_range
+from .data import DataError, decode_text, iter_chunks
 from .search import SearchConfig, beam_search, greedy_traces
 from .seq2seq import NMTModel
 from .trace import Trace
@@ -27,6 +28,8 @@ MAX_SOURCE_TOKENS = 200
 MAX_BEAM = 16
 MAX_LEN_RATIO = 3.0  # outputs may be at most this many times the source length (+ MAX_LEN_EXTRA)
 MAX_LEN_EXTRA = 50
+# Bytes read from stdin at most; as model.evaluate.MAX_TEST_BYTES, far more than 10,000 lines need.
+MAX_STDIN_BYTES = 64 * 2**20
 
 
 class Translator:
@@ -91,26 +94,38 @@ class Translator:
         return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
 
 
+def read_lines(stream: BinaryIO, name: str = "stdin", max_bytes: int = MAX_STDIN_BYTES) -> list[str]:
+    """Lines of a UTF-8 byte stream such as stdin.
+
+    NUL bytes, invalid UTF-8 and more than ``max_bytes`` raise DataError: read as text, invalid
+    bytes would become lone surrogates, on which SentencePiece fails with an opaque RuntimeError.
+    """
+    raw = stream.read(max_bytes + 1)  # never more than the cap plus the byte that shows it was passed
+    if len(raw) > max_bytes:
+        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text; split the input")
+    return decode_text(raw, name).splitlines()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
-    parser.add_argument("--beam", type=int, default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
+    parser.add_argument("--beam", type=int_range(1, MAX_BEAM), default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
     parser.add_argument("--length-norm", type=float, default=1.0,
                         help="length normalisation: score = log p / length^LENGTH_NORM (0: none)")
     parser.add_argument("--forbid-unk", action="store_true", help="never output <unk>")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
+    parser.add_argument("--batch-size", type=int_range(1), default=64, help="sentences decoded together")
     parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
         translator = Translator.from_checkpoint(args.checkpoint)
-    except CheckpointError as exc:
+        lines = read_lines(sys.stdin.buffer)
+    except (CheckpointError, DataError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    lines = sys.stdin.read().splitlines()
     cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
     try:
         traces = translator.translate(lines, cfg, batch_size=args.batch_size)

@@ -1,5 +1,5 @@
-"""What every page shares: finding checkpoints and their cards, cached model loading, and
-cached, queued translation."""
+"""What every page shares: finding checkpoints and their cards under this server's rules
+(``hosting.py``), cached model loading, and cached, queued translation."""
 from __future__ import annotations
 
 import os
@@ -20,6 +20,7 @@ from model.search import SearchConfig
 from model.trace import Trace
 from model.translate import MAX_BEAM, Translator
 
+from . import hosting
 from .admission import DecodeGate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,21 +34,30 @@ def checkpoint_root() -> Path:
     return Path(os.environ.get("NMT_CHECKPOINTS", REPO / "checkpoints"))
 
 
+def resolve_checkpoint(name: str) -> Path:
+    """The folder ``name`` stands for under this server's rules (``hosting.resolve_checkpoint``)."""
+    return hosting.resolve_checkpoint(name, checkpoint_root())
+
+
+def no_checkpoints_text(hint: str = "") -> str:
+    return hosting.no_checkpoints_text(checkpoint_root(), hint)
+
+
 def list_checkpoints() -> list[str]:
-    """Names of sub-folders of the checkpoint root that contain a config.json, sorted."""
+    """Names of sub-folders of the checkpoint root that contain a config.json, sorted; in
+    production mode only those resolve_checkpoint accepts (no symlinks out of the root)."""
     root = checkpoint_root()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+    names = sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+    return [name for name in names if _accepted(name)] if hosting.production() else names
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def card(name: str) -> dict:
+def _accepted(name: str) -> bool:
     try:
-        data = read_card(checkpoint_root() / name)
-    except CheckpointError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return bool(resolve_checkpoint(name))
+    except hosting.CheckpointNameError:
+        return False
 
 
 def trained_on(name: str) -> str:
@@ -99,11 +109,33 @@ def load_builtin_test_set(label: str, src_lang: str = "en", tgt_lang: str = "fr"
     return build_test_set(corpus.src, corpus.tgt, label)
 
 
-@st.cache_resource(show_spinner="Loading model...", max_entries=16)
 def load_translator(name: str) -> Translator:
-    """One shared, read-only Translator per checkpoint and process. ``name`` is a folder under
-    the checkpoint root, or an absolute path to any checkpoint folder."""
-    return Translator.from_checkpoint(checkpoint_root() / name)
+    """The shared Translator for ``name`` (see resolve_checkpoint). The name is checked on every
+    call, before the cache, so a path accepted once can never be served from it unchecked."""
+    return _load_translator(resolve_checkpoint(name))
+
+
+@st.cache_resource(show_spinner="Loading model...", max_entries=16)
+def _load_translator(path: Path) -> Translator:
+    """One shared, read-only Translator per checkpoint folder and process."""
+    return Translator.from_checkpoint(path)
+
+
+def card(name: str) -> dict:
+    """The checkpoint's card.json, or {} when it has none or ``name`` is refused."""
+    try:
+        return _card(resolve_checkpoint(name))
+    except hosting.CheckpointNameError:
+        return {}
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _card(path: Path) -> dict:
+    try:
+        data = read_card(path)
+    except CheckpointError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class ResultStore:
@@ -197,9 +229,18 @@ def md(text: str) -> str:
     return "".join("\\" + ch if ch in MARKDOWN_SPECIAL else ch for ch in str(text))
 
 
+def _clean_char(ch: str) -> str:
+    if ch.isprintable() or ch == "\t":
+        return ch
+    # line breaks keep words apart; NUL, other controls, format characters and lone surrogates
+    # go (SentencePiece raises a RuntimeError on a surrogate, and reads NUL as <unk>)
+    return " " if ch.isspace() else ""
+
+
 def cut_input(text: str) -> tuple[str, Optional[str]]:
-    """Text cut to MAX_INPUT_CHARS with control characters removed; (text, message or None)."""
-    cleaned = "".join(ch if ch.isprintable() or ch in " \t" else " " for ch in text)
+    """Text cut to MAX_INPUT_CHARS, line breaks made spaces, other non-printable characters
+    dropped; (text, message or None)."""
+    cleaned = "".join(map(_clean_char, text))
     if len(cleaned) > MAX_INPUT_CHARS:
         return cleaned[:MAX_INPUT_CHARS], (f"Input was {len(cleaned):,} characters; only the first "
                                            f"{MAX_INPUT_CHARS:,} are translated.")

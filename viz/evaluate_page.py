@@ -15,14 +15,24 @@ from model.evaluate import (MAX_LINES, ModelRun, TestSet, bleu_by_length, build_
                             sentence_rows, split_lines, stress_report, with_interval)
 from model.search import SearchConfig
 
-from . import common, nav
+from . import common, hosting, nav
 from .alignment import alignment_heatmap
 from .length_chart import length_chart
+
+# What production mode says for any checkpoint typed by path that cannot be used: the same words
+# whether the path is outside the root, missing or broken, so nothing about the server leaks.
+HOSTED_EXTRA = ("Only checkpoints inside the server's checkpoint folder can be evaluated; start the server "
+                "with --checkpoints DIR to offer your own models.")
+
+
+def page() -> st.Page:
+    return st.Page(render, title="Evaluate", url_path="evaluate", icon=":material/analytics:")
+
 
 def render() -> None:
     names = common.list_checkpoints()
     if not names:
-        st.error(f"No checkpoints found in {common.checkpoint_root()}.")
+        st.error(common.no_checkpoints_text())
         return
     settings = common.search_settings_ui(prefix="eval_")
     test = test_set_ui()
@@ -51,15 +61,16 @@ def render() -> None:
 
 
 def models_ui(names: list[str]) -> list[str]:
-    """Checkpoints to evaluate: any under the checkpoint root, plus any folder typed by path."""
+    """Checkpoints to evaluate: any under the checkpoint root, plus a folder typed by path
+    (in production mode only one inside the root; see common.resolve_checkpoint)."""
     chosen = st.multiselect("Models", names, default=list(dict.fromkeys(common.default_pair(names))), key="eval_models")
     extra = st.text_input("Also evaluate the checkpoint folder at this path (optional)", key="eval_extra").strip()
     if extra:
         try:
-            common.load_translator(extra)  # validates the folder; an absolute path leaves the root
-            chosen = chosen + [extra]
-        except ValueError as exc:  # CheckpointError
-            st.error(f"Cannot use {extra}: {exc}")
+            common.load_translator(extra)  # validates the name, then the folder
+            chosen = list(dict.fromkeys(chosen + [extra]))
+        except ValueError as exc:  # CheckpointError, CheckpointNameError
+            st.error(hosting.error_text(exc, HOSTED_EXTRA, local=common.md(f"Cannot use {extra}: {exc}")))
     if not chosen:
         st.info("Choose at least one model.")
     return chosen
@@ -75,9 +86,7 @@ def test_set_ui() -> TestSet | None:
     take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
     try:
         if kind.startswith("Built-in"):
-            name = st.selectbox("Test set (English → French), from the shipped models' training corpora",
-                                list(builtin), key="eval_builtin")
-            return common.load_builtin_test_set(name)
+            return builtin_ui(builtin)
         if kind.startswith("One"):
             upload = st.file_uploader("TSV or CSV with source and reference columns", key="eval_table")
             return None if upload is None else parse_upload((upload.getvalue(),), (upload.name,), take_first)
@@ -90,6 +99,16 @@ def test_set_ui() -> TestSet | None:
         return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name), take_first)
     except DataError as exc:
         st.error(str(exc))
+        return None
+
+
+def builtin_ui(builtin: dict) -> TestSet | None:
+    name = st.selectbox("Test set (English → French), from the shipped models' training corpora", list(builtin),
+                        key="eval_builtin")
+    try:
+        return common.load_builtin_test_set(name)
+    except DataError as exc:  # its message names files on the server
+        st.error(hosting.error_text(exc, f"The built-in test set {name} could not be read."))
         return None
 
 
@@ -113,7 +132,12 @@ def decode_all(names: list[str], test: TestSet, settings: dict) -> list[ModelRun
     runs = []
     for name in names:
         bar = st.progress(0.0, text=f"{name}: starting")
-        runs.append(cached_run(name, test, tuple(sorted(settings.items())), bar))
+        try:
+            runs.append(cached_run(name, test, tuple(sorted(settings.items())), bar))
+        except ValueError as exc:  # CheckpointError: a listed folder that does not load
+            st.error(hosting.error_text(exc, f"Checkpoint {name} does not load on this server.",
+                                       local=common.md(f"Cannot use {name}: {exc}")))
+            st.stop()
         bar.empty()
     return runs
 

@@ -140,16 +140,32 @@ def curves(card: dict, folder: Path) -> str:
         return "\n".join(rows)
 
 
+def read_cards(folder: Path) -> list[dict]:
+    """The cards with test scores in ``folder/*/card.json``; ValueError names a malformed one."""
+    cards = []
+    for path in sorted(folder.glob("*/card.json")):
+        try:
+            cards.append(json.loads(path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    return [c for c in cards if isinstance(c, dict) and "test_scores" in c]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m viz.model_cards", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", nargs="?", default="checkpoints", help="folder of checkpoint folders")
+    parser.add_argument("folder", nargs="?", default="checkpoints",
+                        help="folder of checkpoint folders; README.md is written there (default: checkpoints)")
     folder = Path(parser.parse_args(argv).folder)
-    if not folder.is_dir():
-        print(f"error: {folder} is not a folder of checkpoints", file=sys.stderr)
+    try:
+        if not folder.is_dir():
+            raise ValueError(f"{folder}: not a folder")
+        cards = read_cards(folder)
+        if not cards:  # an empty README over a real one would lose every card
+            raise ValueError(f"{folder}: no */card.json with test scores; nothing to render")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    cards = [json.loads(p.read_text()) for p in sorted(folder.glob("*/card.json"))]
-    cards = [c for c in cards if "test_scores" in c]
     text = HEADER + "## Comparison\n\n" + comparison_table(cards) + "\n" + "\n".join(card_section(c, folder) for c in cards)
     (folder / "README.md").write_text(text)
     print(f"wrote {folder / 'README.md'} ({len(cards)} cards)")

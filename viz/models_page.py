@@ -6,7 +6,7 @@ import streamlit as st
 
 from model.checkpoint import CheckpointError, read_config
 
-from . import common
+from . import common, hosting
 from .curves import training_curves
 
 
@@ -17,7 +17,7 @@ def page() -> st.Page:
 def render() -> None:
     names = common.list_checkpoints()
     if not names:
-        st.error(f"No checkpoints found in {common.checkpoint_root()}.")
+        st.error(common.no_checkpoints_text())
         return
     scores = [_score_rows(name, common.card(name)) for name in names]  # malformed cards give no rows
     rows = [row for group in scores for row in group]
@@ -34,9 +34,9 @@ def render() -> None:
 
 def card_ui(name: str) -> None:
     try:
-        model_cfg, train_cfg, _ = read_config(common.checkpoint_root() / name)
-    except CheckpointError as exc:
-        st.error(str(exc))
+        model_cfg, train_cfg, _ = read_config(common.resolve_checkpoint(name))
+    except (CheckpointError, hosting.CheckpointNameError) as exc:  # its text names server paths
+        st.error(hosting.error_text(exc, f"{name}: config.json cannot be read on this server."))
         return
     card = common.card(name)
     st.markdown(f"**Architecture:** {model_cfg.arch} · embeddings {model_cfg.emb_dim} · "

@@ -11,7 +11,7 @@ import streamlit as st
 from model.familiarity import familiarity_note
 from model.translate import MAX_BEAM
 
-from . import common, nav, translate_tabs, view_state
+from . import common, hosting, nav, translate_tabs, view_state
 from .view_state import View
 
 EXAMPLES = [  # (what kind of sentence, the sentence)
@@ -40,8 +40,8 @@ def page() -> st.Page:
 def render() -> None:
     names = common.list_checkpoints()
     if not names:
-        st.error(f"No checkpoints found in {common.checkpoint_root()}. Train one with "
-                 "`python -m model.train` or set NMT_CHECKPOINTS to a folder of checkpoints.")
+        st.error(common.no_checkpoints_text("Train one with `python -m model.train` or set NMT_CHECKPOINTS "
+                                            "to a folder of checkpoints."))
         return
     intro_ui()
     defaults = default_view(names)
@@ -141,8 +141,9 @@ def translate_pair(pair: list[str], text: str, settings: dict):
     for name in pair:
         try:
             results[name] = common.translate(name, text, settings)
-        except ValueError as exc:  # CheckpointError is a ValueError
-            st.error(f"Could not use checkpoint {name}: {exc}")
+        except ValueError as exc:  # CheckpointError is a ValueError; its text names server paths
+            st.error(f"Could not use checkpoint {common.md(name)}: "
+                     f"{hosting.error_text(exc, 'it does not load on this server.')}")
             return None
     return results
 

@@ -61,7 +61,9 @@ def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
         parse_overrides(cfg, ["epochs=3"])
     assert main(["--preset", "tiny", "--set", "train.data_dir=" + str(tmp_path / "none")]) == 2
     assert "none: no such folder" in capsys.readouterr().err
-    assert main(["--preset", "nope"]) == 2
+    with pytest.raises(SystemExit, match="2"):  # argparse refuses a preset not in PRESETS
+        main(["--preset", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])

@@ -22,10 +22,9 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def at(checkpoint_dir):
-    import os
-
-    os.environ["NMT_CHECKPOINTS"] = str(checkpoint_dir)
-    return AppTest.from_file(APP, default_timeout=120).run()
+    with pytest.MonkeyPatch.context() as patch:  # module-scoped monkeypatch: undone after this file
+        patch.setenv("NMT_CHECKPOINTS", str(checkpoint_dir))
+        yield AppTest.from_file(APP, default_timeout=120).run()
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -40,3 +39,22 @@ def test_page_survives(at, name):
         assert any("only the first 2,000" in w.value for w in at.warning)
     for block in at.markdown:
         assert "<script" not in block.value and "<img" not in block.value
+
+
+@pytest.mark.parametrize("raw,cleaned", [
+    ("a dog\x00 runs\x00", "a dog runs"),  # NUL dropped
+    ("a \ud800dog\udfff", "a dog"),  # lone surrogates dropped
+    ("\ud83d\udc36 dog", " dog"),  # a surrogate pair written as two code units is two lone surrogates
+    ("line\nbreaks\r\nand\u2028separators", "line breaks  and separators"),
+    ("zero\u200bwidth\u00adsoft hyphen", "zerowidthsoft hyphen"),  # format characters dropped
+    ("bell\x07 escape\x1b[31m", "bell escape[31m"),
+    ("tab\tkept, caf\u00e9, \U0001f436, \u05e9\u05dc\u05d5\u05dd", "tab\tkept, caf\u00e9, \U0001f436, \u05e9\u05dc\u05d5\u05dd"),
+])
+def test_cut_input_lets_only_encodable_text_through(raw, cleaned):
+    """A browser cannot send a lone surrogate (widget values travel as UTF-8 protobuf, and AppTest
+    refuses one the same way), so this checks the guard itself, for text from any other source."""
+    from viz.common import cut_input
+
+    text, message = cut_input(raw)
+    assert text == cleaned and message is None
+    text.encode("utf-8")  # a lone surrogate would raise here, as it does in SentencePiece
