@@ -1,8 +1,8 @@
 """Links between pages without imports between page modules.
 
 Each page module exposes ``page() -> st.Page``; ``viz/pages.py`` lists them and registers
-them here at start-up, so a page can link to another (``link("translate")``) while no page
-module imports another.
+them here by name at start-up, so a page can link to another (``link("translate")``) while no
+page module imports another.
 """
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import streamlit as st
 _PAGES: dict[str, st.Page] = {}
 
 
-def register(pages: list[st.Page]) -> list[st.Page]:
-    """Remember ``pages`` by url path (what app.py hands to st.navigation); returns them."""
-    _PAGES.update({p.url_path: p for p in pages})
-    return pages
+def register(pages: dict[str, st.Page]) -> list[st.Page]:
+    """Remember ``pages`` by name (the default page's url_path is "", so names are given);
+    returns them in order, for st.navigation."""
+    _PAGES.update(pages)
+    return list(pages.values())
 
 
-def link(url_path: str) -> st.Page:
-    """The registered page at ``url_path`` (for st.page_link and st.switch_page)."""
-    return _PAGES[url_path]
+def link(name: str) -> st.Page:
+    """The registered page called ``name`` (for st.page_link and st.switch_page)."""
+    return _PAGES[name]

@@ -5,4 +5,5 @@ from . import evaluate_page, models_page, nav, paper_page, translate_page
 
 
 def all_pages() -> list[st.Page]:
-    return nav.register([paper_page.page(), translate_page.page(), evaluate_page.page(), models_page.page()])
+    return nav.register({"paper": paper_page.page(), "translate": translate_page.page(),
+                         "evaluate": evaluate_page.page(), "models": models_page.page()})

@@ -1,0 +1,96 @@
+"""AppTest runs of the Paper page against tiny checkpoints whose training corpora have a test set."""
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from model.search import SearchConfig
+from model.translate import Translator
+
+from ..conftest import write_corpus, make_pairs
+
+SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: alignments", "Table 1: BLEU"]
+
+
+def _paper():
+    from viz import pages, paper_page
+
+    pages.all_pages()  # registers the pages it links to, as app.py does
+    paper_page.render()
+
+
+@pytest.fixture
+def paper_root(tiny_checkpoints, tmp_path, monkeypatch):
+    """The tiny pair, trained (their configs say) on a folder that also holds a test set, with
+    cards that carry a length stress test as shipped cards do."""
+    data = tmp_path / "data"
+    write_corpus(data, "test_2016_flickr", make_pairs(30, seed=9), gz=False)
+    root = tmp_path / "checkpoints"
+    for arch, path in tiny_checkpoints.items():
+        folder = root / f"{arch}-tiny"
+        shutil.copytree(path, folder)
+        config = json.loads((folder / "config.json").read_text())
+        config["train"]["data_dir"] = str(data)
+        (folder / "config.json").write_text(json.dumps(config))
+        stress = [{"k": k, "items": 30 // k, "source_words": 5.5 * k, "bleu": 60 - 8 * k * (arch == "rnnencdec"),
+                   "length_ratio": 1.0} for k in (1, 2, 3, 4)]
+        card = {**json.loads((folder / "card.json").read_text()), "pair": "everyday", "trained_on": "toy sentences",
+                "length_stress": {"data/test_2016_flickr": stress},
+                "test_scores": {"data/test_2016_flickr": {"bleu": 60.0, "decoding": "beam 5, length norm 1.0"}}}
+        (folder / "card.json").write_text(json.dumps(card))
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    return root
+
+
+def open_section(at, label):
+    at.session_state["paper_section"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_every_section_renders(paper_root):
+    at = AppTest.from_function(_paper, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert len(at.get("latex")) == 9  # h_j, s_0, e_ij, alpha_ij, c_i, gates, s_i, output, RNNencdec's fixed c
+    assert any("Computed by `model/decoder.py · Decoder.context`" in c.value for c in at.caption)
+    open_section(at, SECTIONS[1])
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert [t["name"] for t in specs[0]["data"]] == ["rnnsearch-tiny", "rnnencdec-tiny"]  # from the cards
+    open_section(at, SECTIONS[2])
+    heatmaps = [t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"] if t["type"] == "heatmap"]
+    assert len(heatmaps) == 9  # five reordering sentences and the paper's four
+    assert any("news and parliament text" in m.value for m in at.markdown)
+    open_section(at, SECTIONS[3])
+    assert list(at.dataframe[0].value["all sentences"])[:2] == [13.93, 21.50]
+    assert any("Why the numbers differ" in m.value for m in at.markdown)
+
+
+def test_equation_values_match_the_trace(paper_root):
+    at = AppTest.from_function(_paper, default_timeout=120).run()
+    at.text_input(key="paper_src").input("a dog runs in the park").run()
+    at.slider(key="paper_step").set_value(2).run()
+    assert not at.exception
+    line = next(m.value for m in at.markdown if m.value.startswith("Σ_j α_2j"))
+    total, gap = re.match(r"Σ_j α_2j = ([\d.]+) · max_j \|softmax\(e_2\)_j − α_2j\| = ([\d.e+-]+)", line).groups()
+    assert float(total) == pytest.approx(1.0, abs=1e-4) and float(gap) < 1e-5
+    trace = Translator.from_checkpoint(paper_root / "rnnsearch-tiny").translate(["a dog runs in the park"],
+                                                                                SearchConfig(beam=5))[0]
+    charts = {c.key: json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")}
+    np.testing.assert_allclose(charts["paper_alpha"]["z"][0], trace.attention[1], atol=1e-5)
+    np.testing.assert_allclose(charts["paper_e"]["y"], trace.energies[1], atol=1e-4)
+    assert any(m.value.startswith("‖c‖ = ") and "at all" in m.value for m in at.markdown)  # RNNencdec's fixed c
+
+
+def test_figure_2_recomputes_on_a_small_test_set(paper_root):
+    at = open_section(AppTest.from_function(_paper, default_timeout=180).run(), SECTIONS[1])
+    assert at.selectbox(key="paper_fig2_test").value == "data/test_2016_flickr"
+    at.button(key="paper_fig2_run").click().run()
+    assert not at.exception, at.exception
+    summary = at.dataframe[0].value
+    assert sorted(set(summary["k"])) == [1, 2, 3, 4] and set(summary["model"]) == {"rnnsearch-tiny", "rnnencdec-tiny"}
+    live = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == "paper_fig2_live")
+    assert {t["name"] for t in live["data"] if t.get("name")} == {"rnnsearch-tiny", "rnnencdec-tiny"}
