@@ -80,18 +80,21 @@ def default_pair(names: list[str]) -> tuple[str, str]:
     return first, (encdec or [n for n in names if n != first] or names)[0]
 
 
-@st.cache_data(show_spinner=False, ttl=300)
 def builtin_test_sets() -> dict[str, tuple[str, str, str, str]]:
     """Test sets of the corpora the offered models were trained on, where they exist on this
     server: {"corpus/split": (corpus name, path, split, column languages)}, plus the test
     files of $NMT_DATA_DIR (app.py's --data-dir) as "data/split"."""
+    return _builtin_test_sets(str(checkpoint_root()), tuple(list_checkpoints()), os.environ.get("NMT_DATA_DIR"))
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def _builtin_test_sets(root: str, names: tuple, extra: Optional[str]) -> dict[str, tuple[str, str, str, str]]:
     found = {}
-    extra = os.environ.get("NMT_DATA_DIR")
     specs = [("data", CorpusSpec("data", extra), "en")] if extra else []
-    for name in list_checkpoints():
+    for name in names:
         try:
-            _, train, _ = read_config(checkpoint_root() / name)
-        except CheckpointError:
+            _, train, _ = read_config(resolve_checkpoint(name))
+        except (CheckpointError, hosting.CheckpointNameError):
             continue
         if train is not None:
             specs += [(spec.name, spec, train.src_lang) for spec in corpus_specs(train)]
@@ -102,10 +105,14 @@ def builtin_test_sets() -> dict[str, tuple[str, str, str, str]]:
     return found
 
 
+def load_builtin_test_set(label: str) -> TestSet:
+    """One of ``builtin_test_sets``, English -> French, read once per server."""
+    return _read_test_set(label, *builtin_test_sets()[label])
+
+
 @st.cache_data(show_spinner="Reading the test set...", max_entries=8)
-def load_builtin_test_set(label: str, src_lang: str = "en", tgt_lang: str = "fr") -> TestSet:
-    name, path, split, columns = builtin_test_sets()[label]
-    corpus = load_split(CorpusSpec(name, path, columns=columns), split, src_lang, tgt_lang)
+def _read_test_set(label: str, name: str, path: str, split: str, columns: str) -> TestSet:
+    corpus = load_split(CorpusSpec(name, path, columns=columns), split, "en", "fr")
     return build_test_set(corpus.src, corpus.tgt, label)
 
 
