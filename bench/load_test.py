@@ -1,11 +1,13 @@
 """Load test: N concurrent browser sessions against a local ``streamlit run app.py``.
 
-    python bench/load_test.py [--sessions 8] [--checkpoints checkpoints]
+    python bench/load_test.py [--sessions 30] [--checkpoints checkpoints] [--repo DIR]
 
-Each session (its own Chromium context) translates two sentences on the Translate page, then
-uploads a 5-line test set on the Evaluate page and waits for the length chart. Prints JSON:
-errors (must be 0), p50/p95 latency of each action, and the server's peak RSS (VmHWM).
-Traffic goes only to 127.0.0.1; the run is bounded by --timeout.
+A class of N students on one server: each session (its own Chromium context in one browser)
+translates two sentences on the Translate page, then uploads a 5-line test set on the Evaluate
+page and waits for the length chart; all start together. Prints JSON: errors (must be 0),
+p50/p95 latency of each action, how many translations showed the "Queued" line, and the
+server's peak RSS (VmHWM). ``--repo`` runs another checkout (an older commit, for "before"
+figures). Traffic goes only to 127.0.0.1; the run is bounded by --timeout.
 """
 from __future__ import annotations
 
@@ -33,11 +35,12 @@ TEST_REF = ("Un homme fait du vélo.\nUne femme lit un livre.\nTrois chiens cour
             "Un garçon saute.\nDes gens marchent.\n")
 
 
-def start_server(checkpoints: Path, port: int) -> subprocess.Popen:
+def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
     env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoints)}
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.port", str(port), "--server.address", "127.0.0.1"],
-                              cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--server.port", str(port), "--server.address", "127.0.0.1",
+                               "--browser.gatherUsageStats", "false"],
+                              cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(120):
         try:
             if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
@@ -55,12 +58,14 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def wait_for_change(locator, before: str, timeout: float = 120.0) -> None:
-    """Poll until the element's text differs from ``before`` (the new translation arrived)."""
-    deadline = time.perf_counter() + timeout
+async def wait_for_change(page, locator, before: str, timeout: float = 300.0) -> bool:
+    """Poll until the element's text differs from ``before`` (the new translation arrived);
+    returns whether the page showed the decode queue's "Queued" line meanwhile."""
+    deadline, queued = time.perf_counter() + timeout, False
     while time.perf_counter() < deadline:
         if await locator.count() and (await locator.inner_text()) != before:
-            return
+            return queued
+        queued = queued or await page.get_by_text("Queued:").count() > 0
         await asyncio.sleep(0.1)
     raise TimeoutError("translation did not change")
 
@@ -79,7 +84,7 @@ async def session(browser, url: str, files: tuple[str, str], timings: dict, erro
             start = time.perf_counter()
             await box.fill(sentence)
             await box.press("Control+Enter")
-            await wait_for_change(outputs.first, before)
+            timings["queued"].append(await wait_for_change(page, outputs.first, before))
             timings["translate"].append((time.perf_counter() - start) * 1000)
         await page.goto(f"{url}/evaluate", wait_until="domcontentloaded")
         inputs = page.locator("input[type=file]")
@@ -102,7 +107,7 @@ async def session(browser, url: str, files: tuple[str, str], timings: dict, erro
 async def drive(url: str, sessions: int, files: tuple[str, str]) -> tuple[dict, list]:
     from playwright.async_api import async_playwright
 
-    timings, errors = {"translate": [], "evaluate": []}, []
+    timings, errors = {"translate": [], "evaluate": [], "queued": []}, []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         await asyncio.gather(*(session(browser, url, files, timings, errors) for _ in range(sessions)))
@@ -112,9 +117,10 @@ async def drive(url: str, sessions: int, files: tuple[str, str]) -> tuple[dict, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sessions", type=int, default=8)
+    parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--checkpoints", default=str(REPO / "checkpoints"))
-    parser.add_argument("--timeout", type=float, default=900, help="seconds before the whole run is abandoned")
+    parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
+    parser.add_argument("--timeout", type=float, default=1500, help="seconds before the whole run is abandoned")
     args = parser.parse_args()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -122,13 +128,14 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp())
     (folder / "src.en").write_text(TEST_SRC)
     (folder / "ref.fr").write_text(TEST_REF)
-    server = start_server(Path(args.checkpoints), port)
+    server = start_server(Path(args.repo), Path(args.checkpoints), port)
     try:
         start = time.perf_counter()
         timings, errors = asyncio.run(asyncio.wait_for(
             drive(f"http://127.0.0.1:{port}", args.sessions, (str(folder / "src.en"), str(folder / "ref.fr"))),
             args.timeout))
-        print(json.dumps({"sessions": args.sessions, "errors": len(errors), "error_messages": errors[:5],
+        print(json.dumps({"repo": args.repo, "sessions": args.sessions, "errors": len(errors),
+                          "error_messages": errors[:5], "translations_queued": sum(timings["queued"]),
                           "translate": percentiles(timings["translate"]) | {"n": len(timings["translate"])},
                           "evaluate": percentiles(timings["evaluate"]) | {"n": len(timings["evaluate"])},
                           "wall_s": round(time.perf_counter() - start, 1),

@@ -1,0 +1,124 @@
+"""What a user waits for, timed in a real browser (headless Chromium) against ``streamlit run app.py``.
+
+    python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 5] [--threads 2]
+
+1. cold start: from launching ``streamlit run app.py`` to the first translation rendered in a
+   fresh browser (the first-launch example, both models);
+2. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
+   finishing its run (the new translation shown and Streamlit's "running" indicator gone).
+
+``--repo`` runs another checkout of the app (e.g. a worktree of an older commit) for "before"
+figures; both use the same ``--checkpoints``. Prints one JSON object. Localhost only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from bench.common import CHECKPOINTS, SHARED  # noqa: E402
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FALLBACK = ["A man in an orange hat starring at something while a young boy and a woman in a red dress walk "
+            "down the busy street next to a parked bus."] * 5
+
+
+def long_captions(n: int) -> list[str]:
+    """The first ``n`` test_2017_flickr captions of 22-30 words (as the issue measured)."""
+    if not SHARED.is_dir():
+        return FALLBACK[:n]
+    from model.data import read_lines
+
+    lines = read_lines(SHARED / "test_2017_flickr.en.gz")
+    return [s for s in lines if 22 <= len(s.split()) <= 30][:n]
+
+
+def start_server(repo: Path, checkpoints: Path, port: int, threads: int) -> subprocess.Popen:
+    env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoints), "OMP_NUM_THREADS": str(threads)}
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false"],
+                            cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            if server.poll() is not None:
+                raise RuntimeError("streamlit exited") from None
+            time.sleep(0.1)
+    raise TimeoutError("streamlit did not start")
+
+
+def wait_idle(page, timeout_ms: int = 120_000) -> None:
+    """Until Streamlit's "running" indicator is gone (the script run is over)."""
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_ms)
+
+
+def first_translation(page, url: str) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("[data-testid=stText]").first.wait_for(timeout=180_000)
+
+
+def time_sentence(page, sentence: str) -> float:
+    outputs = page.locator("[data-testid=stText]")
+    before = outputs.first.inner_text()
+    box = page.locator("textarea").first
+    box.fill(sentence)
+    start = time.perf_counter()
+    box.press("Control+Enter")
+    page.wait_for_function("([sel, old]) => { const e = document.querySelector(sel); return e && e.innerText !== old; }",
+                           arg=["[data-testid=stText]", before], timeout=120_000)
+    wait_idle(page)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
+    parser.add_argument("--checkpoints", default=str(CHECKPOINTS))
+    parser.add_argument("--sentences", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads of the server")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        start = time.perf_counter()
+        server = start_server(Path(args.repo), Path(args.checkpoints), port, args.threads)
+        try:
+            wait_healthy(url, server)
+            first_translation(page, url)
+            cold = time.perf_counter() - start
+            wait_idle(page)
+            runs = [time_sentence(page, s) for s in long_captions(args.sentences)]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        browser.close()
+    print(json.dumps({"repo": args.repo, "cold_start_to_first_translation_s": round(cold, 2),
+                      "ctrl_enter_to_run_finished_s": [round(r, 2) for r in runs],
+                      "median_s": round(statistics.median(runs), 2), "threads": args.threads}))
+
+
+if __name__ == "__main__":
+    main()
