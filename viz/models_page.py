@@ -8,6 +8,7 @@ from model.checkpoint import CheckpointError, read_config
 
 from . import common, hosting
 from .curves import training_curves
+from .length_chart import stress_chart
 
 
 def page() -> st.Page:
@@ -24,6 +25,7 @@ def render() -> None:
     if rows:
         st.subheader("Test scores")
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="models_scores")
+    stress_overview(names)
     for name in names:
         with st.expander(name, expanded=len(names) <= 3):
             try:
@@ -41,16 +43,71 @@ def card_ui(name: str) -> None:
     card = common.card(name)
     st.markdown(f"**Architecture:** {model_cfg.arch} · embeddings {model_cfg.emb_dim} · "
                 f"GRU {model_cfg.hidden} · alignment {model_cfg.align_dim} · maxout {model_cfg.maxout} · "
-                f"vocab {model_cfg.src_vocab_size}/{model_cfg.tgt_vocab_size}")
-    if card.get("parameters"):
-        st.markdown(f"**Parameters:** {card['parameters']:,}")
-    for key in ("data", "preprocessing", "command", "limitations"):
+                f"vocab {model_cfg.src_vocab_size}/{model_cfg.tgt_vocab_size}"
+                + (f" · {card['parameters']:,} parameters" if card.get("parameters") else ""))
+    data_ui(card)
+    training_ui(card)
+    for key in ("preprocessing", "command"):
         if card.get(key):
             st.markdown(f"**{key.capitalize()}:** {common.md(card[key])}")
+    stress_ui(name, card)
+    comparison = card.get("comparison")
+    if comparison:
+        st.markdown(f"**Against {common.md(comparison['with'])}** ({common.md(comparison['test'])}):")
+        st.dataframe(pd.DataFrame(comparison["rows"]).drop(columns=["signature"], errors="ignore"), hide_index=True,
+                     key=f"comparison_{name}")
     if card.get("log"):
         st.plotly_chart(training_curves(card["log"], f"{name}: training"), key=f"curves_{name}")
     elif train_cfg is None:
         st.caption("No training log in this checkpoint's card.json.")
+    for key, title in (("deviations", "Deviations from the paper"), ("limitations", "Limitations")):
+        value = card.get(key)
+        if value:
+            st.markdown(f"**{title}:** " + common.md(" ".join(value) if isinstance(value, list) else value))
+
+
+def data_ui(card: dict) -> None:
+    data = card.get("data")
+    if isinstance(data, str):  # cards before the corpus mixtures: one sentence
+        st.markdown(f"**Data:** {common.md(data)}")
+    elif isinstance(data, list) and data:
+        st.markdown(f"**Data** ({common.md(card.get('trained_on', ''))}):")
+        st.dataframe(pd.DataFrame(data), hide_index=True, key=f"data_{card.get('name')}")
+
+
+def training_ui(card: dict) -> None:
+    t = card.get("training") or {}
+    if not t:
+        return
+    where = t.get("where") or {}
+    host = f" on {where.get('gpu') or where.get('cpu')}, {where.get('threads')} thread(s)" if where else ""
+    decoding = card.get("decoding") or {}
+    st.markdown(f"**Training:** {t.get('updates', '?')} updates ({t.get('epochs')} epochs), {t.get('wall_minutes')} "
+                f"min{common.md(host)}; best validation BLEU {t.get('best_val_bleu')} (greedy)" +
+                (f" · **default decoding:** beam {decoding['beam']}, length normalisation λ {decoding['length_norm']}"
+                 f" ({common.md(decoding.get('chosen_on', ''))})" if "beam" in decoding else ""))
+
+
+def stress_ui(name: str, card: dict) -> None:
+    """The card's length stress tests: BLEU against mean source length (k sentences joined)."""
+    stress = card.get("length_stress") or {}
+    tables = {"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress
+    for test_set, rows in tables.items():
+        st.plotly_chart(stress_chart({name: rows}, f"Length stress test, {test_set} (k sentences joined)"),
+                        key=f"stress_{name}_{test_set}")
+
+
+def stress_overview(names: list[str]) -> None:
+    """Every model's length stress test on one chart per test set: the paper's Figure 2 effect."""
+    by_set: dict[str, dict] = {}
+    for name in names:
+        stress = common.card(name).get("length_stress") or {}
+        for test_set, rows in ({"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress).items():
+            by_set.setdefault(test_set, {})[name] = rows
+    if by_set:
+        st.subheader("Length stress tests (BLEU as k test sentences are joined)")
+    for test_set, series in by_set.items():
+        st.plotly_chart(stress_chart(series, test_set), key=f"stress_all_{test_set}")
 
 
 def _score_rows(name: str, card: dict) -> list[dict]:

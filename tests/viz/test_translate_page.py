@@ -218,17 +218,3 @@ def test_the_everyday_pair_opens_by_default_and_pickers_say_what_models_learned_
         ("eve-rnnsearch", "eve-rnnencdec")
     assert "cap-rnnsearch · image captions" in at.selectbox(key="model_left").options
     assert any("everyday English" in m.value for m in at.markdown)
-
-
-def _models_script():
-    from viz import models_page
-
-    models_page.render()
-
-
-def test_models_page_shows_each_card(app_env):
-    at = AppTest.from_function(_models_script, default_timeout=60).run()
-    assert not at.exception
-    assert [e.label for e in at.expander] == ["rnnencdec-tiny", "rnnsearch-tiny"]
-    assert any("Architecture:** rnnsearch" in m.value for m in at.markdown)
-    assert len(at.get("plotly_chart")) == 2  # training curves from each card's log

@@ -1,0 +1,61 @@
+"""AppTest runs of the Models page: the tiny cards as training writes them, and a full card."""
+import json
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+
+def _models_script():
+    from viz import models_page
+
+    models_page.render()
+
+
+def test_models_page_shows_each_card(app_env):
+    at = AppTest.from_function(_models_script, default_timeout=60).run()
+    assert not at.exception
+    assert [e.label for e in at.expander] == ["rnnencdec-tiny", "rnnsearch-tiny"]
+    assert any("Architecture:** rnnsearch" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 2  # training curves from each card's log
+
+
+@pytest.fixture
+def shipped_like(tiny_checkpoints, tmp_path, monkeypatch):
+    """The tiny RNNsearch with a card as model/card.py writes for shipped models."""
+    root = tmp_path / "checkpoints"
+    folder = root / "everyday-rnnsearch"
+    shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
+    card = json.loads((folder / "card.json").read_text())
+    stress = [{"k": k, "items": 10, "source_words": 6.0 * k, "bleu": 40.0, "length_ratio": 1.0} for k in (1, 2, 3)]
+    card.update(name="everyday-rnnsearch", pair="everyday", trained_on="everyday English",
+                data=[{"name": "tatoeba", "description": "Tatoeba pairs", "licence": "CC-BY 2.0 (France)",
+                       "attribution": "Tatoeba Project (tatoeba.org), via www.manythings.org/anki",
+                       "training_pairs": 100, "weight": 1.0, "splits": "carved"}],
+                training={"updates": 8000, "epochs": 2.9, "wall_minutes": 120.0, "best_val_bleu": 40.0,
+                          "where": {"cpu": "AMD EPYC", "threads": 1, "device": "cpu"}},
+                decoding={"beam": 8, "length_norm": 0.8, "chosen_on": "validation BLEU"},
+                test_scores={"tatoeba/test": {"bleu": 45.0, "bleu_lc": 46.0, "chrf": 60.0, "decoding": "beam 8"}},
+                length_stress={"tatoeba/test": stress},
+                comparison={"with": "everyday-rnnencdec", "test": "paired bootstrap",
+                            "rows": [{"test_set": "tatoeba/test", "everyday-rnnsearch": 45.0,
+                                      "everyday-rnnencdec": 38.0, "difference": 7.0, "p_value": 0.001,
+                                      "signature": "nrefs:1"}]},
+                deviations=["The encoder GRU applies its reset gate after the recurrent product."],
+                limitations="Short everyday sentences only.")
+    (folder / "card.json").write_text(json.dumps(card))
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    return root
+
+
+def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
+    at = AppTest.from_function(_models_script, default_timeout=60).run()
+    assert not at.exception, at.exception
+    text = " ".join(m.value for m in at.markdown)
+    for expected in ("8000 updates", "AMD EPYC", "beam 8, length normalisation λ 0.8", "reset gate", "Short everyday"):
+        assert expected in text, expected
+    frames = [d.value for d in at.dataframe]
+    assert any("attribution" in f.columns and "Tatoeba Project" in f["attribution"][0] for f in frames)
+    assert any("p_value" in f.columns and f["difference"][0] == 7.0 for f in frames)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "tatoeba/test" in titles and any(t.startswith("Length stress test, tatoeba/test") for t in titles)
