@@ -87,3 +87,22 @@ def test_bf16_loss_and_gradients_track_fp32(arch):
         results[bf16] = loss.item(), torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
     assert results[True][0] == pytest.approx(results[False][0], rel=2e-2)
     assert torch.nn.functional.cosine_similarity(results[True][1], results[False][1], dim=0) > 0.99
+
+
+def test_progress_in_a_log_file_is_a_line_every_few_seconds(monkeypatch, capsys):
+    """Under nohup (stderr not a terminal) a run prints plain lines at most every ``interval``
+    seconds instead of a progress bar redrawn for every batch."""
+    from model import train as train_module
+
+    clock = iter(float(t) for t in range(0, 1000))
+    monkeypatch.setattr(train_module.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(train_module.sys.stderr, "isatty", lambda: False, raising=False)
+    progress = {"epoch": 0, "batch": 0, "step": 0}
+    report = train_module.ProgressReport(progress, total=500, enabled=True, interval=10.0)
+    for _ in range(95):  # one "second" per batch
+        progress["batch"] += 1
+        progress["step"] += 1
+        report.update(progress, loss=2.5, tokens_per_s=1000.0)
+    report.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 9 and lines[0].startswith("epoch 1 batch 10/500 step 10: loss 2.500, 1000 tok/s")

@@ -1,0 +1,28 @@
+"""The Paper page and a shared link, opened in a real browser: they render, with no exception."""
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def no_exception(page):
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_paper_page_renders_its_equations(page, app_url):
+    page.goto(f"{app_url}/paper", wait_until="domcontentloaded")
+    page.get_by_text("The paper, live").first.wait_for(timeout=60_000)
+    page.locator(".katex").first.wait_for(timeout=60_000)  # the equations, typeset
+    page.get_by_text("Computed by").first.wait_for(timeout=60_000)
+    no_exception(page)
+    page.get_by_role("tab", name="Figure 3: alignments").click()
+    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    no_exception(page)
+
+
+def test_a_shared_link_opens_that_view(page, app_url):
+    page.goto(f"{app_url}/translate?src=the+small+cat+sits&beam=3&tab=steps&step=2", wait_until="domcontentloaded")
+    page.get_by_text("Partial translation:").first.wait_for(timeout=60_000)
+    no_exception(page)
+    assert page.locator("textarea").first.input_value() == "the small cat sits"
+    assert page.get_by_text("Step 2 of").count() >= 1
