@@ -80,6 +80,14 @@ def app_env(checkpoint_dir, monkeypatch) -> Path:
     return checkpoint_dir
 
 
+def open_tab(at, label: str, key: str = "tab"):
+    """Switch the AppTest page's tabs ``key`` (tabs that track their state) to ``label`` and rerun."""
+    at.session_state[key] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def pytest_collection_modifyitems(config, items):
     if SHARED_DATA.is_dir():
         return

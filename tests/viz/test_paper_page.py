@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from model.search import SearchConfig
 from model.translate import Translator
 
-from ..conftest import write_corpus, make_pairs
+from ..conftest import make_pairs, open_tab, write_corpus
 
 SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: alignments", "Table 1: BLEU"]
 
@@ -46,10 +46,7 @@ def paper_root(tiny_checkpoints, tmp_path, monkeypatch):
 
 
 def open_section(at, label):
-    at.session_state["paper_section"] = label
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_tab(at, label, key="paper_section")
 
 
 def test_every_section_renders(paper_root):

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ..conftest import open_tab
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -25,13 +27,6 @@ def at(app_env):
 
 def type_sentence(at, text):
     at.text_area(key="source").input(text).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def open_tab(at, label):
-    at.session_state["tab"] = label
-    at.run()
     assert not at.exception, at.exception
     return at
 
