@@ -35,7 +35,7 @@ from .config import TrainConfig, dataclass_from_dict
 from .corpora import corpus_specs, is_pair_file, load_split, test_split_names
 from .data import Corpus
 from .evaluate import TestSet, build_test_set, join_consecutive, paired_significance, run_model
-from .metrics import bleu, corpus_scores
+from .metrics import bleu, corpus_scores, moses_bleu_lc
 from .search import SearchConfig
 from .translate import Translator
 
@@ -127,11 +127,20 @@ def describe(decoding: SearchConfig) -> str:
     return "greedy" if decoding.beam == 1 else f"beam {decoding.beam}, length norm {decoding.length_norm}"
 
 
-def score_test_sets(translator: Translator, tests: dict[str, TestSet], decoding: SearchConfig) -> dict:
+SCORES_NOTE = ("bleu and bleu_lc are sacreBLEU on detokenised output (13a tokenisation; bleu_lc lowercased). "
+               "bleu_lc_moses is lowercased BLEU on Moses-tokenised text (sacremoses, sacreBLEU with tokenize=none), "
+               "what multi-bleu.perl -lc reports: the convention of published Multi30k results, so compare those "
+               "with bleu_lc_moses, not with bleu.")
+
+
+def score_test_sets(translator: Translator, tests: dict[str, TestSet], decoding: SearchConfig,
+                    tgt_lang: str = "fr") -> dict:
     scores = {}
     for name, test in tests.items():
         run = run_model(translator, test, decoding)
-        scores[name] = {**corpus_scores(run.hyps, test.ref), "decoding": describe(decoding)}
+        moses, moses_signature = moses_bleu_lc(run.hyps, test.ref, tgt_lang)
+        scores[name] = {**corpus_scores(run.hyps, test.ref), "bleu_lc_moses": round(moses, 2),
+                        "bleu_lc_moses_signature": moses_signature, "decoding": describe(decoding)}
         print(f"{translator.name} {name}: BLEU {scores[name]['bleu']} (lc {scores[name]['bleu_lc']}), "
               f"chrF {scores[name]['chrf']}", flush=True)
     return scores
@@ -221,7 +230,7 @@ def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: st
     card["training"], card["log"] = training_summary(run_dir)
     tests = test_sets(train)
     search = decoding_config(card)
-    card.update(test_scores=score_test_sets(translator, tests, search),
+    card.update(scores_note=SCORES_NOTE, test_scores=score_test_sets(translator, tests, search, train.tgt_lang),
                 length_stress=stress_scores(translator, train, tests, search),
                 checks=checks(translator, tests, train), deviations=DEVIATIONS, limitations=limitations)
     (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")

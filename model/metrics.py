@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from sacrebleu.metrics import BLEU, CHRF
+from sacremoses import MosesTokenizer
 
 
 def bleu(hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False) -> tuple[float, str]:
@@ -25,3 +26,13 @@ def corpus_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict:
     return {"bleu": round(cased, 2), "bleu_signature": cased_sig,
             "bleu_lc": round(lower, 2), "bleu_lc_signature": lower_sig,
             "chrf": round(chrf_score, 2), "chrf_signature": chrf_sig, "sentences": len(hyps)}
+
+
+def moses_bleu_lc(hyps: Sequence[str], refs: Sequence[str], lang: str) -> tuple[float, str]:
+    """Lowercased BLEU on Moses-tokenised text (sacrebleu with ``tokenize="none"``): what
+    ``multi-bleu.perl -lc`` reports, the convention of published Multi30k results, so a card can
+    say how its sacreBLEU figures relate to theirs."""
+    tokenizer = MosesTokenizer(lang=lang)
+    tok = lambda lines: [tokenizer.tokenize(line, return_str=True, escape=False) for line in lines]  # noqa: E731
+    metric = BLEU(lowercase=True, tokenize="none")
+    return metric.corpus_score(tok(hyps), [tok(refs)]).score, str(metric.get_signature()) + "|moses-tokenised"

@@ -73,12 +73,16 @@ def card_section(card: dict, folder: Path) -> str:
         d = card["decoding"]
         out.append(f"- **Default decoding:** beam {d['beam']}, length normalisation {d['length_norm']} "
                    f"(chosen on: {d['chosen_on']})")
-    out += ["", "### Test scores", "", "| test set | decoding | BLEU | BLEU (lowercased) | chrF |", "|---|---|---|---|---|"]
-    out += [f"| {name} | {s['decoding']} | {s['bleu']} | {s['bleu_lc']} | {s['chrf']} |"
+    out += ["", "### Test scores", "", "| test set | decoding | BLEU | BLEU (lowercased) | BLEU (lc, Moses-tokenised) "
+            "| chrF |", "|---|---|---|---|---|---|"]
+    out += [f"| {name} | {s['decoding']} | {s['bleu']} | {s['bleu_lc']} | {s.get('bleu_lc_moses', '')} | {s['chrf']} |"
             for name, s in card["test_scores"].items()]
     first = next(iter(card["test_scores"].values()))
     out += ["", f"Signatures: `{first['bleu_signature']}`, lowercased `{first['bleu_lc_signature']}`, "
-                f"`{first['chrf_signature']}`.", ""]
+                f"`{first['chrf_signature']}`" + (f", Moses `{first['bleu_lc_moses_signature']}`" if
+                                                  "bleu_lc_moses_signature" in first else "") + ".", ""]
+    if card.get("scores_note"):
+        out += [card["scores_note"], ""]
     for name, rows in stress_tables(card).items():
         out += [f"### Length stress test ({name}, k consecutive sentences joined)", "",
                 "| k | items | mean source words | BLEU | output/reference length |", "|---|---|---|---|---|"]

@@ -42,7 +42,7 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     saved = json.loads((out / "card.json").read_text())
     assert saved == json.loads(json.dumps(card))
     assert set(saved["test_scores"]) == {"tatoeba/test", "multi30k/test_2016_flickr", "multi30k/test_2017_flickr"}
-    assert all("nrefs:1" in s["bleu_signature"] and "case:lc" in s["bleu_lc_signature"]
+    assert all("nrefs:1" in s["bleu_signature"] and "case:lc" in s["bleu_lc_signature"] and s["bleu_lc_moses"] >= 0
                for s in saved["test_scores"].values())
     assert [r["k"] for r in saved["length_stress"]["tatoeba/test"]] == [1, 2, 3, 4, 5]
     assert [r["k"] for r in saved["length_stress"]["multi30k/test_2016_flickr"]] == [1, 2, 3, 4]
