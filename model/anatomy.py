@@ -49,11 +49,11 @@ class Anatomy:
 def dissect(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> Anatomy:
     """Follow ``out_ids`` (e.g. a trace's target_ids) from <s> and record every step."""
     model.eval()
-    dec = model.decoder
-    enc = model.encode(torch.tensor([list(src_ids)]), torch.tensor([len(src_ids)]))
+    dec, dev = model.decoder, next(model.parameters()).device
+    enc = model.encode(torch.tensor([list(src_ids)], device=dev), torch.tensor([len(src_ids)]))
     s = dec.init_state(enc.summary)  # (1, n)
-    y = torch.tensor([BOS])
-    first = lambda t: None if t is None else t[0].float().numpy()  # noqa: E731
+    y = torch.tensor([BOS], device=dev)
+    first = lambda t: None if t is None else t[0].float().cpu().numpy()  # noqa: E731
     anatomy = Anatomy(first(enc.annotations), first(enc.summary), first(s), [])
     for i, token in enumerate(out_ids, start=1):
         emb = dec.embed(y)  # (1, m)
@@ -64,5 +64,5 @@ def dissect(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> 
         probs = torch.softmax(dec.W_o(t).float(), dim=-1)
         anatomy.steps.append(StepAnatomy(i, int(token), first(s), first(energies), first(alpha), first(c), first(r),
                                          first(z), first(s_new), first(t), first(probs)))
-        s, y = s_new, torch.tensor([int(token)])
+        s, y = s_new, torch.tensor([int(token)], device=dev)
     return anatomy

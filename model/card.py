@@ -185,19 +185,44 @@ def checks(translator: Translator, tests: dict[str, TestSet], train: TrainConfig
 
 def data_section(train: TrainConfig) -> list[dict]:
     """Each training corpus: what it is, its licence and attribution, how it was used."""
-    out = []
+    out, prefixes = [], {"train": train.train_prefix, "val": train.val_prefix}
     for spec in corpus_specs(train):
         info = CORPUS_INFO.get(spec.name, {"description": spec.name, "licence": "unknown", "attribution": ""})
-        pairs = len(load_split(spec, "train", train.src_lang, train.tgt_lang).src)
+        parts = {split: load_split(spec, split, train.src_lang, train.tgt_lang, prefixes)
+                 for split in ("train", "val", *test_split_names(spec, train.src_lang))}
+        entry = {"name": spec.name, **info, "training_pairs": len(parts["train"].src), "weight": spec.weight,
+                 "pairs_per_split": {split: len(part.src) for split, part in parts.items()}}
         if is_pair_file(spec.path):
-            splits = ("validation and test splits carved from the file by model/corpora.py (carve_splits): "
-                      "test >= 3,000 and validation >= 2,000 pairs, whole groups of pairs sharing an English "
-                      "sentence (case and spacing ignored) ordered by a seeded hash, so no English sentence is "
-                      "in two splits and line order does not matter")
+            seen = set(parts["train"].tgt)
+            shared = sum(ref in seen for ref in parts["test"].tgt)
+            entry["splits"] = ("validation and test carved from the file by model/corpora.py (carve_splits): whole "
+                               "groups of pairs sharing an English sentence (case and spacing ignored), ordered by a "
+                               "seeded hash, so no English sentence is in two splits and line order does not matter")
+            entry["test_references_seen_in_training"] = (
+                f"{shared} of {len(parts['test'].tgt)} test references ({100 * shared / len(parts['test'].tgt):.1f}%) "
+                "also occur as training targets (Tatoeba translates different English sentences alike); "
+                "test_scores also give BLEU on the other test pairs")
         else:
-            splits = f"files {train.train_prefix} (training), {train.val_prefix} (validation), test* (tests)"
-        out.append({"name": spec.name, **info, "training_pairs": pairs, "weight": spec.weight, "splits": splits})
+            entry["splits"] = f"files {train.train_prefix} (training), {train.val_prefix} (validation), test* (tests)"
+        out.append(entry)
     return out
+
+
+def unseen_reference_scores(translator: Translator, train: TrainConfig, decoding: SearchConfig) -> dict:
+    """For pair-file corpora: scores on the test pairs whose reference never occurs as a training
+    target (pairs split by English sentence can still share their French one)."""
+    scores = {}
+    for spec in corpus_specs(train):
+        if not is_pair_file(spec.path):
+            continue
+        seen = set(load_split(spec, "train", train.src_lang, train.tgt_lang).tgt)
+        test = load_split(spec, "test", train.src_lang, train.tgt_lang)
+        kept = [(s, t) for s, t in zip(test.src, test.tgt) if t not in seen]
+        if not kept:
+            continue
+        subset = build_test_set([s for s, _ in kept], [t for _, t in kept], f"{spec.name}/test, unseen references")
+        scores.update(score_test_sets(translator, {subset.name: subset}, decoding, train.tgt_lang))
+    return scores
 
 
 def training_summary(run_dir: Path) -> tuple[dict, list[dict]]:
@@ -208,7 +233,7 @@ def training_summary(run_dir: Path) -> tuple[dict, list[dict]]:
     return {"updates": log[-1]["step"], "epochs": log[-1]["epoch"], "validations": len(log),
             "best_step": best["step"], "best_val_bleu": round(best["val_bleu"], 2),
             "wall_minutes": round(log[-1]["elapsed_s"] / 60, 1),
-            "tokens_per_s": round(total_tokens / sum(r["epoch_seconds"] for r in log)), "where": host}, log
+            "tokens_per_s": round(total_tokens / max(sum(r["epoch_seconds"] for r in log), 1e-9)), "where": host}, log
 
 
 def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: str = "", k_average: int = 0,
@@ -230,7 +255,8 @@ def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: st
     card["training"], card["log"] = training_summary(run_dir)
     tests = test_sets(train)
     search = decoding_config(card)
-    card.update(scores_note=SCORES_NOTE, test_scores=score_test_sets(translator, tests, search, train.tgt_lang),
+    card.update(scores_note=SCORES_NOTE, test_scores={**score_test_sets(translator, tests, search, train.tgt_lang),
+                                                      **unseen_reference_scores(translator, train, search)},
                 length_stress=stress_scores(translator, train, tests, search),
                 checks=checks(translator, tests, train), deviations=DEVIATIONS, limitations=limitations)
     (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
@@ -241,6 +267,7 @@ def compare(a_dir: Path, b_dir: Path) -> list[dict]:
     """Both models on A's test sets, each with its own default decoding; the paired bootstrap
     test (sacrebleu) goes into both cards."""
     cards = {d: read_json(d / CARD) for d in (a_dir, b_dir)}
+    names = {d: cards[d]["name"] for d in cards}  # the README reads rows by card name
     translators = {d: Translator.from_checkpoint(d) for d in (a_dir, b_dir)}
     train = dataclass_from_dict(TrainConfig, read_json(a_dir / "config.json")["train"])
     rows = []
@@ -248,11 +275,11 @@ def compare(a_dir: Path, b_dir: Path) -> list[dict]:
         runs = [run_model(translators[d], test, decoding_config(cards[d])) for d in (a_dir, b_dir)]
         result = paired_significance(runs, test.ref)
         a_bleu, b_bleu = (s["bleu"] for s in result["systems"])
-        rows.append({"test_set": name, a_dir.name: a_bleu, b_dir.name: b_bleu, "difference": round(a_bleu - b_bleu, 2),
+        rows.append({"test_set": name, names[a_dir]: a_bleu, names[b_dir]: b_bleu, "difference": round(a_bleu - b_bleu, 2),
                      "p_value": result["systems"][1]["p_value"], "signature": result["signature"]})
-        print(f"{name}: {a_dir.name} {a_bleu} vs {b_dir.name} {b_bleu}, p = {rows[-1]['p_value']}", flush=True)
+        print(f"{name}: {names[a_dir]} {a_bleu} vs {names[b_dir]} {b_bleu}, p = {rows[-1]['p_value']}", flush=True)
     for d, other in ((a_dir, b_dir), (b_dir, a_dir)):
-        cards[d]["comparison"] = {"with": other.name, "test": "paired bootstrap resampling (sacrebleu, 1000 samples)",
+        cards[d]["comparison"] = {"with": names[other], "test": "paired bootstrap resampling (sacrebleu, 1000 samples)",
                                   "rows": rows}
         (d / CARD).write_text(json.dumps(cards[d], indent=2, ensure_ascii=False) + "\n")
     return rows
@@ -266,7 +293,9 @@ def add_ablation(run_dir: Path, card_dir: Path, label: str, command: str) -> dic
     with tempfile.TemporaryDirectory() as tmp:
         translator = Translator.from_checkpoint(export(run_dir / "best", Path(tmp) / run_dir.name))
         entry = {"label": label, "command": command, "join_prob": train.join_prob,
-                 "training": training_summary(run_dir)[0], "test_scores": score_test_sets(translator, tests, search),
+                 "training": training_summary(run_dir)[0],
+                 "test_scores": {**score_test_sets(translator, tests, search, train.tgt_lang),
+                                 **unseen_reference_scores(translator, train, search)},
                  "length_stress": stress_scores(translator, train, tests, search)}
     card["ablations"] = [a for a in card.get("ablations", []) if a["label"] != label] + [entry]
     (card_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")

@@ -47,6 +47,7 @@ class Data:
                  rt: Runtime = Runtime()):
         t = self.t = cfg.train
         self.specs = corpus_specs(t)
+        self._paused = None  # (epoch, batch, iterator, total) left by a validation round
         self.paths = self._stream_paths() if t.streaming else None
         trains = None if t.streaming else [self._split(spec, "train") for spec in self.specs]
         if vocabs is None:
@@ -113,6 +114,20 @@ class Data:
     def encode(self, src: list[str], tgt: list[str]):
         """Token ids of both sides, length-filtered: (src ids, tgt ids, pairs dropped)."""
         return filter_by_length(self.src_vocab.encode_batch(src), self.tgt_vocab.encode_batch(tgt), self.t.max_len)
+
+    def batches_from(self, epoch: int, start: int) -> tuple[Iterator, Optional[int]]:
+        """``epoch``'s batches from number ``start`` on, and the epoch's batch count: the paused
+        iterator when a validation round stopped exactly there (a stream is not read again),
+        else the epoch rebuilt and its first ``start`` batches skipped (resuming)."""
+        paused, self._paused = self._paused, None
+        if paused and paused[:2] == (epoch, start):
+            return paused[2], paused[3]
+        batches, total = self.epoch(epoch)
+        return itertools.islice(batches, start, None), total
+
+    def pause(self, epoch: int, position: int, batches: Iterator, total: Optional[int]) -> None:
+        """Keep ``batches`` (at batch ``position`` of ``epoch``) for the next ``batches_from``."""
+        self._paused = (epoch, position, batches, total)
 
     def epoch(self, epoch: int) -> tuple[Iterator, Optional[int]]:
         """(iterator of (src ids, tgt ids, batch index list), number of batches or None when
@@ -200,6 +215,7 @@ def load_state(folder: Path, model, optimizer) -> dict:
     loaded, _, _, _ = load_checkpoint(folder)
     model.load_state_dict(loaded.state_dict())
     meta = read_json(folder / STATE_JSON)
+    meta["progress"].setdefault("bad_rounds", meta["progress"].pop("bad_epochs", 0))  # runs saved before rounds
     tensors = load_file(str(folder / STATE_TENSORS))
     torch.set_rng_state(tensors.pop("rng"))
     state: dict = {}
@@ -242,11 +258,11 @@ def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progre
     and whether the epoch ended. Each rank trains ``net`` (``model``, DDP-wrapped under
     torchrun) on its own slice of every global batch."""
     t = cfg.train
-    batches, total = data.epoch(progress["epoch"])
+    batches, total = data.batches_from(progress["epoch"], progress["batch"])
     net.train()
     loss_sum, tokens, seconds, epoch_done = 0.0, 0, 0.0, True
     report = ProgressReport(progress, total, show_bar and rt.main)
-    for src, tgt, index in itertools.islice(batches, progress["batch"], None):  # skips what a resume already did
+    for src, tgt, index in batches:
         start = time.perf_counter()
         part, dummy = shard(index, rt)
         batch = make_batch(src, tgt, part).to(rt.device)
@@ -267,6 +283,7 @@ def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progre
             save_state(out / "last", model, data, cfg, optimizer, progress)
         if (t.max_steps and progress["step"] >= t.max_steps) or (t.val_every and progress["step"] % t.val_every == 0):
             epoch_done = total is not None and progress["batch"] >= total
+            data.pause(progress["epoch"], progress["batch"], batches, total)
             break
     report.close()
     loss_sum, tokens, seconds = all_sum([loss_sum, tokens, seconds], rt)
@@ -360,6 +377,9 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     net = DistributedDataParallel(model) if rt.world > 1 else model
     while progress["epoch"] < t.epochs:
         stats = train_epoch(net, model, data, cfg, optimizer, progress, out, rt, show_bar)
+        if stats["tokens"] == 0 and stats["epoch_done"]:  # a stream that ended right after a validation
+            progress.update(epoch=progress["epoch"] + 1, batch=0)
+            continue
         if end_round(model, data, cfg, optimizer, progress, stats, out, log, rt):
             break
     cleanup(rt)

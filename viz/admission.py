@@ -28,28 +28,21 @@ class DecodeGate:
     @contextlib.contextmanager
     def slot(self, on_wait: Optional[Callable[[int], None]] = None) -> Iterator[float]:
         """Hold one of the ``limit`` places for the ``with`` block; yields the seconds spent
-        waiting. ``on_wait(n_ahead)`` is called (outside the lock) while queued, each time
-        the number of requests ahead changes."""
-        ticket, start, told = object(), time.perf_counter(), None
+        waiting. While queued, ``on_wait(n)`` is called (outside the lock) at every poll with the
+        number of requests that must finish first: the page redraws its "queued" line, and a
+        Streamlit session that was rerun or closed meanwhile stops there, giving its place up."""
+        ticket, start = object(), time.perf_counter()
         with self._cond:
             self._queue.append(ticket)
         try:
-            while True:
-                with self._cond:
-                    ahead = self._queue.index(ticket)
-                    if ahead == 0 and self._running < self.limit:
-                        self._queue.popleft()
-                        self._running += 1
-                        break
-                    waiting_for = ahead + self._running - self.limit + 1  # requests to finish before ours starts
-                if on_wait is not None and waiting_for != told:
-                    on_wait(waiting_for)
-                    told = waiting_for
+            while not self._admit(ticket):
+                if on_wait is not None:
+                    on_wait(self._waiting_for(ticket))
                 with self._cond:
                     self._cond.wait(timeout=self.poll_s)
         except BaseException:
             with self._cond:
-                if ticket in self._queue:  # a rerun stopped us while queued: give the place up
+                if ticket in self._queue:
                     self._queue.remove(ticket)
                     self._cond.notify_all()
             raise
@@ -59,6 +52,23 @@ class DecodeGate:
             with self._cond:
                 self._running -= 1
                 self._cond.notify_all()
+
+    def _admit(self, ticket) -> bool:
+        """Take a place if ``ticket`` is first in line and one is free."""
+        with self._cond:
+            if self._queue[0] is not ticket or self._running >= self.limit:
+                return False
+            self._queue.popleft()
+            self._running += 1
+            self._cond.notify_all()  # the next in line may fit too
+            return True
+
+    def _waiting_for(self, ticket) -> int:
+        """Requests that must finish before ``ticket`` starts (at least 1 while it waits)."""
+        with self._cond:
+            if ticket not in self._queue:
+                return 1
+            return max(1, self._queue.index(ticket) + self._running - self.limit + 1)
 
     @property
     def queued(self) -> int:

@@ -2,6 +2,7 @@
 (``hosting.py``), cached model loading, and cached, queued translation."""
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -70,11 +71,23 @@ def model_label(name: str) -> str:
     return f"{name} · {trained_on(name)}"
 
 
+def card_decoding(name: str) -> dict:
+    """The decoding its card records as the model's default (chosen on validation), checked:
+    beam size and length normalisation, else beam 5 and 1.0."""
+    decoding = card(name).get("decoding")
+    decoding = decoding if isinstance(decoding, dict) else {}
+    beam, length_norm = decoding.get("beam"), decoding.get("length_norm")
+    return {"beam": beam if isinstance(beam, int) and 1 <= beam <= MAX_BEAM else 5,
+            "length_norm": round(float(length_norm), 1) if isinstance(length_norm, (int, float))
+            and 0 <= length_norm <= 2 else 1.0}
+
+
 def default_pair(names: list[str]) -> tuple[str, str]:
     """RNNsearch and RNNencdec of the default pair (cards with ``"pair": DEFAULT_PAIR``) when
     both exist, else the first RNNsearch and RNNencdec by name, else the first two names."""
     preferred = [n for n in names if card(n).get("pair") == DEFAULT_PAIR] or names
     search = [n for n in preferred if card(n).get("arch", "rnnsearch" if "rnnsearch" in n else "") == "rnnsearch"]
+    search.sort(key=lambda n: not _additive(n))  # the paper's alignment model first
     encdec = [n for n in preferred if card(n).get("arch", "rnnencdec" if "rnnencdec" in n else "") == "rnnencdec"]
     first = (search or names)[0]
     return first, (encdec or [n for n in names if n != first] or names)[0]
@@ -85,6 +98,13 @@ def builtin_test_sets() -> dict[str, tuple[str, str, str, str]]:
     server: {"corpus/split": (corpus name, path, split, column languages)}, plus the test
     files of $NMT_DATA_DIR (app.py's --data-dir) as "data/split"."""
     return _builtin_test_sets(str(checkpoint_root()), tuple(list_checkpoints()), os.environ.get("NMT_DATA_DIR"))
+
+
+def _additive(name: str) -> bool:
+    try:
+        return read_config(resolve_checkpoint(name))[0].attention == "additive"
+    except (CheckpointError, hosting.CheckpointNameError):
+        return False
 
 
 @st.cache_data(show_spinner=False, ttl=300)
@@ -177,33 +197,48 @@ def decode_gate() -> DecodeGate:
 
 @st.cache_resource
 def translations() -> ResultStore:
-    return ResultStore(1024)
+    return ResultStore(256)  # a trace with its beam tree is up to a few MB at beam 16
 
 
-def queued_slot(notice: Optional[Callable[[str], None]] = None):
-    """A ``slot`` for ``Translator.translate``: the decode gate, telling ``notice`` while queued."""
-    gate = decode_gate()
-    report = None if notice is None else (lambda n: notice(
-        f"Queued: {n} request{'s' if n != 1 else ''} ahead of yours; this server decodes {gate.limit} at a time."))
-    return lambda: gate.slot(report)
+class QueuedSlot:
+    """A ``slot`` for ``Translator.translate`` and ``run_model``: a place at the decode gate,
+    ``notice`` telling the user while queued, and the seconds spent queued added up (so a
+    page reports decoding speed, not other users' load)."""
+
+    def __init__(self, notice: Optional[Callable[[str], None]] = None):
+        self.notice, self.waited = notice, 0.0
+
+    @contextlib.contextmanager
+    def __call__(self):
+        gate = decode_gate()
+        report = None if self.notice is None else (lambda n: self.notice(
+            f"Queued: {n} request{'s' if n != 1 else ''} ahead of yours; this server decodes {gate.limit} at a time."))
+        with gate.slot(report) as waited:
+            self.waited += waited
+            yield
 
 
 def translate(name: str, text: str, settings: dict, prefix: Optional[tuple] = None,
               attend: Optional[tuple] = None) -> tuple[Trace, float]:
-    """(trace, seconds) for one sentence, decoded once per (checkpoint, text, settings, what-if)
-    and process; while other sessions' decodes run, a short "queued" line is shown."""
+    """(trace, decoding seconds) for one sentence, decoded once per (checkpoint, text, settings,
+    what-if) and process. While other sessions' decodes run, a short "queued" line is shown; a
+    session that queued behind the same request (a class opening the page at once) gets its result."""
     key = (name, text, tuple(sorted(settings.items())), prefix, attend)
     found = translations().get(key)
     if found is not None:
         return found
     translator = load_translator(name)
     waiting = st.empty()
-    start = time.perf_counter()
-    trace = translator.translate([text], SearchConfig(**settings), prefixes=None if prefix is None else [list(prefix)],
-                                 attend=None if attend is None else dict([attend]),
-                                 slot=queued_slot(waiting.info))[0]
-    waiting.empty()
-    result = (trace, time.perf_counter() - start)
+    with QueuedSlot(waiting.info)():
+        waiting.empty()
+        found = translations().get(key)
+        if found is not None:
+            return found
+        start = time.perf_counter()
+        trace = translator.translate([text], SearchConfig(**settings),
+                                     prefixes=None if prefix is None else [list(prefix)],
+                                     attend=None if attend is None else dict([attend]))[0]
+        result = (trace, time.perf_counter() - start)
     translations().put(key, result)
     return result
 

@@ -30,6 +30,9 @@ def page() -> st.Page:
 
 
 def render() -> None:
+    st.title("Evaluate")
+    st.caption("Score models on a test set: BLEU and chrF with 95% intervals, the paired bootstrap test, BLEU by "
+               "sentence length (the paper's Figure 2) and every sentence to inspect.")
     names = common.list_checkpoints()
     if not names:
         st.error(common.no_checkpoints_text())
@@ -80,8 +83,8 @@ def test_set_ui() -> TestSet | None:
     builtin = common.builtin_test_sets()
     sources = ["Two files (source, reference)", "One TSV/CSV file"] + (["Built-in test set"] if builtin else [])
     wanted = st.query_params.get("test")  # a link from the Paper page names a built-in test set
-    if wanted in builtin and not st.session_state.get("eval_link_used"):
-        st.session_state.update(eval_link_used=True, eval_source_kind="Built-in test set", eval_builtin=wanted)
+    if wanted in builtin and st.session_state.get("eval_link_applied") != wanted:
+        st.session_state.update(eval_link_applied=wanted, eval_source_kind="Built-in test set", eval_builtin=wanted)
     kind = st.radio("Test set", sources, horizontal=True, key="eval_source_kind")
     take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
     try:
@@ -154,15 +157,18 @@ def cached_run(name: str, test: TestSet, settings: tuple, bar) -> ModelRun:
     found = _runs().get(key)
     if found is not None:
         return found
-    total, start = len(test.src), time.perf_counter()
+    total, start, shown = len(test.src), time.perf_counter(), [0.0]
+    slot = common.QueuedSlot(lambda text: bar.progress(shown[0], text=f"{name}: {text}"))
 
     def progress(done: int) -> None:
-        rate = done / max(time.perf_counter() - start, 1e-9)
-        bar.progress(done / total, text=f"{name}: {done}/{total} sentences · {rate:.1f} sentences/s")
+        rate = done / max(time.perf_counter() - start - slot.waited, 1e-9)
+        shown[0] = done / total
+        bar.progress(shown[0], text=f"{name}: {done}/{total} sentences · {rate:.1f} sentences/s")
 
     run = run_model(common.load_translator(name), test, SearchConfig(**dict(settings)), progress=progress,
-                    keep_beam=False, slot=common.queued_slot(lambda text: bar.progress(0.0, text=text)))
+                    keep_beam=False, slot=slot)
     run.name = name  # as chosen: unique even when two folders share a basename
+    run.seconds -= slot.waited  # decoding time: sentences/s should not count other users' load
     _runs().put(key, run)
     return run
 

@@ -16,6 +16,8 @@ def page() -> st.Page:
 
 
 def render() -> None:
+    st.title("Models")
+    st.caption("Each shipped checkpoint's card: what it learned from, how it was trained, and how it scores.")
     names = common.list_checkpoints()
     if not names:
         st.error(common.no_checkpoints_text())
@@ -25,7 +27,10 @@ def render() -> None:
     if rows:
         st.subheader("Test scores")
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="models_scores")
-    stress_overview(names)
+    try:
+        stress_overview(names)
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:  # a malformed length_stress in some card
+        st.error(f"A card's length stress test is malformed ({type(exc).__name__}); the overview is left out.")
     for name in names:
         with st.expander(name, expanded=len(names) <= 3):
             try:
@@ -45,7 +50,7 @@ def card_ui(name: str) -> None:
                 f"GRU {model_cfg.hidden} · alignment {model_cfg.align_dim} · maxout {model_cfg.maxout} · "
                 f"vocab {model_cfg.src_vocab_size}/{model_cfg.tgt_vocab_size}"
                 + (f" · {card['parameters']:,} parameters" if card.get("parameters") else ""))
-    data_ui(card)
+    data_ui(name, card)
     training_ui(card)
     for key in ("preprocessing", "command"):
         if card.get(key):
@@ -66,13 +71,13 @@ def card_ui(name: str) -> None:
             st.markdown(f"**{title}:** " + common.md(" ".join(value) if isinstance(value, list) else value))
 
 
-def data_ui(card: dict) -> None:
+def data_ui(name: str, card: dict) -> None:
     data = card.get("data")
     if isinstance(data, str):  # cards before the corpus mixtures: one sentence
         st.markdown(f"**Data:** {common.md(data)}")
     elif isinstance(data, list) and data:
         st.markdown(f"**Data** ({common.md(card.get('trained_on', ''))}):")
-        st.dataframe(pd.DataFrame(data), hide_index=True, key=f"data_{card.get('name')}")
+        st.dataframe(pd.DataFrame(data), hide_index=True, key=f"data_{name}")
 
 
 def training_ui(card: dict) -> None:

@@ -49,10 +49,17 @@ def render(search: str, encdec: str) -> None:
     text, _ = common.cut_input(text)
     if not text.strip():
         return
-    trace, _ = common.translate(search, text, {**_settings(search), "trace": True})
+    if common.load_translator(search).arch != "rnnsearch":
+        st.info("No RNNsearch checkpoint is installed, so there are no e_ij and α_ij to show.")
+        return
+    trace, _ = common.translate(search, text, {**common.card_decoding(search), "trace": True})
     if not trace.target_ids:
         return
     st.markdown(f"**{common.md(search)}** writes: {common.md(trace.translation)}")
+    kind = common.load_translator(search).model.config.attention
+    if kind != "additive":
+        st.warning(f"{search} uses {kind} attention (Luong et al.), not the paper's additive e_ij below; pick the "
+                   "additive RNNsearch as the left model of the default pair to follow the paper exactly.")
     step = st.slider("Decoder step i", 1, len(trace.target_ids), 1, key="paper_step") if len(trace.target_ids) > 1 else 1
     anatomy = _dissect(search, tuple(trace.source_ids), tuple(trace.target_ids))
     s = anatomy.steps[step - 1]
@@ -61,11 +68,6 @@ def render(search: str, encdec: str) -> None:
     fixed_context_ui(encdec, text)
     st.page_link(nav.link("translate"), label="Step through this sentence on the Translate page",
                  query_params={"src": text, "tab": "steps", "step": str(step)}, icon=":material/arrow_forward:")
-
-
-def _settings(name: str) -> dict:
-    decoding = common.card(name).get("decoding") or {}
-    return {"beam": decoding.get("beam", 5), "length_norm": decoding.get("length_norm", 1.0)}
 
 
 def equation(key: str):
@@ -111,9 +113,11 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
 def fixed_context_ui(encdec: str, text: str) -> None:
     st.markdown(f"**RNNencdec** ({common.md(encdec)}) replaces the last four equations' c_i by one vector:")
     with equation("fixed"):
-        trace, _ = common.translate(encdec, text, {**_settings(encdec), "trace": True})
-        if common.load_translator(encdec).arch != "rnnencdec" or not trace.target_ids:
+        if common.load_translator(encdec).arch != "rnnencdec":
             st.caption("The second model of the pair is not an RNNencdec.")
+            return
+        trace, _ = common.translate(encdec, text, {**common.card_decoding(encdec), "trace": True})
+        if not trace.target_ids:
             return
         anatomy = _dissect(encdec, tuple(trace.source_ids), tuple(trace.target_ids))
         drift = max(np.abs(step.context - anatomy.summary).max() for step in anatomy.steps)

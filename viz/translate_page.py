@@ -50,7 +50,7 @@ def render() -> None:
     settings = common.search_settings_ui()
     text = source_ui()
     if not text.strip():
-        st.info("Type an English sentence above (or pick an example in the sidebar) to translate it.")
+        st.info("Type an English sentence above (or pick an example) to translate it.")
         return
     results = translate_pair(pair, text, settings)
     if results is None:
@@ -72,22 +72,31 @@ def default_view(names: list[str]) -> View:
     """The first-launch view: first example, the default pair, and the left model's decoding
     settings chosen on its validation set (from its card) when it has them."""
     left, right = common.default_pair(names)
-    decoding = common.card(left).get("decoding") or {}
-    beam = decoding.get("beam", 5) if isinstance(decoding.get("beam"), int) and 1 <= decoding["beam"] <= MAX_BEAM else 5
-    lp = decoding.get("length_norm", 1.0)
-    lp = round(float(lp), 1) if isinstance(lp, (int, float)) and 0 <= lp <= 2 else 1.0
-    return View(src=EXAMPLES[0][1], left=left, right=right, beam=beam, lp=lp, tab="alignment", step=1)
+    decoding = common.card_decoding(left)
+    return View(src=EXAMPLES[0][1], left=left, right=right, beam=decoding["beam"], lp=decoding["length_norm"],
+                tab="alignment", step=1)
+
+
+STATE_KEYS = {"src": "source", "left": "model_left", "right": "model_right", "beam": "beam", "lp": "lp",
+              "step": "step"}  # View field -> the widget key holding it
 
 
 def restore_view(defaults: View, names: list[str]) -> None:
-    """On a session's first run, put the URL's view (or the defaults) into the widgets' state,
-    with a notice for every parameter that could not be used."""
-    if not st.session_state.get("view_restored"):
-        view, notices = view_state.parse(st.query_params.to_dict(), defaults, names, MAX_BEAM)
-        st.session_state.update(view_restored=True, source=view.src, model_left=view.left, model_right=view.right,
-                                beam=view.beam, lp=view.lp, step=view.step, tab_default=view.tab,
-                                view_notices=notices)
-    for notice in st.session_state.pop("view_notices", []):
+    """Put a link's view into the widgets' state: on a session's first run, and whenever the URL
+    carries parameters this page did not write itself (a link followed from another page).
+    What a link does not name keeps the session's value (e.g. a sentence the Evaluate page sent
+    here), else the default. Each parameter that could not be used gets a notice."""
+    state, params = st.session_state, st.query_params.to_dict()
+    first = not state.get("view_restored")
+    if first or (params and params != state.get("view_written")):
+        view, notices = view_state.parse(params, defaults, names, MAX_BEAM)
+        for field, key in STATE_KEYS.items():
+            if field in params or key not in state:
+                state[key] = getattr(view, field)
+        if first or "tab" in params:
+            state["tab"] = translate_tabs.LABELS[view.tab]
+        state.update(view_restored=True, view_notices=notices)
+    for notice in state.pop("view_notices", []):
         st.warning(notice)
 
 
@@ -99,10 +108,16 @@ def current_view(tab: str) -> View:
 
 def share_ui(view: View, defaults: View) -> None:
     """Keep the URL in step with the view, and offer the link to copy."""
-    st.query_params.from_dict(view_state.to_params(view, defaults))
+    write_url(view_state.to_params(view, defaults))
     with st.expander("Copy link to this view", icon=":material/link:"):
         st.caption("Opens this sentence with the same models, decoding settings, tab and step.")
         st.code(view_state.link(st.context.url or "", view, defaults), language=None, wrap_lines=True)
+
+
+def write_url(params: dict[str, str]) -> None:
+    """Set the URL's parameters, remembering them so the next run knows they are its own."""
+    st.query_params.from_dict(params)
+    st.session_state["view_written"] = dict(params)
 
 
 def model_pair_ui(names: list[str]) -> list[str]:
@@ -115,9 +130,9 @@ def model_pair_ui(names: list[str]) -> list[str]:
 
 
 def source_ui() -> str:
-    st.sidebar.selectbox("Example sentences", range(len(EXAMPLES)), index=None, key="example",
-                         placeholder="Pick an example", format_func=lambda i: f"{EXAMPLES[i][0]}: {EXAMPLES[i][1]}",
-                         on_change=_use_example)
+    st.selectbox("Try an example", range(len(EXAMPLES)), index=None, key="example",
+                 placeholder="Everyday speech, captions, sentences where French reorders words...",
+                 format_func=lambda i: f"{EXAMPLES[i][0]}: {EXAMPLES[i][1]}", on_change=_use_example)
     raw = st.text_area("English sentence", key="source", height=90, persist_state="session",
                        help="One sentence or a few; line breaks are treated as spaces. Ctrl+Enter translates.")
     text, message = common.cut_input(raw)

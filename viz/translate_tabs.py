@@ -48,8 +48,7 @@ HOW_TO_READ = {
 
 def render(results: dict, text: str, settings: dict) -> str:
     """Draw the tabs and run the open one; returns its slug (for the URL)."""
-    default = LABELS.get(st.session_state.get("tab_default"), LABELS["alignment"])
-    tabs = st.tabs(list(LABELS.values()), key="tab", on_change="rerun", default=default)
+    tabs = st.tabs(list(LABELS.values()), key="tab", on_change="rerun")  # its state: set by the page from links
     views = {"alignment": lambda: alignment_tab(results), "steps": lambda: step_tab(results),
              "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, settings),
              "saliency": lambda: saliency_tab(results), "downloads": lambda: downloads_tab(results)}
@@ -143,9 +142,10 @@ def step_controls(n_steps: int) -> int:
         state.update(step=0, step_playing=n_steps > 1)  # the first tick shows step 1
         st.rerun()  # the whole page: the fragment starts ticking
     if n_steps > 1:
-        st.slider("Decoding step", 1, n_steps, key="step")
+        st.slider("Decoding step", 1, n_steps, key="step", persist_state="session")
     if state["step"] != 1 or "step" in st.query_params:  # fragment reruns don't reach the page's URL update
         st.query_params["step"] = str(state["step"])
+        state.setdefault("view_written", {})["step"] = str(state["step"])
     return state["step"]
 
 
@@ -234,7 +234,8 @@ def saliency_tab(results: dict) -> None:
 
 @st.cache_data(show_spinner="Computing saliency...", max_entries=256)
 def _saliency(name: str, src_ids: tuple, out_ids: tuple) -> np.ndarray:
-    return saliency(common.load_translator(name).model, src_ids, out_ids)
+    with common.QueuedSlot()():  # a backward pass per output token: it waits its turn like a decode
+        return saliency(common.load_translator(name).model, src_ids, out_ids)
 
 
 def downloads_tab(results: dict) -> None:

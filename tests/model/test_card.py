@@ -41,7 +41,11 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
                  tune=True, limitations="Knows twenty words.")
     saved = json.loads((out / "card.json").read_text())
     assert saved == json.loads(json.dumps(card))
-    assert set(saved["test_scores"]) == {"tatoeba/test", "multi30k/test_2016_flickr", "multi30k/test_2017_flickr"}
+    assert set(saved["test_scores"]) == {"tatoeba/test", "tatoeba/test, unseen references", "multi30k/test_2016_flickr",
+                                         "multi30k/test_2017_flickr"}
+    tatoeba = saved["data"][0]
+    assert tatoeba["pairs_per_split"]["test"] == saved["test_scores"]["tatoeba/test"]["sentences"]
+    assert "also occur as training targets" in tatoeba["test_references_seen_in_training"]
     assert all("nrefs:1" in s["bleu_signature"] and "case:lc" in s["bleu_lc_signature"] and s["bleu_lc_moses"] >= 0
                for s in saved["test_scores"].values())
     assert [r["k"] for r in saved["length_stress"]["tatoeba/test"]] == [1, 2, 3, 4, 5]
@@ -62,15 +66,26 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
         assert text in readme, text
 
 
-def test_averaging_is_chosen_only_when_it_scores_higher(run_on_two_corpora, tmp_path):
+@pytest.mark.parametrize("broken", ["best", "a step"])
+def test_averaging_is_chosen_only_when_it_scores_higher(run_on_two_corpora, tmp_path, broken):
+    """Kept checkpoints +-0.01 around the trained weights average back to them; a "best" whose
+    weights were shifted by 0.3 then loses to the average, and a step shifted by 1.0 spoils it."""
+    from .test_checkpoint import _shifted_copy
+
     run = run_on_two_corpora["rnnsearch"]
-    for name in ("step-0000010", "step-0000020"):  # kept checkpoints, as train.keep_last leaves them
-        shutil.copytree(run / "best", run / name)
+    trained = tmp_path / "trained"
+    shutil.copytree(run / "best", trained)
+    shifts = {"step-0000010": 0.01, "step-0000020": -0.01} if broken == "best" else {"step-0000010": 1.0,
+                                                                                         "step-0000020": 0.0}
+    for name, shift in shifts.items():  # kept checkpoints, as train.keep_last leaves them
+        _shifted_copy(trained, run / name, shift)
+    if broken == "best":
+        _shifted_copy(trained, run / "best", 0.3)
     card = build(run, tmp_path / "avg", "cmd", k_average=2)
     scores = card["selection"]["val_bleu_greedy"]
     assert set(scores) == {"best", "average of step-0000010, step-0000020"}
-    assert card["selection"]["chosen"] == max(scores, key=scores.get)
-    assert (run / "average" / "model.safetensors").is_file()
+    assert card["selection"]["chosen"] == ("best" if broken == "a step" else "average of step-0000010, step-0000020")
+    assert scores[card["selection"]["chosen"]] > min(scores.values())
 
 
 def test_compare_writes_the_paired_test_into_both_cards(run_on_two_corpora, tmp_path, capsys):

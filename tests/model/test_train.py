@@ -106,3 +106,53 @@ def test_progress_in_a_log_file_is_a_line_every_few_seconds(monkeypatch, capsys)
     report.close()
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 9 and lines[0].startswith("epoch 1 batch 10/500 step 10: loss 2.500, 1000 tok/s")
+
+
+@pytest.fixture
+def two_corpora(tiny_corpus, tmp_path):
+    """The tiny folder corpus and a Tatoeba-style pair file of other toy sentences."""
+    from ..conftest import make_pairs
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{en}\t{fr}\tCC-BY\n" for en, fr in make_pairs(400, seed=7)))
+    return [{"name": "folder", "path": str(tiny_corpus)}, {"name": "pairs", "path": str(pairs), "weight": 0.5}]
+
+
+def rounds_config(two_corpora, out, **fields):
+    from model.config import Config
+
+    cfg = tiny_config(two_corpora[0]["path"], out, epochs=2, val_every=7, keep_last=2, batch_size=30, **fields)
+    return Config.from_dict({**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "corpora": two_corpora}})
+
+
+def test_validation_rounds_kept_checkpoints_and_mixed_corpora(two_corpora, tmp_path):
+    torch.set_num_threads(1)
+    train(rounds_config(two_corpora, tmp_path / "r", patience=100), log=lambda *_: None, show_bar=False)
+    log = [json.loads(line) for line in (tmp_path / "r" / "log.jsonl").read_text().splitlines()]
+    ends = [r["step"] for r in log if r["epoch"] in (1, 2)]
+    assert len(ends) == 2 and [r["step"] for r in log] == sorted({*range(7, ends[1], 7), *ends})
+    # an epoch: the folder's 600 pairs and half of the pair file's 320 training pairs, 30 a batch
+    assert 760 / 30 <= ends[0] <= 760 / 30 + 2 and ends[1] - ends[0] in range(ends[0] - 2, ends[0] + 3)
+    assert all(set(r["val_bleu_by_corpus"]) == {"folder", "pairs"} for r in log)
+    kept = sorted(p.name for p in (tmp_path / "r").glob("step-*"))
+    assert kept == [f"step-{r['step']:07d}" for r in log[-2:]]
+
+
+def test_resuming_between_validation_rounds_gives_the_same_run(two_corpora, tmp_path):
+    """Straight through == stopped at update 10 (between the rounds at 7 and 14) and resumed:
+    same weights, same validation log. (Stopping by max_steps validates at 10 too; with no
+    learning-rate decay that extra validation changes nothing.)"""
+    torch.set_num_threads(1)
+    fields = {"save_every": 5, "patience": 100, "lr_decay": 1.0}
+    train(rounds_config(two_corpora, tmp_path / "a", max_steps=20, **fields), log=lambda *_: None, show_bar=False)
+    train(rounds_config(two_corpora, tmp_path / "b", max_steps=10, **fields), log=lambda *_: None, show_bar=False)
+    train(rounds_config(two_corpora, tmp_path / "b", max_steps=20, **fields), resume=True,
+          log=lambda *_: None, show_bar=False)
+    a, b = (load_file(tmp_path / run / "last" / "model.safetensors") for run in ("a", "b"))
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], atol=1e-6, rtol=1e-5)
+    keys = ("step", "epoch", "val_bleu", "val_loss")
+    logs = [[{k: r[k] for k in keys} for r in map(json.loads, (tmp_path / run / "log.jsonl").read_text().splitlines())]
+            for run in ("a", "b")]
+    assert [r["step"] for r in logs[0]] == [7, 14, 20]
+    assert logs[1][-2:] == logs[0][-2:]  # the rounds after the restart match the straight run's

@@ -213,3 +213,26 @@ def test_the_everyday_pair_opens_by_default_and_pickers_say_what_models_learned_
         ("eve-rnnsearch", "eve-rnnencdec")
     assert "cap-rnnsearch · image captions" in at.selectbox(key="model_left").options
     assert any("everyday English" in m.value for m in at.markdown)
+
+
+def test_a_link_followed_within_a_session_replaces_the_view(at):
+    """A session already on the page follows a link (as the Paper page's links do): the link's
+    values win, what it does not name keeps the session's value."""
+    type_sentence(at, "a dog runs in the park")
+    at.slider(key="beam").set_value(3).run()
+    at.query_params["src"] = "the small cat sits"
+    at.query_params["tab"] = "steps"
+    at.query_params["step"] = "2"
+    at.run()
+    assert not at.exception
+    assert at.text_area(key="source").value == "the small cat sits" and at.slider(key="step").value == 2
+    assert at.slider(key="beam").value == 3  # not in the link: kept
+    at.slider(key="beam").set_value(4).run()  # the page's own URL writes don't reapply the link
+    assert at.text_area(key="source").value == "the small cat sits" and at.slider(key="beam").value == 4
+
+
+def test_the_first_run_keeps_a_sentence_another_page_sent(app_env):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["source"] = "the big blue dog sits"  # as the Evaluate page's "Open in the Translate page"
+    at.run()
+    assert not at.exception and at.text_area(key="source").value == "the big blue dog sits"
