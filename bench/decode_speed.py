@@ -1,6 +1,6 @@
 """Decoding speed of the shipped checkpoints.
 
-    python bench/decode_speed.py [--repeats 15]
+    python bench/decode_speed.py [--repeats 15] [--names everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr]
 
 Prints JSON lines:
 - batch: beam-5 translation of test_2016_flickr (1,000 sentences) through
@@ -24,7 +24,7 @@ from bench.common import CHECKPOINTS, corpus, percentiles  # noqa: E402
 from model.search import SearchConfig  # noqa: E402
 from model.translate import Translator  # noqa: E402
 
-NAMES = ("rnnsearch-en-fr", "rnnencdec-en-fr")
+NAMES = "everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr"  # the app's default pair
 SENTENCE = ("A young man in a red shirt and a black hat is riding a bicycle down a busy street "
             "while two women watch him from the corner.")  # 25 words
 LONG = (SENTENCE + " A little girl in a pink dress is climbing the stairs of a wooden playhouse while her "
@@ -66,11 +66,13 @@ def evaluate_page(translators: list[Translator], sentences: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--names", default=NAMES, help="comma-separated checkpoint folders under checkpoints/")
     args = parser.parse_args()
+    names = args.names.split(",")
     sentences, _, origin = corpus("test_2016_flickr")
-    for name in NAMES:
+    for name in names:
         print(json.dumps({**batch_cli(name, sentences), "data": origin}), flush=True)
-    translators = [Translator.from_checkpoint(CHECKPOINTS / n) for n in NAMES]
+    translators = [Translator.from_checkpoint(CHECKPOINTS / n) for n in names]
     for sentence in (SENTENCE, LONG):
         print(json.dumps(interactive(translators, args.repeats, sentence)), flush=True)
     print(json.dumps({**evaluate_page(translators, sentences), "data": origin}), flush=True)
