@@ -440,15 +440,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def config_from_args(args: argparse.Namespace) -> Config:
+    """The preset, then the config file over it, then every ``--set`` in order; validated."""
+    cfg = preset(args.preset)
+    if args.config:
+        cfg = apply_config_file(cfg, args.config)
+    cfg = parse_overrides(cfg, args.set)
+    cfg.model.validate()
+    return cfg
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        cfg = preset(args.preset)
-        if args.config:
-            cfg = apply_config_file(cfg, args.config)
-        cfg = parse_overrides(cfg, args.set)
-        cfg.model.validate()
-        best = train(cfg, resume=args.resume)
+        best = train(config_from_args(args), resume=args.resume)
     except (ValueError, DataError, CheckpointError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -281,9 +281,14 @@ def _clean_char(ch: str) -> str:
 
 def cut_input(text: str) -> tuple[str, Optional[str]]:
     """Text cut to MAX_INPUT_CHARS, line breaks made spaces, other non-printable characters
-    dropped; (text, message or None)."""
+    dropped; (text, message or None): the message says what was dropped or cut."""
     cleaned = "".join(map(_clean_char, text))
+    notes = []
+    dropped = sum(not ch.isprintable() and not ch.isspace() for ch in text)
+    if dropped:
+        notes.append(f"{dropped:,} control or invisible character{'s' if dropped != 1 else ''} (such as NUL) "
+                     f"{'were' if dropped != 1 else 'was'} removed.")
     if len(cleaned) > MAX_INPUT_CHARS:
-        return cleaned[:MAX_INPUT_CHARS], (f"Input was {len(cleaned):,} characters; only the first "
-                                           f"{MAX_INPUT_CHARS:,} are translated.")
-    return cleaned, None
+        notes.append(f"Input was {len(cleaned):,} characters; only the first {MAX_INPUT_CHARS:,} are translated.")
+        cleaned = cleaned[:MAX_INPUT_CHARS]
+    return cleaned, " ".join(notes) or None

@@ -36,7 +36,8 @@ EQUATIONS = {  # key: (LaTeX, where in model/ it is computed)
 
 @st.cache_data(show_spinner="Following the decode step by step...", max_entries=64)
 def _dissect(name: str, src_ids: tuple, out_ids: tuple) -> Anatomy:
-    return dissect(common.load_translator(name).model, src_ids, out_ids)
+    with common.QueuedSlot()():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
+        return dissect(common.load_translator(name).model, src_ids, out_ids)
 
 
 def render(search: str, encdec: str) -> None:
@@ -46,7 +47,9 @@ def render(search: str, encdec: str) -> None:
                 "differs in one equation: its c never changes.")
     text = st.text_input("A sentence to follow through the equations", DEFAULT_SENTENCE, key="paper_src",
                          max_chars=common.MAX_INPUT_CHARS)
-    text, _ = common.cut_input(text)
+    text, message = common.cut_input(text)
+    if message:
+        st.warning(message)
     if not text.strip():
         return
     if common.load_translator(search).arch != "rnnsearch":

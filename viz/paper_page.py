@@ -174,3 +174,8 @@ def table1(names: list[str]) -> None:
                 "comparison: each pair was trained the same way, and the gap between RNNsearch and RNNencdec, "
                 "largest on long inputs, is the paper's result.")
     st.page_link(nav.link("models"), label="Every model's card", icon=":material/arrow_forward:")
+    builtin = common.builtin_test_sets()
+    if builtin:
+        first = next(iter(builtin))
+        st.page_link(nav.link("evaluate"), label=f"Score the default pair yourself on {first}",
+                     query_params={"test": first}, icon=":material/arrow_forward:")

@@ -85,6 +85,15 @@ def test_train_repeated_set_accumulates(argv, expected):
     assert build_parser().parse_args(argv).set == expected
 
 
+def test_every_repeated_set_reaches_the_config():
+    from model.train import build_parser, config_from_args
+
+    args = build_parser().parse_args(["--preset", "tiny", "--set", "train.epochs=3", "--set", "model.hidden=5",
+                                      "train.seed=7", "--set", "train.epochs=9"])
+    cfg = config_from_args(args)
+    assert (cfg.train.epochs, cfg.model.hidden, cfg.train.seed) == (9, 5, 7)  # the later --set wins
+
+
 EVALUATE_ARGS = {  # extra arguments -> what the error line says
     "bucket width 0": (["--bucket-width", "0"], "argument --bucket-width: must be at least 1, got 0"),
     "negative bucket width": (["--bucket-width", "-3"], "argument --bucket-width: must be at least 1, got -3"),

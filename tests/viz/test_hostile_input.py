@@ -41,20 +41,30 @@ def test_page_survives(at, name):
         assert "<script" not in block.value and "<img" not in block.value
 
 
-@pytest.mark.parametrize("raw,cleaned", [
-    ("a dog\x00 runs\x00", "a dog runs"),  # NUL dropped
-    ("a \ud800dog\udfff", "a dog"),  # lone surrogates dropped
-    ("\ud83d\udc36 dog", " dog"),  # a surrogate pair written as two code units is two lone surrogates
-    ("line\nbreaks\r\nand\u2028separators", "line breaks  and separators"),
-    ("zero\u200bwidth\u00adsoft hyphen", "zerowidthsoft hyphen"),  # format characters dropped
-    ("bell\x07 escape\x1b[31m", "bell escape[31m"),
-    ("tab\tkept, caf\u00e9, \U0001f436, \u05e9\u05dc\u05d5\u05dd", "tab\tkept, caf\u00e9, \U0001f436, \u05e9\u05dc\u05d5\u05dd"),
+@pytest.mark.parametrize("raw,cleaned,dropped", [
+    ("a dog\x00 runs\x00", "a dog runs", 2),  # NUL dropped
+    ("a \ud800dog\udfff", "a dog", 2),  # lone surrogates dropped
+    ("\ud83d\udc36 dog", " dog", 2),  # a surrogate pair written as two code units is two lone surrogates
+    ("line\nbreaks\r\nand\u2028separators", "line breaks  and separators", 0),
+    ("zero\u200bwidth\u00adsoft hyphen", "zerowidthsoft hyphen", 2),  # format characters dropped
+    ("bell\x07 escape\x1b[31m", "bell escape[31m", 2),
+    ("tab\tkept, caf\u00e9, \U0001f436, \u05e9\u05dc\u05d5\u05dd", "tab\tkept, caf\u00e9, \U0001f436, \u05e9\u05dc\u05d5\u05dd", 0),
 ])
-def test_cut_input_lets_only_encodable_text_through(raw, cleaned):
+def test_cut_input_lets_only_encodable_text_through_and_says_what_it_removed(raw, cleaned, dropped):
     """A browser cannot send a lone surrogate (widget values travel as UTF-8 protobuf, and AppTest
     refuses one the same way), so this checks the guard itself, for text from any other source."""
     from viz.common import cut_input
 
     text, message = cut_input(raw)
-    assert text == cleaned and message is None
+    assert text == cleaned
     text.encode("utf-8")  # a lone surrogate would raise here, as it does in SentencePiece
+    if dropped:
+        assert message.startswith(f"{dropped} control or invisible characters")
+    else:
+        assert message is None
+
+
+def test_typed_nul_bytes_are_reported_next_to_the_translation(at):
+    at.text_area(key="source").input("a dog\x00 runs\x00 in the park").run()
+    assert not at.exception, at.exception
+    assert any("2 control or invisible characters (such as NUL) were removed" in w.value for w in at.warning)

@@ -64,6 +64,9 @@ def test_every_section_renders(paper_root):
     open_section(at, SECTIONS[3])
     assert list(at.dataframe[0].value["all sentences"])[:2] == [13.93, 21.50]
     assert any("Why the numbers differ" in m.value for m in at.markdown)
+    links = [link.proto for link in at.get("page_link")]
+    assert any(link.page.endswith("evaluate") and link.label == "Score the default pair yourself on data/test_2016_flickr"
+               for link in links)
 
 
 def test_equation_values_match_the_trace(paper_root):
