@@ -236,3 +236,20 @@ def test_the_first_run_keeps_a_sentence_another_page_sent(app_env):
     at.session_state["source"] = "the big blue dog sits"  # as the Evaluate page's "Open in the Translate page"
     at.run()
     assert not at.exception and at.text_area(key="source").value == "the big blue dog sits"
+
+
+def test_a_link_carries_the_chosen_models(two_pairs):
+    """Models other than the default pair travel in the link and come back in a fresh session."""
+    first = AppTest.from_file(APP, default_timeout=120).run()
+    first.selectbox(key="model_left").set_value("cap-rnnsearch").run()
+    first.selectbox(key="model_right").set_value("eve-rnnsearch").run()
+    assert not first.exception, first.exception
+    params = dict(first.query_params)
+    assert (params["left"], params["right"]) == ("cap-rnnsearch", "eve-rnnsearch")
+    second = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        second.query_params[key] = value
+    second.run()
+    assert not second.exception and not second.warning
+    assert (second.selectbox(key="model_left").value, second.selectbox(key="model_right").value) == \
+        ("cap-rnnsearch", "eve-rnnsearch")
