@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from sacrebleu.metrics import BLEU, CHRF
-from sacremoses import MosesTokenizer
 
 
 def bleu(hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False) -> tuple[float, str]:
@@ -32,6 +31,8 @@ def moses_bleu_lc(hyps: Sequence[str], refs: Sequence[str], lang: str) -> tuple[
     """Lowercased BLEU on Moses-tokenised text (sacrebleu with ``tokenize="none"``): what
     ``multi-bleu.perl -lc`` reports, the convention of published Multi30k results, so a card can
     say how its sacreBLEU figures relate to theirs."""
+    from sacremoses import MosesTokenizer  # here, not at the top: importing it takes 0.4 s, which every app start would pay
+
     tokenizer = MosesTokenizer(lang=lang)
     tok = lambda lines: [tokenizer.tokenize(line, return_str=True, escape=False) for line in lines]  # noqa: E731
     metric = BLEU(lowercase=True, tokenize="none")
