@@ -5,7 +5,8 @@
 A class of N students on one server: each session (its own Chromium context in one browser)
 translates two sentences on the Translate page, then uploads a 5-line test set on the Evaluate
 page and waits for the length chart; all start together. Prints JSON: errors (must be 0),
-p50/p95 latency of each action, how many translations showed the "Queued" line, and the
+p50/p95 latency of each action (opening the page until its first translation shows, each
+translation, the evaluation), how many translations showed the "Queued" line, and the
 server's peak RSS (VmHWM). ``--repo`` runs another checkout (an older commit, for "before"
 figures). Traffic goes only to 127.0.0.1; the run is bounded by --timeout.
 """
@@ -74,11 +75,13 @@ async def session(browser, url: str, files: tuple[str, str], timings: dict, erro
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
     page = await context.new_page()
     try:
-        await page.goto(url, wait_until="domcontentloaded")
+        start = time.perf_counter()
+        await page.goto(url, wait_until="domcontentloaded", timeout=300_000)  # 30 browsers loading at once on 2 cores
         box = page.locator("textarea").first
-        await box.wait_for(timeout=120_000)
+        await box.wait_for(timeout=600_000)
         outputs = page.locator("[data-testid=stText]")
-        await outputs.first.wait_for(timeout=120_000)
+        await outputs.first.wait_for(timeout=600_000)
+        timings["open"].append((time.perf_counter() - start) * 1000)
         for sentence in SENTENCES:
             before = await outputs.first.inner_text()
             start = time.perf_counter()
@@ -86,15 +89,15 @@ async def session(browser, url: str, files: tuple[str, str], timings: dict, erro
             await box.press("Control+Enter")
             timings["queued"].append(await wait_for_change(page, outputs.first, before))
             timings["translate"].append((time.perf_counter() - start) * 1000)
-        await page.goto(f"{url}/evaluate", wait_until="domcontentloaded")
+        await page.goto(f"{url}/evaluate", wait_until="domcontentloaded", timeout=300_000)
         inputs = page.locator("input[type=file]")
-        await inputs.first.wait_for(state="attached", timeout=120_000)
+        await inputs.first.wait_for(state="attached", timeout=600_000)
         start = time.perf_counter()
         await inputs.nth(0).set_input_files(files[0])
         await inputs.nth(1).set_input_files(files[1])
-        await page.get_by_text("ref.fr").first.wait_for(timeout=120_000)
+        await page.get_by_text("ref.fr").first.wait_for(timeout=600_000)
         await page.get_by_role("button", name="Evaluate").click()
-        await page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=300_000)
+        await page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=600_000)
         timings["evaluate"].append((time.perf_counter() - start) * 1000)
         if await page.locator("[data-testid=stException]").count():
             errors.append("exception shown on page")
@@ -107,7 +110,7 @@ async def session(browser, url: str, files: tuple[str, str], timings: dict, erro
 async def drive(url: str, sessions: int, files: tuple[str, str]) -> tuple[dict, list]:
     from playwright.async_api import async_playwright
 
-    timings, errors = {"translate": [], "evaluate": [], "queued": []}, []
+    timings, errors = {"open": [], "translate": [], "evaluate": [], "queued": []}, []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         await asyncio.gather(*(session(browser, url, files, timings, errors) for _ in range(sessions)))
@@ -136,6 +139,7 @@ def main() -> None:
             args.timeout))
         print(json.dumps({"repo": args.repo, "sessions": args.sessions, "errors": len(errors),
                           "error_messages": errors[:5], "translations_queued": sum(timings["queued"]),
+                          "open_to_first_translation": percentiles(timings["open"]) | {"n": len(timings["open"])},
                           "translate": percentiles(timings["translate"]) | {"n": len(timings["translate"])},
                           "evaluate": percentiles(timings["evaluate"]) | {"n": len(timings["evaluate"])},
                           "wall_s": round(time.perf_counter() - start, 1),
