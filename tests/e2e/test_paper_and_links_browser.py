@@ -24,6 +24,9 @@ def test_a_shared_link_opens_that_view(page, app_url):
     page.goto(f"{app_url}/?src=the+small+cat+sits&beam=3&tab=steps&step=2", wait_until="domcontentloaded")  # Translate is the landing page
     page.get_by_text("Partial translation:").first.wait_for(timeout=60_000)
     no_exception(page)
+    # the text area may be drawn a moment before the browser applies its value: poll, then check
+    page.wait_for_function("() => document.querySelector('textarea')?.value === 'the small cat sits'",
+                           timeout=30_000)
     assert page.locator("textarea").first.input_value() == "the small cat sits"
     assert page.get_by_text("Step 2 of").count() >= 1
     assert page.get_by_text("Page not found").count() == 0
