@@ -15,7 +15,7 @@ parser.add_argument("--checkpoints", help="folder of checkpoint folders (default
 parser.add_argument("--production", action="store_true",
                     help="for a server others can reach: no stack traces, no server paths, no checkpoints "
                          "from outside --checkpoints")
-parser.add_argument("--decode-slots", type=int, help="decodes run at once; the rest queue (default: cores / 2)")
+parser.add_argument("--decode-slots", type=int, help="decodes run at once, one core each; the rest queue (default: one per core)")
 args, _ = parser.parse_known_args()
 if args.production:
     st.set_option("client.showErrorDetails", "none")

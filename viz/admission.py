@@ -14,6 +14,15 @@ from collections import deque
 from typing import Callable, Iterator, Optional
 
 
+class _Ticket:
+    """One request's place in line (compared by identity)."""
+
+    __slots__ = ("places",)
+
+    def __init__(self, places: int):
+        self.places = places
+
+
 class DecodeGate:
     """At most ``limit`` holders at once; the others wait in arrival order."""
 
@@ -26,12 +35,15 @@ class DecodeGate:
         self._queue: deque = deque()
 
     @contextlib.contextmanager
-    def slot(self, on_wait: Optional[Callable[[int], None]] = None) -> Iterator[float]:
-        """Hold one of the ``limit`` places for the ``with`` block; yields the seconds spent
-        waiting. While queued, ``on_wait(n)`` is called (outside the lock) at every poll with the
-        number of requests that must finish first: the page redraws its "queued" line, and a
+    def slot(self, on_wait: Optional[Callable[[int], None]] = None, places: int = 1) -> Iterator[float]:
+        """Hold ``places`` of the ``limit`` places for the ``with`` block; yields the seconds
+        spent waiting. A page decoding two models side by side takes two at once: taking them one
+        by one could leave two such pages each holding one and waiting for the other.
+        While queued, ``on_wait(n)`` is called (outside the lock) at every poll with the number of requests that must finish first: the page redraws its "queued" line, and a
         Streamlit session that was rerun or closed meanwhile stops there, giving its place up."""
-        ticket, start = object(), time.perf_counter()
+        if not 1 <= places <= self.limit:
+            raise ValueError(f"a request may take 1 to {self.limit} places, not {places}")
+        ticket, start = _Ticket(places), time.perf_counter()
         with self._cond:
             self._queue.append(ticket)
         try:
@@ -50,16 +62,16 @@ class DecodeGate:
             yield time.perf_counter() - start
         finally:
             with self._cond:
-                self._running -= 1
+                self._running -= places
                 self._cond.notify_all()
 
     def _admit(self, ticket) -> bool:
-        """Take a place if ``ticket`` is first in line and one is free."""
+        """Take the ticket's places if it is first in line and they are free."""
         with self._cond:
-            if self._queue[0] is not ticket or self._running >= self.limit:
+            if self._queue[0] is not ticket or self._running + ticket.places > self.limit:
                 return False
             self._queue.popleft()
-            self._running += 1
+            self._running += ticket.places
             self._cond.notify_all()  # the next in line may fit too
             return True
 

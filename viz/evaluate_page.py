@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import time
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -131,16 +132,19 @@ def test_digest(test: TestSet) -> str:
 
 
 def decode_all(names: list[str], test: TestSet, settings: dict) -> list[ModelRun]:
-    """Each model's run, from the cache when the same content and settings were seen before."""
-    runs = []
+    """Each model's run, from the cache when the same content and settings were seen before;
+    the models decode side by side, each with its own progress bar."""
     for name in names:
-        bar = st.progress(0.0, text=f"{name}: starting")
         try:
-            runs.append(cached_run(name, test, tuple(sorted(settings.items())), bar))
+            common.load_translator(name)
         except ValueError as exc:  # CheckpointError: a listed folder that does not load
             st.error(hosting.error_text(exc, f"Checkpoint {name} does not load on this server.",
                                        local=common.md(f"Cannot use {name}: {exc}")))
             st.stop()
+    bars = [st.progress(0.0, text=f"{name}: starting") for name in names]
+    key = tuple(sorted(settings.items()))
+    runs = common.side_by_side([partial(cached_run, name, test, key, bar) for name, bar in zip(names, bars)])
+    for bar in bars:
         bar.empty()
     return runs
 

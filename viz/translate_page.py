@@ -151,16 +151,16 @@ def _use_example() -> None:
 
 
 def translate_pair(pair: list[str], text: str, settings: dict):
-    """{name: (trace, seconds)}, or None after showing an error for a broken checkpoint."""
-    results = {}
+    """{name: (trace, seconds)}, decoded side by side, or None after showing an error for a
+    broken checkpoint."""
     for name in pair:
         try:
-            results[name] = common.translate(name, text, settings)
+            common.load_translator(name)
         except ValueError as exc:  # CheckpointError is a ValueError; its text names server paths
             st.error(f"Could not use checkpoint {common.md(name)}: "
                      f"{hosting.error_text(exc, 'it does not load on this server.')}")
             return None
-    return results
+    return common.translate_all(pair, text, settings)
 
 
 def outputs_ui(results: dict) -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from model.search import SearchConfig
 from model.translate import Translator
+from viz import common
 from viz.admission import DecodeGate
 
 
@@ -85,3 +86,69 @@ def test_a_request_stopped_while_queued_gives_its_place_up():
 def test_the_limit_must_be_positive():
     with pytest.raises(ValueError, match="at least 1"):
         DecodeGate(0)
+
+
+def test_a_request_for_two_places_waits_for_both_and_keeps_its_turn():
+    """With one of two places taken, a two-place request queues; a one-place request that comes
+    after it waits behind it (first come, first served) although a place is free."""
+    gate = DecodeGate(2, poll_s=0.01)
+    order, release = [], threading.Event()
+
+    def hold(name, places):
+        with gate.slot(places=places):
+            order.append(name)
+            release.wait(5)
+
+    first = threading.Thread(target=hold, args=("one place", 1))
+    first.start()
+    while not order:
+        time.sleep(0.01)
+    later = [threading.Thread(target=hold, args=args) for args in (("two places", 2), ("one more", 1))]
+    for thread in later:
+        thread.start()
+        while gate.queued < later.index(thread) + 1:
+            time.sleep(0.01)
+    time.sleep(0.05)  # the free place stays free: the two-place request is first in line
+    assert order == ["one place"] and gate.queued == 2
+    release.set()
+    for thread in [first] + later:
+        thread.join(5)
+    assert order == ["one place", "two places", "one more"]
+
+
+@pytest.mark.parametrize("places", [0, 3])
+def test_a_request_takes_one_to_limit_places(places):
+    with pytest.raises(ValueError, match="1 to 2 places"):
+        with DecodeGate(2).slot(places=places):
+            pass
+
+
+def test_side_by_side_runs_the_calls_at_once_and_keeps_their_order():
+    """Each call waits at a barrier for the other: run one after the other, the first would
+    time out there."""
+    barrier = threading.Barrier(2, timeout=5)
+
+    def call(value):
+        barrier.wait()
+        return value
+
+    assert common.side_by_side([lambda: call("a"), lambda: call("b")]) == ["a", "b"]
+
+
+def test_side_by_side_raises_the_first_failure():
+    def fail(message):
+        raise ValueError(message)
+
+    with pytest.raises(ValueError, match="first"):
+        common.side_by_side([lambda: fail("first"), lambda: fail("second"), lambda: 3])
+
+
+def test_translate_all_gives_each_model_its_own_decode(app_env):
+    """Two models decoded side by side give the traces each gives alone, keyed by name."""
+    names = ["rnnencdec-tiny", "rnnsearch-tiny"]
+    settings = {"beam": 3, "length_norm": 1.0}
+    both = common.translate_all(names, "a dog runs in the park", settings)
+    assert list(both) == names
+    for name in names:
+        alone = common.load_translator(name).translate(["a dog runs in the park"], SearchConfig(**settings))[0]
+        assert both[name][0].to_json() == alone.to_json()
