@@ -103,13 +103,13 @@ def _meta_model(config: ModelConfig) -> NMTModel:
         return NMTModel(config)
 
 
-def _expected_shapes(config: ModelConfig, where: Path) -> dict[str, tuple]:
-    """Tensor names and shapes the config implies, computed on the meta device (no memory)."""
+def _checked_meta_model(config: ModelConfig, where: Path) -> NMTModel:
+    """``_meta_model``, refused when the config asks for more than MAX_PARAMETERS."""
     model = _meta_model(config)
     if model.num_parameters() > MAX_PARAMETERS:
         raise CheckpointError(f"{where}: config asks for {model.num_parameters():,} parameters, "
                               f"more than the {MAX_PARAMETERS:,} this loader allows")
-    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    return model
 
 
 def _read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Tensor]:
@@ -160,11 +160,10 @@ def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
     model_cfg, _, raw = read_config(folder)
-    expected = _expected_shapes(model_cfg, folder / CONFIG)
+    model = _checked_meta_model(model_cfg, folder / CONFIG)  # no initialisation of weights about to be replaced
     src_vocab = _read_vocab(folder / SRC_VOCAB, model_cfg.src_vocab_size, "src")
     tgt_vocab = _read_vocab(folder / TGT_VOCAB, model_cfg.tgt_vocab_size, "tgt")
-    tensors = _read_weights(folder / WEIGHTS, expected)
-    model = _meta_model(model_cfg)  # no random initialisation of weights about to be replaced
+    tensors = _read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, assign=True)
     return model.eval(), src_vocab, tgt_vocab, raw
 
