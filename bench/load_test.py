@@ -2,13 +2,17 @@
 
     python bench/load_test.py [--sessions 30] [--checkpoints checkpoints] [--repo DIR]
 
-A class of N students on one server: each session (its own Chromium context in one browser)
-translates two sentences on the Translate page, then uploads a 5-line test set on the Evaluate
-page and waits for the length chart; all start together. Prints JSON: errors (must be 0),
-p50/p95 latency of each action (opening the page until its first translation shows, each
-translation, the evaluation), how many translations showed the "Queued" line, and the
-server's peak RSS (VmHWM). ``--repo`` runs another checkout (an older commit, for "before"
-figures). Traffic goes only to 127.0.0.1; the run is bounded by --timeout.
+A class of N students on one server, each its own Chromium context in one browser, in three
+phases that every session enters together:
+1. open the Translate page (``--open-at-once`` pages load at a time: 30 browsers loading the app
+   together would measure this machine's 2 cores running Chromium, not the server);
+2. translate two sentences of its own (no two sessions share one, so nothing comes from the
+   shared cache), all sessions pressing Ctrl+Enter at once;
+3. upload a 5-line test set of its own on the Evaluate page and wait for the length chart.
+Prints JSON: errors (must be 0), p50/p95 latency of each action, how many translations showed
+the "Queued" line, and the server's peak RSS (VmHWM). ``--repo`` runs another checkout (an
+older commit, for "before" figures). Traffic goes only to 127.0.0.1; the run is bounded by
+--timeout.
 """
 from __future__ import annotations
 
@@ -30,10 +34,51 @@ from bench.common import percentiles  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SENTENCES = ["A black dog is running through the snow.", "Two children are playing with a ball in the park."]
+SUBJECTS = ["A black dog is", "Two children are", "A young woman is", "An old man is", "Three girls are",
+            "A boy in a red shirt is", "A man with a hat is", "Two women are", "A small cat is", "Some people are"]
+ACTIONS = ["running through the snow", "playing with a ball in the park", "reading a book on a bench",
+           "walking down a busy street", "sitting at a table outside"]
 TEST_SRC = "A man rides a bike.\nA woman is reading a book.\nThree dogs run on the beach.\nA boy jumps.\nPeople walk.\n"
 TEST_REF = ("Un homme fait du vélo.\nUne femme lit un livre.\nTrois chiens courent sur la plage.\n"
             "Un garçon saute.\nDes gens marchent.\n")
+
+
+def sentences_of(i: int) -> list[str]:
+    """Session ``i``'s two sentences: different from every other session's (up to 25 sessions
+    by subject and action; beyond that, by a time of day)."""
+    pairs = [(s, a) for a in ACTIONS for s in SUBJECTS]
+    out = []
+    for j in (2 * i, 2 * i + 1):
+        subject, action = pairs[j % len(pairs)]
+        suffix = f" at {j // len(pairs) + 6} o'clock" if j >= len(pairs) else ""
+        out.append(f"{subject} {action}{suffix}.")
+    return out
+
+
+class Phases:
+    """Lets sessions enter each phase together: ``reach(name)`` returns when every session still
+    running has reached it; a session that failed calls ``leave(reached)`` with the phases it had
+    reached, so nobody waits for it and nobody counts it twice."""
+
+    def __init__(self, sessions: int):
+        self.waiting_for, self.arrived, self.open = sessions, {}, {}
+
+    async def reach(self, name: str) -> None:
+        self.arrived[name] = self.arrived.get(name, 0) + 1
+        event = self.open.setdefault(name, asyncio.Event())
+        self._release()
+        await event.wait()
+
+    def leave(self, reached: list[str]) -> None:
+        self.waiting_for -= 1
+        for name in reached:
+            self.arrived[name] -= 1
+        self._release()
+
+    def _release(self) -> None:
+        for name, event in self.open.items():
+            if self.arrived.get(name, 0) >= self.waiting_for:
+                event.set()
 
 
 def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
@@ -71,49 +116,70 @@ async def wait_for_change(page, locator, before: str, timeout: float = 300.0) ->
     raise TimeoutError("translation did not change")
 
 
-async def session(browser, url: str, files: tuple[str, str], timings: dict, errors: list) -> None:
+async def session(i: int, browser, url: str, folder: Path, phases: Phases, loading: asyncio.Semaphore,
+                  timings: dict, errors: list) -> None:
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
-    page = await context.new_page()
+    page, reached = await context.new_page(), []
     try:
-        start = time.perf_counter()
-        await page.goto(url, wait_until="domcontentloaded", timeout=300_000)  # 30 browsers loading at once on 2 cores
+        async with loading:
+            start = time.perf_counter()
+            await page.goto(url, wait_until="domcontentloaded", timeout=300_000)
+            outputs = page.locator("[data-testid=stText]")
+            await outputs.first.wait_for(timeout=600_000)
+            timings["open"].append((time.perf_counter() - start) * 1000)
+        reached.append("translate")
+        await phases.reach("translate")
         box = page.locator("textarea").first
-        await box.wait_for(timeout=600_000)
-        outputs = page.locator("[data-testid=stText]")
-        await outputs.first.wait_for(timeout=600_000)
-        timings["open"].append((time.perf_counter() - start) * 1000)
-        for sentence in SENTENCES:
+        for sentence in sentences_of(i):
             before = await outputs.first.inner_text()
             start = time.perf_counter()
             await box.fill(sentence)
             await box.press("Control+Enter")
             timings["queued"].append(await wait_for_change(page, outputs.first, before))
             timings["translate"].append((time.perf_counter() - start) * 1000)
-        await page.goto(f"{url}/evaluate", wait_until="domcontentloaded", timeout=300_000)
-        inputs = page.locator("input[type=file]")
-        await inputs.first.wait_for(state="attached", timeout=600_000)
-        start = time.perf_counter()
-        await inputs.nth(0).set_input_files(files[0])
-        await inputs.nth(1).set_input_files(files[1])
-        await page.get_by_text("ref.fr").first.wait_for(timeout=600_000)
-        await page.get_by_role("button", name="Evaluate").click()
-        await page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=600_000)
-        timings["evaluate"].append((time.perf_counter() - start) * 1000)
+        await evaluate(page, url, test_files(folder, i), phases, reached, timings)
         if await page.locator("[data-testid=stException]").count():
             errors.append("exception shown on page")
     except Exception as exc:  # every failure counts; the run goes on
         errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+        phases.leave(reached)
     finally:
         await context.close()
 
 
-async def drive(url: str, sessions: int, files: tuple[str, str]) -> tuple[dict, list]:
+def test_files(folder: Path, i: int) -> tuple[str, str]:
+    """A 5-line test set of session ``i``'s own (its first line names it), so no two
+    sessions' evaluations share a cached result."""
+    src, ref = folder / f"src{i}.en", folder / f"ref{i}.fr"
+    src.write_text(f"Student {i} rides a bike.\n" + TEST_SRC.split("\n", 1)[1])
+    ref.write_text(f"L'étudiant {i} fait du vélo.\n" + TEST_REF.split("\n", 1)[1])
+    return str(src), str(ref)
+
+
+async def evaluate(page, url: str, files: tuple[str, str], phases: Phases, reached: list, timings: dict) -> None:
+    await page.goto(f"{url}/evaluate", wait_until="domcontentloaded", timeout=300_000)
+    inputs = page.locator("input[type=file]")
+    await inputs.first.wait_for(state="attached", timeout=600_000)
+    await inputs.nth(0).set_input_files(files[0])
+    await inputs.nth(1).set_input_files(files[1])
+    await page.get_by_text(Path(files[1]).name).first.wait_for(timeout=600_000)
+    reached.append("evaluate")
+    await phases.reach("evaluate")
+    start = time.perf_counter()
+    await page.get_by_role("button", name="Evaluate").click()
+    await page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=600_000)
+    timings["evaluate"].append((time.perf_counter() - start) * 1000)
+
+
+async def drive(url: str, sessions: int, folder: Path, open_at_once: int) -> tuple[dict, list]:
     from playwright.async_api import async_playwright
 
     timings, errors = {"open": [], "translate": [], "evaluate": [], "queued": []}, []
+    phases, loading = Phases(sessions), asyncio.Semaphore(open_at_once)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        await asyncio.gather(*(session(browser, url, files, timings, errors) for _ in range(sessions)))
+        await asyncio.gather(*(session(i, browser, url, folder, phases, loading, timings, errors)
+                               for i in range(sessions)))
         await browser.close()
     return timings, errors
 
@@ -123,20 +189,18 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--checkpoints", default=str(REPO / "checkpoints"))
     parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
+    parser.add_argument("--open-at-once", type=int, default=4, help="pages loading at the same time in phase 1")
     parser.add_argument("--timeout", type=float, default=1500, help="seconds before the whole run is abandoned")
     args = parser.parse_args()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     folder = Path(tempfile.mkdtemp())
-    (folder / "src.en").write_text(TEST_SRC)
-    (folder / "ref.fr").write_text(TEST_REF)
     server = start_server(Path(args.repo), Path(args.checkpoints), port)
     try:
         start = time.perf_counter()
         timings, errors = asyncio.run(asyncio.wait_for(
-            drive(f"http://127.0.0.1:{port}", args.sessions, (str(folder / "src.en"), str(folder / "ref.fr"))),
-            args.timeout))
+            drive(f"http://127.0.0.1:{port}", args.sessions, folder, args.open_at_once), args.timeout))
         print(json.dumps({"repo": args.repo, "sessions": args.sessions, "errors": len(errors),
                           "error_messages": errors[:5], "translations_queued": sum(timings["queued"]),
                           "open_to_first_translation": percentiles(timings["open"]) | {"n": len(timings["open"])},

@@ -212,8 +212,8 @@ def side_by_side(calls: list[Callable[[], T]]) -> list[T]:
         torch.set_num_threads(1)
         return call()
 
-    if len(calls) == 1:
-        return [run(calls[0])]
+    if len(calls) <= 1:
+        return [run(call) for call in calls]
     with ThreadPoolExecutor(len(calls)) as pool:
         futures = [pool.submit(run, call) for call in calls]
     return [future.result() for future in futures]

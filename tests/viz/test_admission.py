@@ -152,3 +152,36 @@ def test_translate_all_gives_each_model_its_own_decode(app_env):
     for name in names:
         alone = common.load_translator(name).translate(["a dog runs in the park"], SearchConfig(**settings))[0]
         assert both[name][0].to_json() == alone.to_json()
+
+
+def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monkeypatch):
+    """Two sessions ask for the same sentence at once: the second waits at the gate while the
+    first decodes, then takes the stored result instead of decoding again."""
+    common.translations()._items.clear()
+    decodes, entered, release = [], threading.Event(), threading.Event()
+    real = common._decode
+
+    def slow_decode(translator, *args):
+        decodes.append(translator.arch)
+        entered.set()
+        release.wait(5)
+        return real(translator, *args)
+
+    monkeypatch.setattr(common, "_decode", slow_decode)
+    monkeypatch.setenv("NMT_DECODE_SLOTS", "2")
+    common.decode_gate.clear()
+    names, results = ["rnnencdec-tiny", "rnnsearch-tiny"], []
+    ask = lambda: results.append(common.translate_all(names, "two dogs play", {"beam": 2}))  # noqa: E731
+    first = threading.Thread(target=ask)
+    first.start()
+    entered.wait(5)
+    second = threading.Thread(target=ask)
+    second.start()
+    while common.decode_gate().queued == 0:
+        time.sleep(0.01)
+    release.set()
+    first.join(10)
+    second.join(10)
+    common.decode_gate.clear()
+    assert sorted(decodes) == ["rnnencdec", "rnnsearch"] and len(results) == 2
+    assert all(results[1][n][0].to_json() == results[0][n][0].to_json() for n in names)
