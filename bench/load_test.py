@@ -10,7 +10,8 @@ phases that every session enters together:
    shared cache), all sessions pressing Ctrl+Enter at once;
 3. upload a 5-line test set of its own on the Evaluate page and wait for the length chart.
 Prints JSON: errors (must be 0), p50/p95 latency of each action, how many translations showed
-the "Queued" line, and the server's peak RSS (VmHWM). ``--repo`` runs another checkout (an
+the "Queued" line, the server's CPU seconds over the run (the rest of the machine's went to the
+browsers) and its peak RSS (VmHWM). ``--repo`` runs another checkout (an
 older commit, for "before" figures). Traffic goes only to 127.0.0.1; the run is bounded by
 --timeout.
 """
@@ -97,6 +98,13 @@ def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
     raise RuntimeError("streamlit did not start")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used (/proc/PID/stat), to tell the server's share
+    of the machine from the browsers'."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -119,6 +127,7 @@ async def wait_for_change(page, locator, before: str, timeout: float = 300.0) ->
 async def session(i: int, browser, url: str, folder: Path, phases: Phases, loading: asyncio.Semaphore,
                   timings: dict, errors: list) -> None:
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(600_000)  # 30 browsers on 2 cores: Playwright's 30 s would time out the harness
     page, reached = await context.new_page(), []
     try:
         async with loading:
@@ -198,7 +207,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp())
     server = start_server(Path(args.repo), Path(args.checkpoints), port)
     try:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
         timings, errors = asyncio.run(asyncio.wait_for(
             drive(f"http://127.0.0.1:{port}", args.sessions, folder, args.open_at_once), args.timeout))
         print(json.dumps({"repo": args.repo, "sessions": args.sessions, "errors": len(errors),
@@ -207,6 +216,7 @@ def main() -> None:
                           "translate": percentiles(timings["translate"]) | {"n": len(timings["translate"])},
                           "evaluate": percentiles(timings["evaluate"]) | {"n": len(timings["evaluate"])},
                           "wall_s": round(time.perf_counter() - start, 1),
+                          "server_cpu_s": round(cpu_seconds(server.pid) - cpu_start, 1),
                           "server_peak_rss_mb": round(peak_rss_mb(server.pid), 1)}))
     finally:
         server.terminate()
