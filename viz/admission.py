@@ -39,17 +39,22 @@ class DecodeGate:
         """Hold ``places`` of the ``limit`` places for the ``with`` block; yields the seconds
         spent waiting. A page decoding two models side by side takes two at once: taking them one
         by one could leave two such pages each holding one and waiting for the other.
-        While queued, ``on_wait(n)`` is called (outside the lock) at every poll with the number of requests that must finish first: the page redraws its "queued" line, and a
-        Streamlit session that was rerun or closed meanwhile stops there, giving its place up."""
+        While queued, ``on_wait(n)`` is called (outside the lock) whenever ``n``, the number of
+        requests that must finish first, changes: the page redraws its "queued" line (only then:
+        30 waiting sessions redrawing it at every poll kept their browsers busy), and a Streamlit
+        session that was rerun or closed meanwhile stops there, giving its place up."""
         if not 1 <= places <= self.limit:
             raise ValueError(f"a request may take 1 to {self.limit} places, not {places}")
         ticket, start = _Ticket(places), time.perf_counter()
         with self._cond:
             self._queue.append(ticket)
+        told = None
         try:
             while not self._admit(ticket):
-                if on_wait is not None:
-                    on_wait(self._waiting_for(ticket))
+                ahead = self._waiting_for(ticket)
+                if on_wait is not None and ahead != told:
+                    on_wait(ahead)
+                    told = ahead
                 with self._cond:
                     self._cond.wait(timeout=self.poll_s)
         except BaseException:

@@ -185,3 +185,30 @@ def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monke
     common.decode_gate.clear()
     assert sorted(decodes) == ["rnnencdec", "rnnsearch"] and len(results) == 2
     assert all(results[1][n][0].to_json() == results[0][n][0].to_json() for n in names)
+
+
+def test_a_waiting_request_is_told_each_new_count_once():
+    """Over many polls, the third request in line hears "2 ahead", then "1 ahead", nothing more."""
+    gate = DecodeGate(1, poll_s=0.005)
+    told = {"a": [], "b": []}
+    releases = {name: threading.Event() for name in ("holder", "a", "b")}
+
+    def hold(name):
+        with gate.slot(on_wait=told[name].append if name in told else None):
+            releases[name].wait(5)
+
+    threads = {name: threading.Thread(target=hold, args=(name,)) for name in releases}
+    for name in ("holder", "a", "b"):
+        threads[name].start()
+        while gate.queued < ("holder", "a", "b").index(name):
+            time.sleep(0.005)
+    time.sleep(0.1)  # twenty polls while nothing moves
+    releases["holder"].set()
+    while gate.queued > 1:
+        time.sleep(0.005)
+    time.sleep(0.1)
+    releases["a"].set()
+    releases["b"].set()
+    for thread in threads.values():
+        thread.join(5)
+    assert told == {"a": [1], "b": [2, 1]}
