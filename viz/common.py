@@ -7,10 +7,10 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Optional, TypeVar
 
 import streamlit as st
@@ -257,16 +257,18 @@ def translate_all(names: list[str], text: str, settings: dict, prefix: Optional[
     opening the page at once) gets its result. A broken checkpoint raises its CheckpointError."""
     keys = {name: (name, text, tuple(sorted(settings.items())), prefix, attend) for name in names}
     translators = {name: load_translator(name) for name in names}  # load errors name their model
-    missing = [name for name in names if translations().get(keys[name]) is None]
-    if missing:
+    results = {name: translations().get(keys[name]) for name in names}
+    if None in results.values():
         waiting = st.empty()
-        with QueuedSlot(waiting.info, places=len(missing))():
+        with QueuedSlot(waiting.info, places=list(results.values()).count(None))():
             waiting.empty()
-            missing = [name for name in missing if translations().get(keys[name]) is None]
+            results = {name: found or translations().get(keys[name]) for name, found in results.items()}
+            missing = [name for name, found in results.items() if found is None]
             calls = [partial(_decode, translators[name], text, settings, prefix, attend) for name in missing]
             for name, result in zip(missing, side_by_side(calls)):
                 translations().put(keys[name], result)
-    return {name: translations().get(keys[name]) for name in names}
+                results[name] = result
+    return results
 
 
 def _decode(translator: Translator, text: str, settings: dict, prefix, attend) -> tuple[Trace, float]:
