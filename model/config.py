@@ -99,6 +99,8 @@ class TrainConfig:
     bf16: bool = False  # bfloat16 products over whole sentences (NMTModel.forward); for AMX / AVX-512 bf16 CPUs, GPUs
     device: str = "auto"  # "auto" (CUDA when available), "cuda" or "cpu"
     max_steps: int = 0  # stop after this many updates (0: no limit; for smoke runs)
+    init_from: str = ""  # continue from this checkpoint folder: its weights, vocabularies, update count and log, a fresh optimizer
+    warmup: int = 0  # raise the learning rate linearly over this run's first updates (a fresh Adam on trained weights)
     time_limit_min: float = 0.0  # stop when another epoch would pass this many minutes (0: no limit)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import platform
 import random
 import shutil
@@ -23,8 +24,9 @@ from torch.nn.parallel import DistributedDataParallel
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from .checkpoint import SRC_VOCAB, TGT_VOCAB, CheckpointError, load_checkpoint, read_json, save_checkpoint
-from .config import PRESETS, Config, preset
+from .checkpoint import (SRC_VOCAB, TGT_VOCAB, CheckpointError, load_checkpoint, read_card, read_json,
+                         save_checkpoint)
+from .config import PRESETS, Config, TrainConfig, preset
 from .corpora import corpus_specs, load_split, mix_indices
 from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
                    join_examples, make_batch, reservoir_sample, stream_pairs)
@@ -271,6 +273,7 @@ def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progre
         optimizer.zero_grad(set_to_none=True)
         (loss * (0.0 if dummy else 1.0)).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip)
+        warm_lr(optimizer, t, progress)
         optimizer.step()
         seconds += time.perf_counter() - start
         if not dummy:
@@ -358,7 +361,8 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
         torch.set_num_threads(t.threads)
     out, last = Path(t.out_dir), Path(t.out_dir) / "last"
     resuming = resume and (last / STATE_JSON).is_file()
-    data = Data(cfg, load_checkpoint(last)[1:3] if resuming else None, log, rt)
+    start = load_checkpoint(last) if resuming else load_checkpoint(t.init_from) if t.init_from else None
+    data = Data(cfg, start[1:3] if start else None, log, rt)
     cfg.model.src_vocab_size, cfg.model.tgt_vocab_size = len(data.src_vocab), len(data.tgt_vocab)
     model = NMTModel(cfg.model).to(rt.device)
     optimizer = make_optimizer(model, cfg)
@@ -366,6 +370,10 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     if resuming:
         progress = load_state(last, model, optimizer)
         log(f"resuming from {last}: epoch {progress['epoch'] + 1}, batch {progress['batch']}, step {progress['step']}")
+    elif t.init_from:
+        progress = warm_start(Path(t.init_from), start[0], model, out if rt.main else None)
+        log(f"continuing {t.init_from} from update {progress['step']} with a fresh optimizer, at epoch "
+            f"{progress['epoch'] + 1}")
     if rt.main:  # the vocabularies too, so a second model can share them (train.vocab_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
@@ -384,6 +392,34 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
             break
     cleanup(rt)
     return out / "best"
+
+
+def warm_start(folder: Path, loaded: NMTModel, model: NMTModel, out: Optional[Path]) -> dict:
+    """Start this run from a finished checkpoint (``train.init_from``): its weights, and its
+    card's update count, wall time and log (written to ``out``/log.jsonl when ``out`` is given),
+    so curves and update counts run on. Training resumes at the start of the epoch after the
+    checkpoint's; the optimizer is new, which ``train.warmup`` eases in."""
+    if loaded.config != model.config:
+        raise CheckpointError(f"train.init_from={folder}: its model config {loaded.config} differs from this "
+                              f"run's {model.config}")
+    model.load_state_dict(loaded.state_dict())
+    records = read_card(folder).get("log") or []
+    if not records:
+        raise CheckpointError(f"train.init_from={folder}: its card.json has no training log to continue")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "log.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    last = records[-1]
+    return {"epoch": math.ceil(last["epoch"]), "batch": 0, "step": last["step"], "first_step": last["step"],
+            "best_bleu": max(r["val_bleu"] for r in records), "bad_rounds": 0, "elapsed_s": last["elapsed_s"]}
+
+
+def warm_lr(optimizer, t: TrainConfig, progress: dict) -> None:
+    """Linear warm-up over this run's first ``t.warmup`` updates, ending at ``t.lr``."""
+    done = progress["step"] - progress.get("first_step", 0)
+    if done < t.warmup:
+        for group in optimizer.param_groups:
+            group["lr"] = t.lr * (done + 1) / t.warmup
 
 
 def host_description(rt: Runtime, threads: int) -> dict:

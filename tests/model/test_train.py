@@ -6,7 +6,8 @@ import torch
 from safetensors.torch import load_file
 
 from model.config import preset
-from model.train import main, parse_overrides, train
+from model.checkpoint import CheckpointError
+from model.train import main, parse_overrides, train, warm_lr
 
 
 def tiny_config(corpus, out, **train_fields):
@@ -52,6 +53,45 @@ def test_resume_from_a_mid_epoch_save(tiny_corpus, tmp_path):
     train(cfg, log=lambda *_: None, show_bar=False)
     state = json.loads((tmp_path / "c" / "last" / "train_state.json").read_text())["progress"]
     assert state["step"] == 12
+
+
+def test_init_from_continues_a_finished_model_its_count_and_its_log(tiny_checkpoints, tiny_corpus, tmp_path):
+    """Weights, update count, wall time and log carry on from the checkpoint; the next epoch
+    starts; lr 0 shows the weights are the checkpoint's, untouched."""
+    torch.set_num_threads(1)
+    best = tiny_checkpoints["rnnsearch"]
+    before = json.loads((best / "card.json").read_text())["log"]  # up to the best validation
+    first = before[-1]["step"]
+    cfg = tiny_config(tiny_corpus, tmp_path / "w", init_from=str(best), max_steps=first + 3, lr=0.0, epochs=100)
+    messages = []
+    train(cfg, log=messages.append, show_bar=False)
+    log = [json.loads(line) for line in (tmp_path / "w" / "log.jsonl").read_text().splitlines()]
+    assert log[:-1] == before
+    assert log[-1]["step"] == first + 3 and log[-1]["epoch"] > before[-1]["epoch"]
+    assert log[-1]["elapsed_s"] > before[-1]["elapsed_s"]
+    assert any(f"from update {first}" in m for m in messages)
+    start, end = load_file(best / "model.safetensors"), load_file(tmp_path / "w" / "last" / "model.safetensors")
+    for name in start:
+        torch.testing.assert_close(end[name], start[name])
+
+
+def test_init_from_refuses_another_architecture(tiny_checkpoints, tiny_corpus, tmp_path):
+    cfg = tiny_config(tiny_corpus, tmp_path / "x", init_from=str(tiny_checkpoints["rnnsearch"]))
+    cfg.model.arch = "rnnencdec"
+    with pytest.raises(CheckpointError, match="differs from this run"):
+        train(cfg, log=lambda *_: None, show_bar=False)
+
+
+def test_warm_up_rises_linearly_from_the_first_update_of_the_run_then_leaves_the_rate_alone():
+    t = preset("tiny").train
+    t.lr, t.warmup = 0.8, 4
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(3))], lr=123.0)
+    seen = []
+    for step in range(7, 13):
+        warm_lr(optimizer, t, {"step": step, "first_step": 7})
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.param_groups[0]["lr"] *= 0.5 if step == 11 else 1.0  # a decay after warm-up is kept
+    assert seen == pytest.approx([0.2, 0.4, 0.6, 0.8, 0.8, 0.4])
 
 
 def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
