@@ -1,17 +1,23 @@
-"""Load test: N concurrent browser sessions against a local ``streamlit run app.py``.
+"""Load test: N concurrent sessions against a local ``streamlit run app.py``.
 
-    python bench/load_test.py [--sessions 30] [--checkpoints checkpoints] [--repo DIR]
+    python bench/load_test.py [--sessions 30] [--client protocol|browser] [--checkpoints DIR] [--repo DIR]
 
-A class of N students on one server, each its own Chromium context in one browser, in three
-phases that every session enters together:
+A class of N students on one server. Each session is either a client speaking Streamlit's own
+websocket protocol (``--client protocol``, the default: ``bench/st_client.py``, so the server
+has the machine's cores to itself, as it would with the students' browsers on their own
+laptops) or a Chromium context in one browser (``--client browser``: what a user sees, but on
+this machine the 30 browsers take most of the CPU). Three phases that every session enters
+together:
 1. open the Translate page (``--open-at-once`` pages load at a time: 30 browsers loading the app
    together would measure this machine's 2 cores running Chromium, not the server);
 2. translate two sentences of its own (no two sessions share one, so nothing comes from the
    shared cache), all sessions pressing Ctrl+Enter at once;
 3. upload a 5-line test set of its own on the Evaluate page and wait for the length chart.
+Each time runs from the action to the end of the script run it starts (protocol) or to the
+new text or chart on the page (browser).
 Prints JSON: errors (must be 0), p50/p95 latency of each action, how many translations showed
-the "Queued" line, the server's CPU seconds over the run (the rest of the machine's went to the
-browsers) and its peak RSS (VmHWM). ``--repo`` runs another checkout (an
+the "Queued" line, the server's CPU seconds over the run (with browsers, the rest of the
+machine's went to them) and its peak RSS (VmHWM). ``--repo`` runs another checkout (an
 older commit, for "before" figures). Traffic goes only to 127.0.0.1; the run is bounded by
 --timeout.
 """
@@ -32,6 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.common import percentiles  # noqa: E402
+from bench.st_client import StreamlitSession  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -180,11 +187,52 @@ async def evaluate(page, url: str, files: tuple[str, str], phases: Phases, reach
     timings["evaluate"].append((time.perf_counter() - start) * 1000)
 
 
-async def drive(url: str, sessions: int, folder: Path, open_at_once: int) -> tuple[dict, list]:
-    from playwright.async_api import async_playwright
+async def protocol_session(i: int, url: str, folder: Path, phases: Phases, loading: asyncio.Semaphore,
+                           timings: dict, errors: list) -> None:
+    """``session``'s actions, sent as the browser's websocket messages (``StreamlitSession``)."""
+    client, reached = StreamlitSession(url), []
+    try:
+        async with loading:
+            start = time.perf_counter()
+            await client.open("")
+            timings["open"].append((time.perf_counter() - start) * 1000)
+        reached.append("translate")
+        await phases.reach("translate")
+        for sentence in sentences_of(i):
+            start = time.perf_counter()
+            await client.rerun(source=sentence)
+            if not client.texts:
+                raise RuntimeError("no translation drawn")
+            timings["translate"].append((time.perf_counter() - start) * 1000)
+            timings["queued"].append(client.queued)
+        await client.goto("evaluate")
+        for key, path in zip(("eval_src", "eval_ref"), test_files(folder, i)):
+            await client.upload(key, Path(path))
+        reached.append("evaluate")
+        await phases.reach("evaluate")
+        start = time.perf_counter()
+        await client.rerun(trigger="eval_run")
+        if "plotly_chart" not in client.kinds:
+            raise RuntimeError("no length chart drawn")
+        timings["evaluate"].append((time.perf_counter() - start) * 1000)
+        if client.exceptions:
+            errors.append(f"{client.exceptions} exception(s) drawn")
+    except Exception as exc:  # every failure counts; the run goes on
+        errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+        phases.leave(reached)
+    finally:
+        await client.close()
 
+
+async def drive(url: str, sessions: int, folder: Path, open_at_once: int, client: str) -> tuple[dict, list]:
     timings, errors = {"open": [], "translate": [], "evaluate": [], "queued": []}, []
     phases, loading = Phases(sessions), asyncio.Semaphore(open_at_once)
+    if client == "protocol":
+        await asyncio.gather(*(protocol_session(i, url, folder, phases, loading, timings, errors)
+                               for i in range(sessions)))
+        return timings, errors
+    from playwright.async_api import async_playwright
+
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         await asyncio.gather(*(session(i, browser, url, folder, phases, loading, timings, errors)
@@ -196,6 +244,8 @@ async def drive(url: str, sessions: int, folder: Path, open_at_once: int) -> tup
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--client", choices=["protocol", "browser"], default="protocol",
+                        help="websocket clients (the server's view) or Chromium contexts (the user's)")
     parser.add_argument("--checkpoints", default=str(REPO / "checkpoints"))
     parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
     parser.add_argument("--open-at-once", type=int, default=4, help="pages loading at the same time in phase 1")
@@ -209,8 +259,8 @@ def main() -> None:
     try:
         start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
         timings, errors = asyncio.run(asyncio.wait_for(
-            drive(f"http://127.0.0.1:{port}", args.sessions, folder, args.open_at_once), args.timeout))
-        print(json.dumps({"repo": args.repo, "sessions": args.sessions, "errors": len(errors),
+            drive(f"http://127.0.0.1:{port}", args.sessions, folder, args.open_at_once, args.client), args.timeout))
+        print(json.dumps({"repo": args.repo, "client": args.client, "sessions": args.sessions, "errors": len(errors),
                           "error_messages": errors[:5], "translations_queued": sum(timings["queued"]),
                           "open_to_first_translation": percentiles(timings["open"]) | {"n": len(timings["open"])},
                           "translate": percentiles(timings["translate"]) | {"n": len(timings["translate"])},
