@@ -85,7 +85,9 @@ class Phases:
 
     def _release(self) -> None:
         for name, event in self.open.items():
-            if self.arrived.get(name, 0) >= self.waiting_for:
+            if self.arrived.get(name, 0) >= self.waiting_for and not event.is_set():
+                print(f"{time.strftime('%H:%M:%S')} phase {name}: {self.arrived[name]} sessions go", file=sys.stderr,
+                      flush=True)
                 event.set()
 
 
@@ -187,6 +189,11 @@ async def evaluate(page, url: str, files: tuple[str, str], phases: Phases, reach
     timings["evaluate"].append((time.perf_counter() - start) * 1000)
 
 
+def within(action, seconds: float = 600.0):
+    """An action that fails after ``seconds`` (as long as the browsers' actions may wait)."""
+    return asyncio.wait_for(action, seconds)
+
+
 async def protocol_session(i: int, url: str, folder: Path, phases: Phases, loading: asyncio.Semaphore,
                            timings: dict, errors: list) -> None:
     """``session``'s actions, sent as the browser's websocket messages (``StreamlitSession``)."""
@@ -194,24 +201,24 @@ async def protocol_session(i: int, url: str, folder: Path, phases: Phases, loadi
     try:
         async with loading:
             start = time.perf_counter()
-            await client.open("")
+            await within(client.open(""))
             timings["open"].append((time.perf_counter() - start) * 1000)
         reached.append("translate")
         await phases.reach("translate")
         for sentence in sentences_of(i):
             start = time.perf_counter()
-            await client.rerun(source=sentence)
+            await within(client.rerun(source=sentence))
             if not client.texts:
                 raise RuntimeError("no translation drawn")
             timings["translate"].append((time.perf_counter() - start) * 1000)
             timings["queued"].append(client.queued)
-        await client.goto("evaluate")
+        await within(client.goto("evaluate"))
         for key, path in zip(("eval_src", "eval_ref"), test_files(folder, i)):
-            await client.upload(key, Path(path))
+            await within(client.upload(key, Path(path)))
         reached.append("evaluate")
         await phases.reach("evaluate")
         start = time.perf_counter()
-        await client.rerun(trigger="eval_run")
+        await within(client.rerun(trigger="eval_run"))
         if "plotly_chart" not in client.kinds:
             raise RuntimeError("no length chart drawn")
         timings["evaluate"].append((time.perf_counter() - start) * 1000)

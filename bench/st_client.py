@@ -57,7 +57,8 @@ class StreamlitSession:
         url = self.base_url.replace("http", "ws", 1) + "/_stcore/stream"
         self.ws = await websockets.connect(url, subprotocols=["streamlit", self._xsrf or "none"],
                                            additional_headers={"Cookie": f"{XSRF_COOKIE}={self._xsrf}"},
-                                           max_size=None, open_timeout=600)
+                                           max_size=None, open_timeout=600,
+                                           ping_interval=None)  # a server busy decoding answers pings late
         self._reader = asyncio.create_task(self._read())
         await self.goto(page)
 
@@ -79,7 +80,8 @@ class StreamlitSession:
         msg.rerun_script.widget_states.widgets.extend(states)
         self.queued, self.texts, self.kinds = False, [], set()
         await self.ws.send(msg.SerializeToString())
-        await self._finished.get()
+        if await self._finished.get() is None:
+            raise ConnectionError("the server closed the connection before the run finished")
 
     @staticmethod
     def _state(widget_id: str, value) -> WidgetState:
@@ -121,6 +123,14 @@ class StreamlitSession:
         urllib.request.urlopen(request, timeout=600).read()
 
     async def _read(self) -> None:
+        try:
+            await self._read_all()
+        finally:  # wake whoever waits, so a closed connection is an error, not a hang
+            self._finished.put_nowait(None)
+            for answer in self._uploads.values():
+                answer.cancel()
+
+    async def _read_all(self) -> None:
         async for raw in self.ws:
             msg = ForwardMsg()
             msg.ParseFromString(raw)
