@@ -1,6 +1,7 @@
 """The load test's websocket client (bench/st_client.py) drives the real server as a browser
 does: its figures are only worth something if its actions do what the user's clicks do."""
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -33,7 +34,8 @@ def test_protocol_client_translates_uploads_and_evaluates(app_url, tmp_path):
             await client.close()
         return seen
 
-    seen = asyncio.run(drive())
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: Playwright's sync API keeps a loop in this one
+        seen = pool.submit(lambda: asyncio.run(drive())).result()
     assert seen["first"] and seen["typed"] and seen["typed"] != seen["first"]  # the typed sentence was translated
     assert not seen["before_upload"]
     assert "plotly_chart" in seen["evaluated"] and seen["exceptions"] == 0
