@@ -6,7 +6,6 @@ import numpy as np
 import streamlit as st
 
 from model.anatomy import Anatomy, StepAnatomy, dissect
-from model.search import SearchConfig
 
 from . import common, nav
 from .alignment import display_token
