@@ -42,6 +42,22 @@ def test_the_default_everyday_pair_is_shipped():
     assert everyday == ["rnnencdec", "rnnsearch"]  # what the app opens with
 
 
+EVERYDAY = [  # issue 15's sentences that the caption models turned into nonsense, and a word the French needs
+    ("I am hungry.", "faim"),
+    ("Where is the train station?", "gare"),
+    ("The weather is nice today.", "aujourd'hui"),
+    ("I would like a cup of coffee, please.", "café"),
+]
+
+
+def test_everyday_rnnsearch_translates_everyday_sentences():
+    name = next(n for n in NAMES if read_card(SHIPPED / n).get("pair") == "everyday"
+                and read_card(SHIPPED / n)["arch"] == "rnnsearch")
+    traces = Translator.from_checkpoint(SHIPPED / name).translate([e for e, _ in EVERYDAY], SearchConfig(beam=5))
+    for (english, word), trace in zip(EVERYDAY, traces):
+        assert word in trace.translation.lower(), (english, trace.translation)
+
+
 def _train_config(name: str) -> TrainConfig:
     return dataclass_from_dict(TrainConfig, json.loads((SHIPPED / name / "config.json").read_text())["train"])
 
