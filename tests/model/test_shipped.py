@@ -19,6 +19,7 @@ from ..conftest import SHARED_DATA
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "checkpoints"
 NAMES = sorted(p.parent.name for p in SHIPPED.glob("*/config.json"))
+CARDS = {n: read_card(SHIPPED / n) for n in NAMES}
 pytestmark = pytest.mark.skipif(not NAMES, reason="no shipped checkpoints")
 
 
@@ -38,7 +39,7 @@ def test_shipped_folders_stay_small():
 
 
 def test_the_default_everyday_pair_is_shipped():
-    everyday = sorted(read_card(SHIPPED / n)["arch"] for n in NAMES if read_card(SHIPPED / n).get("pair") == "everyday")
+    everyday = sorted(c["arch"] for c in CARDS.values() if c.get("pair") == "everyday")
     assert everyday == ["rnnencdec", "rnnsearch"]  # what the app opens with
 
 
@@ -51,8 +52,7 @@ EVERYDAY = [  # issue 15's sentences that the caption models turned into nonsens
 
 
 def test_everyday_rnnsearch_translates_everyday_sentences():
-    name = next(n for n in NAMES if read_card(SHIPPED / n).get("pair") == "everyday"
-                and read_card(SHIPPED / n)["arch"] == "rnnsearch")
+    name = next(n for n, c in CARDS.items() if c.get("pair") == "everyday" and c["arch"] == "rnnsearch")
     traces = Translator.from_checkpoint(SHIPPED / name).translate([e for e, _ in EVERYDAY], SearchConfig(beam=5))
     for (english, word), trace in zip(EVERYDAY, traces):
         assert word in trace.translation.lower(), (english, trace.translation)
@@ -66,7 +66,7 @@ def _checks(name: str) -> list[tuple[Sentences, float]]:
     """(sentences, BLEU the card recorded) for each greedy check in the card: the first sentences
     of each training corpus' first test set (cards since 2026-11), or all of Multi30k
     test_2016_flickr (earlier cards)."""
-    card = read_card(SHIPPED / name)
+    card = CARDS[name]
     if "checks" not in card:
         test = load_test_files(SHARED_DATA / "test_2016_flickr.en.gz", SHARED_DATA / "test_2016_flickr.fr.gz")
         return [(test, card["test_scores"]["test_2016_flickr (greedy)"]["bleu"])]
