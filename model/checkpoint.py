@@ -174,6 +174,13 @@ def read_card(path: str | Path) -> dict:
     return read_json(card) if card.is_file() else {}
 
 
+def card_length_stress(card: dict) -> dict[str, list[dict]]:
+    """A card's length stress tests by test set: {test set: [{k, items, source_words, bleu,
+    length_ratio}, ...]}. Cards written before 2026-11 held one list, for Multi30k test_2016_flickr."""
+    stress = card.get("length_stress") or {}
+    return {"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress
+
+
 def export(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.float16) -> Path:
     """Copy a checkpoint with weights cast to ``dtype`` (fp16 halves the shipped size)."""
     model, src_vocab, tgt_vocab, raw = load_checkpoint(src)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from model.checkpoint import CheckpointError, read_config
+from model.checkpoint import CheckpointError, card_length_stress, read_config
 
 from . import common, hosting
 from .curves import training_curves
@@ -95,9 +95,7 @@ def training_ui(card: dict) -> None:
 
 def stress_ui(name: str, card: dict) -> None:
     """The card's length stress tests: BLEU against mean source length (k sentences joined)."""
-    stress = card.get("length_stress") or {}
-    tables = {"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress
-    for test_set, rows in tables.items():
+    for test_set, rows in card_length_stress(card).items():
         st.plotly_chart(stress_chart({name: rows}, f"Length stress test, {test_set} (k sentences joined)"),
                         key=f"stress_{name}_{test_set}")
 
@@ -106,8 +104,7 @@ def stress_overview(names: list[str]) -> None:
     """Every model's length stress test on one chart per test set: the paper's Figure 2 effect."""
     by_set: dict[str, dict] = {}
     for name in names:
-        stress = common.card(name).get("length_stress") or {}
-        for test_set, rows in ({"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress).items():
+        for test_set, rows in card_length_stress(common.card(name)).items():
             by_set.setdefault(test_set, {})[name] = rows
     if by_set:
         st.subheader("Length stress tests (BLEU as k test sentences are joined)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from model.checkpoint import card_length_stress
 from model.evaluate import join_consecutive, run_model, stress_report
 from model.search import SearchConfig
 
@@ -66,7 +67,7 @@ def figure2(search: str, encdec: str) -> None:
                 "step. Below, both models translate test sentences joined k at a time (k = 1 is the test set "
                 "itself), as in their cards' length stress tests.")
     cards = {name: common.card(name) for name in (search, encdec)}
-    tables = {name: _stress(card) for name, card in cards.items()}
+    tables = {name: card_length_stress(card) for name, card in cards.items()}
     shared = [t for t in tables[search] if all(t in rows for rows in tables.values())]
     for test_set in shared:
         st.plotly_chart(stress_chart({name: rows[test_set] for name, rows in tables.items()},
@@ -75,11 +76,6 @@ def figure2(search: str, encdec: str) -> None:
     if not shared:
         st.info("The cards of the default pair hold no shared length stress test; recompute one below.")
     recompute_ui(search, encdec)
-
-
-def _stress(card: dict) -> dict:
-    stress = card.get("length_stress") or {}
-    return {"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress
 
 
 def recompute_ui(search: str, encdec: str) -> None:
