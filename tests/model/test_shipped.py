@@ -9,12 +9,10 @@ from model.checkpoint import read_card
 from model.config import TrainConfig, dataclass_from_dict
 from model.corpora import corpus_specs
 from model.evaluate import TestSet as Sentences  # aliased: pytest would try to collect TestSet
-from model.evaluate import load_test_files, run_model
+from model.evaluate import run_model
 from model.metrics import bleu
 from model.search import SearchConfig
 from model.translate import Translator
-
-from ..conftest import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "checkpoints"
@@ -64,15 +62,10 @@ def _train_config(name: str) -> TrainConfig:
 
 def _checks(name: str) -> list[tuple[Sentences, float]]:
     """(sentences, BLEU the card recorded) for each greedy check in the card: the first sentences
-    of each training corpus' first test set (cards since 2026-11), or all of Multi30k
-    test_2016_flickr (earlier cards)."""
-    card = CARDS[name]
-    if "checks" not in card:
-        test = load_test_files(SHARED_DATA / "test_2016_flickr.en.gz", SHARED_DATA / "test_2016_flickr.fr.gz")
-        return [(test, card["test_scores"]["test_2016_flickr (greedy)"]["bleu"])]
+    of each training corpus' first test set."""
     tests = corpus_test_sets(_train_config(name))
     return [(Sentences(tests[c["test_set"]].src[:c["first"]], tests[c["test_set"]].ref[:c["first"]]), c["bleu"])
-            for c in card["checks"]]
+            for c in CARDS[name]["checks"]]
 
 
 @pytest.mark.shared_data
