@@ -17,7 +17,9 @@ from typing import Sequence
 
 import plotly.graph_objects as go
 
-COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
+# One colour per model up to ten: the Models page draws every shipped model on one chart.
+COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf"]
 
 
 def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence length") -> go.Figure:

@@ -5,6 +5,7 @@ import pytest
 from viz.alignment import alignment_heatmap, merge_to_words, parse_pharaoh, pharaoh, word_spans
 from viz.beam_tree import beam_tree_figure, tree_layout
 from viz.curves import training_curves
+from viz.length_chart import stress_chart
 from viz.steps import energies_bar, source_strip, topk_bar
 
 SRC = ["▁The", "▁black", "▁do", "g", "."]
@@ -131,3 +132,10 @@ def test_report_charts_cli(tmp_path, capsys):
     assert (tmp_path / "length_chart.html").stat().st_size > 100_000  # plotly.js inlined
     assert not (tmp_path / "stress_chart.html").exists()
     assert main([str(tmp_path / "missing")]) == 2 and "holds no scores.json" in capsys.readouterr().err
+
+
+def test_stress_chart_gives_each_of_seven_models_its_own_colour():
+    rows = [{"k": k, "items": 9 // k, "source_words": 3.0 * k, "bleu": 40.0 - k} for k in (1, 2, 3)]
+    fig = stress_chart({f"model-{i}": rows for i in range(7)}, "stress")
+    assert [t.name for t in fig.data] == [f"model-{i}" for i in range(7)]
+    assert len({t.line.color for t in fig.data}) == 7
