@@ -55,6 +55,9 @@ STRESS_K = {True: (1, 2, 3, 4, 5), False: (1, 2, 3, 4)}  # pair files hold short
 CHECK_SENTENCES = 500  # the shipped-checkpoint test decodes this many sentences of each corpus' first test set
 TUNE_LENGTH_NORMS = (0.6, 0.8, 1.0, 1.2)  # tried at beam 5, then the best one with each beam size
 TUNE_BEAMS = (3, 5, 8, 12)
+# A larger beam must beat the smaller one by more than this to be chosen: each beam step slows every
+# translation in the app, and differences this small are far inside validation BLEU's own noise.
+TUNE_BEAM_TOLERANCE = 0.1
 DEVIATIONS = [
     "The encoder GRU applies its reset gate after the recurrent product, r ∘ (U h + b), as PyTorch's fused "
     "kernel does; the paper's GRU (and our decoder) applies it before, U [r ∘ h] (see model/encoder.py).",
@@ -104,7 +107,8 @@ def select_weights(run_dir: Path, val: TestSet, k_average: int) -> tuple[Path, d
 
 
 def tune_decoding(translator: Translator, val: TestSet) -> dict:
-    """Length normalisation at beam 5, then the beam size with the best one, by validation BLEU."""
+    """Length normalisation at beam 5, then the beam size with the best one, by validation BLEU
+    (the smallest beam within TUNE_BEAM_TOLERANCE of the best, see pick_decoding)."""
     grid = []
     for length_norm in TUNE_LENGTH_NORMS:
         grid.append({"beam": 5, "length_norm": length_norm,
@@ -113,9 +117,19 @@ def tune_decoding(translator: Translator, val: TestSet) -> dict:
     for beam in (b for b in TUNE_BEAMS if b != 5):
         grid.append({"beam": beam, "length_norm": best_norm,
                      "val_bleu": val_bleu(translator, val, SearchConfig(beam=beam, length_norm=best_norm, trace=False))})
-    best = max(grid, key=lambda r: r["val_bleu"])
+    best = pick_decoding(grid)
     print(f"decoding on validation: {grid}; chosen beam {best['beam']}, length norm {best['length_norm']}", flush=True)
-    return {"beam": best["beam"], "length_norm": best["length_norm"], "chosen_on": "validation BLEU", "grid": grid}
+    return {"beam": best["beam"], "length_norm": best["length_norm"],
+            "chosen_on": f"validation BLEU (the smallest beam within {TUNE_BEAM_TOLERANCE} BLEU of the best)",
+            "grid": grid}
+
+
+def pick_decoding(grid: list[dict], tolerance: float = TUNE_BEAM_TOLERANCE) -> dict:
+    """The row of the smallest beam whose validation BLEU is within `tolerance` of the best row's;
+    among rows of that beam, the best one (length normalisation costs no speed, so it takes the max)."""
+    top = max(r["val_bleu"] for r in grid)
+    beam = min(r["beam"] for r in grid if top - r["val_bleu"] <= tolerance + 1e-9)  # 1e-9: 50.57 - 0.1 < 50.47
+    return max((r for r in grid if r["beam"] == beam), key=lambda r: r["val_bleu"])
 
 
 def decoding_config(card: dict) -> SearchConfig:

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from model.card import build, main as card_main
+from model.card import build, main as card_main, pick_decoding
 from model.translate import Translator
 from viz import model_cards
 
@@ -53,7 +53,7 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     assert [d["name"] for d in saved["data"]] == ["tatoeba", "multi30k"]
     assert "Tatoeba Project (tatoeba.org), via www.manythings.org/anki" in saved["data"][0]["attribution"]
     grid = saved["decoding"]["grid"]
-    assert len(grid) == 7 and saved["decoding"]["beam"] == max(grid, key=lambda r: r["val_bleu"])["beam"]
+    assert len(grid) == 7 and saved["decoding"]["beam"] == pick_decoding(grid)["beam"]
     assert saved["test_scores"]["tatoeba/test"]["decoding"].startswith(f"beam {saved['decoding']['beam']}") or \
         saved["decoding"]["beam"] == 1
     assert saved["training"]["updates"] == saved["log"][-1]["step"] and saved["checks"][0]["first"] == 500
@@ -64,6 +64,22 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     for text in ("## rnnsearch-tiny", "| tatoeba/test |", "Limitations", "Knows twenty words.",
                  "Tatoeba Project (tatoeba.org)", "reset gate"):
         assert text in readme, text
+
+
+def _grid(*rows):
+    return [{"beam": beam, "length_norm": norm, "val_bleu": bleu} for beam, norm, bleu in rows]
+
+
+@pytest.mark.parametrize("grid, tolerance, chosen", [
+    (_grid((5, 0.6, 41.96), (5, 1.0, 41.84), (3, 0.6, 41.42), (8, 0.6, 42.01), (12, 0.6, 42.02)), 0.1, (5, 0.6)),
+    (_grid((5, 0.6, 41.96), (5, 1.0, 41.84), (3, 0.6, 41.42), (8, 0.6, 42.01), (12, 0.6, 42.02)), 0.0, (12, 0.6)),
+    (_grid((5, 1.0, 50.54), (5, 1.2, 50.57), (3, 1.2, 50.26), (12, 1.2, 50.57)), 0.1, (5, 1.2)),  # a tie keeps 5
+    (_grid((5, 1.0, 50.47), (5, 1.2, 50.40), (3, 1.0, 50.37), (12, 1.0, 50.47)), 0.1, (3, 1.0)),  # exactly 0.1 off
+    (_grid((5, 1.0, 56.81), (3, 1.0, 56.62), (8, 1.0, 57.0), (12, 1.0, 57.01)), 0.1, (8, 1.0)),  # a real gain
+])
+def test_pick_decoding_takes_the_smallest_beam_within_tolerance(grid, tolerance, chosen):
+    row = pick_decoding(grid, tolerance)
+    assert (row["beam"], row["length_norm"]) == chosen
 
 
 @pytest.mark.parametrize("broken", ["best", "a step"])
