@@ -102,6 +102,8 @@ class TrainConfig:
     init_from: str = ""  # continue from this checkpoint folder: its weights, vocabularies, update count and log, a fresh optimizer
     warmup: int = 0  # raise the learning rate linearly over this run's first updates (a fresh Adam on trained weights)
     time_limit_min: float = 0.0  # stop when another epoch would pass this many minutes (0: no limit)
+    probes: list = field(default_factory=list)  # sentences decoded at update 0 and every validation (the
+    # training replay, model/replay.py); empty: the language pair's defaults
 
 
 @dataclass
@@ -136,8 +138,8 @@ def dataclass_from_dict(kind, data: dict):
     return replace(defaults, **values)
 
 
-# List fields and the dataclass of their items: a list of objects in JSON, a JSON string from --set.
-LIST_ITEMS = {"corpora": CorpusSpec}
+# List fields and the type of their items: a JSON list (of objects for a dataclass), a JSON string from --set.
+LIST_ITEMS = {"corpora": CorpusSpec, "probes": str}
 
 
 def _coerce(name: str, value, kind):
@@ -170,6 +172,10 @@ def _coerce_list(name: str, value) -> list:
     if not isinstance(value, list):
         raise ValueError(f"{name} must be a list, got {type(value).__name__}")
     item = LIST_ITEMS[name]
+    if item is str:
+        if not all(isinstance(x, str) for x in value):
+            raise ValueError(f"{name} must be a list of strings")
+        return list(value)
     return [x if isinstance(x, item) else dataclass_from_dict(item, x) for x in value]
 
 

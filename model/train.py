@@ -3,7 +3,9 @@
 Writes to ``train.out_dir``:
     best/        checkpoint with the best validation BLEU so far
     last/        latest checkpoint plus optimizer and data-order state (``--resume`` continues it)
-    log.jsonl    one JSON object per epoch (loss, val loss, val BLEU, time, tokens/s)
+    log.jsonl    one JSON object per validation (loss, val loss, val BLEU, time, tokens/s)
+    probes.jsonl the probe sentences' greedy outputs and attention at update 0 and at every
+                 validation: the training replay (model/replay.py)
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, f
                    join_examples, make_batch, reservoir_sample, stream_pairs)
 from .loss import linear_cross_entropy
 from .metrics import bleu
+from .replay import (append_snapshot, parse_snapshots, probe_sentences, read_probe_log, snapshot_to_json,
+                     take_snapshot, truncate_probe_log, write_probe_log)
 from .search import SearchConfig, greedy_search
 from .distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
 from .seq2seq import NMTModel
@@ -318,6 +322,7 @@ def end_round(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
         for group in optimizer.param_groups:
             group["lr"] *= cfg.train.lr_decay
     if rt.main:
+        record_probes(model, data, cfg, out, progress["step"], epoch, val["val_bleu"])
         write_round(model, data, cfg, optimizer, progress, record, improved, out, log)
     t = cfg.train
     out_of_time = t.time_limit_min and (record["elapsed_s"] + stats["seconds"] + val_seconds) / 60 > t.time_limit_min
@@ -325,6 +330,14 @@ def end_round(model, data: Data, cfg: Config, optimizer, progress: dict, stats: 
         log(f"stopping: another round would pass the {t.time_limit_min} minute limit")
     stop_early = progress["bad_rounds"] >= t.patience
     return bool(stop_early or out_of_time or (t.max_steps and progress["step"] >= t.max_steps))
+
+
+def record_probes(model: NMTModel, data: Data, cfg: Config, out: Path, step: int, epoch: float,
+                  val_bleu: Optional[float]) -> None:
+    """Decode the run's probe sentences and add the snapshot to ``out``/probes.jsonl."""
+    sources = probe_sentences(cfg.train.src_lang, cfg.train.tgt_lang, cfg.train.probes)
+    if sources:
+        append_snapshot(out, take_snapshot(model, (data.src_vocab, data.tgt_vocab), sources, step, epoch, val_bleu))
 
 
 def write_round(model, data: Data, cfg: Config, optimizer, progress: dict, record: dict, improved: bool,
@@ -336,7 +349,9 @@ def write_round(model, data: Data, cfg: Config, optimizer, progress: dict, recor
     card = {"arch": cfg.model.arch, "training": record, "config": cfg.to_dict(), "parameters": model.num_parameters()}
     if improved:
         log_records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train, card={**card, "log": log_records})
+        replay = {"snapshots": [snapshot_to_json(snap) for snap in read_probe_log(out)]}
+        save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
+                        card={**card, "log": log_records, "replay": replay})
     if cfg.train.keep_last:
         save_checkpoint(out / f"step-{progress['step']:07d}", model, data.src_vocab, data.tgt_vocab, cfg.train,
                         card=card)
@@ -354,6 +369,7 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     the folder of the best checkpoint. ``log`` receives report lines (rank 0 only);
     ``show_bar`` draws the tqdm progress bar (loss, target tokens/s)."""
     t = cfg.train
+    probe_sentences(t.src_lang, t.tgt_lang, t.probes)  # a bad probe list fails now, not at the first validation
     rt = setup(t.device)
     log = log if rt.main else (lambda *_: None)
     torch.manual_seed(t.seed)
@@ -380,6 +396,10 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
         data.src_vocab.save(out / SRC_VOCAB)
         data.tgt_vocab.save(out / TGT_VOCAB)
         (out / "host.json").write_text(json.dumps(host_description(rt, t.threads), indent=2) + "\n")
+        if resuming:
+            truncate_probe_log(out, progress["step"])
+        elif progress["step"] == 0:
+            record_probes(model, data, cfg, out, 0, 0.0, None)
     log(f"config: {json.dumps(cfg.to_dict())}")
     log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters; {rt.world} process(es) on {rt.device}")
     net = DistributedDataParallel(model) if rt.world > 1 else model
@@ -409,6 +429,8 @@ def warm_start(folder: Path, loaded: NMTModel, model: NMTModel, out: Optional[Pa
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "log.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        write_probe_log(out, parse_snapshots((read_card(folder).get("replay") or {}).get("snapshots", []),
+                                             f"{folder}/card.json replay"))
     last = records[-1]
     return {"epoch": math.ceil(last["epoch"]), "batch": 0, "step": last["step"], "first_step": last["step"],
             "best_bleu": max(r["val_bleu"] for r in records), "bad_rounds": 0, "elapsed_s": last["elapsed_s"]}

@@ -63,7 +63,7 @@ def test_two_processes_equal_one(runs):
 
 def test_only_rank_zero_writes(runs):
     assert sorted(p.name for p in (runs / "two").iterdir()) == ["best", "config.json", "host.json", "last", "log.jsonl",
-                                                                "src.spm.model", "tgt.spm.model"]
+                                                                "probes.jsonl", "src.spm.model", "tgt.spm.model"]
     assert len((runs / "two" / "log.jsonl").read_text().splitlines()) == 1
     one = json.loads((runs / "one" / "log.jsonl").read_text())
     two = json.loads((runs / "two" / "log.jsonl").read_text())

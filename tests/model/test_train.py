@@ -70,6 +70,8 @@ def test_init_from_continues_a_finished_model_its_count_and_its_log(tiny_checkpo
     assert log[-1]["step"] == first + 3 and log[-1]["epoch"] > before[-1]["epoch"]
     assert log[-1]["elapsed_s"] > before[-1]["elapsed_s"]
     assert any(f"from update {first}" in m for m in messages)
+    replay = [json.loads(line)["step"] for line in (tmp_path / "w" / "probes.jsonl").read_text().splitlines()]
+    assert replay == [0] + [r["step"] for r in before] + [first + 3]  # the replay carries on too
     start, end = load_file(best / "model.safetensors"), load_file(tmp_path / "w" / "last" / "model.safetensors")
     for name in start:
         torch.testing.assert_close(end[name], start[name])
