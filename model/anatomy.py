@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
+from .gru import gru_update
 from .seq2seq import NMTModel
 from .vocab import BOS
 
@@ -59,7 +60,7 @@ def dissect(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> 
         emb = dec.embed(y)  # (1, m)
         c, c_gates, alpha, energies = dec.context(s, enc)
         r, z, candidate = dec.gates(dec.W(emb) + c_gates, s)
-        s_new = s + z * (candidate - s)  # Decoder.gru
+        s_new = gru_update(s, z, candidate)  # as Decoder.gru
         t = dec.maxout_features(s_new, emb, dec.C_o(c))
         probs = torch.softmax(dec.W_o(t).float(), dim=-1)
         anatomy.steps.append(StepAnatomy(i, int(token), first(s), first(energies), first(alpha), first(c), first(r),

@@ -13,6 +13,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .errors import ConfigError
+
 
 class Attention(nn.Module):
     """The interface every alignment model implements.
@@ -161,5 +163,5 @@ ATTENTIONS: dict[str, type[Attention]] = {"additive": AdditiveAttention, "dot": 
 def make_attention(kind: str, query_dim: int, key_dim: int, align_dim: int) -> Attention:
     """The alignment model named ``kind`` (a key of ATTENTIONS)."""
     if kind not in ATTENTIONS:
-        raise ValueError(f"unknown attention {kind!r}; choose from {', '.join(ATTENTIONS)}")
+        raise ConfigError(f"unknown attention {kind!r}; choose from {', '.join(ATTENTIONS)}")
     return ATTENTIONS[kind](query_dim, key_dim, align_dim)

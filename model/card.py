@@ -32,26 +32,18 @@ from typing import Sequence
 
 from .checkpoint import CARD, average, export, read_json
 from .config import TrainConfig, dataclass_from_dict
-from .corpora import corpus_specs, is_pair_file, load_split, test_split_names
+from .catalogue import corpus_facts
+from .corpora import corpus_specs, held_out_split_names, is_pair_file, load_split
 from .data import Corpus
-from .evaluate import TestSet, build_test_set, join_consecutive, paired_significance, run_model
+from .eval_set import EvalSet, build_eval_set, join_consecutive
+from .evaluate import STRESS_K, paired_significance, run_model
 from .metrics import bleu, corpus_scores, moses_bleu_lc
+from .replay import read_probe_log, snapshot_to_json
 from .search import SearchConfig
 from .translate import Translator
 
-CORPUS_INFO = {  # what the cards say about each corpus we train on, by CorpusSpec.name
-    "tatoeba": {"description": "Tatoeba English-French sentence pairs (short everyday sentences, about 6 words on "
-                               "average) from the manythings.org fra-eng release of 2019-04-07",
-                "licence": "CC-BY 2.0 (France)",
-                "attribution": "Tatoeba Project (tatoeba.org), via www.manythings.org/anki"},
-    "multi30k": {"description": "Multi30k task 1: English image captions (Flickr30k, about 13 words on average) "
-                                "with French translations",
-                 "licence": "research use; cite the dataset papers",
-                 "attribution": "Elliott, Frank, Sima'an, Specia (2016), Multi30K: Multilingual English-German "
-                                "Image Descriptions; French data: Elliott et al. (2017), Findings of the Second "
-                                "Shared Task on Multimodal Machine Translation and Multilingual Image Description"},
-}
-STRESS_K = {True: (1, 2, 3, 4, 5), False: (1, 2, 3, 4)}  # pair files hold short sentences: join up to 5
+# Pair files (Tatoeba) hold short sentences: their stress test joins up to one more.
+STRESS_K_FOR = {False: STRESS_K, True: STRESS_K + (STRESS_K[-1] + 1,)}  # by is_pair_file
 CHECK_SENTENCES = 500  # the shipped-checkpoint test decodes this many sentences of each corpus' first test set
 TUNE_LENGTH_NORMS = (0.6, 0.8, 1.0, 1.2)  # tried at beam 5, then the best one with each beam size
 TUNE_BEAMS = (3, 5, 8, 12)
@@ -67,30 +59,30 @@ DEVIATIONS = [
 ]
 
 
-def test_sets(train: TrainConfig) -> dict[str, TestSet]:
+def held_out_sets(train: TrainConfig) -> dict[str, EvalSet]:
     """Every test set of the training corpora: a folder's ``test*`` files, a pair file's carved
     test split; named ``corpus/split``."""
     out = {}
     for spec in corpus_specs(train):
-        for split in test_split_names(spec, train.src_lang):
+        for split in held_out_split_names(spec, train.src_lang):
             corpus = load_split(spec, split, train.src_lang, train.tgt_lang)
-            out[f"{spec.name}/{split}"] = build_test_set(corpus.src, corpus.tgt, f"{spec.name}/{split}")
+            out[f"{spec.name}/{split}"] = build_eval_set(corpus.src, corpus.tgt, f"{spec.name}/{split}")
     return out
 
 
-def validation_set(train: TrainConfig) -> TestSet:
+def validation_set(train: TrainConfig) -> EvalSet:
     """The validation pairs training used, every corpus together."""
     prefixes = {"val": train.val_prefix}
     parts = [load_split(spec, "val", train.src_lang, train.tgt_lang, prefixes) for spec in corpus_specs(train)]
     capped = [Corpus(p.src[:train.val_max_sentences], p.tgt[:train.val_max_sentences]) for p in parts]
-    return build_test_set([s for p in capped for s in p.src], [t for p in capped for t in p.tgt], "validation")
+    return build_eval_set([s for p in capped for s in p.src], [t for p in capped for t in p.tgt], "validation")
 
 
-def val_bleu(translator: Translator, val: TestSet, cfg: SearchConfig) -> float:
+def val_bleu(translator: Translator, val: EvalSet, cfg: SearchConfig) -> float:
     return round(bleu(run_model(translator, val, cfg).hyps, val.ref)[0], 2)
 
 
-def select_weights(run_dir: Path, val: TestSet, k_average: int) -> tuple[Path, dict]:
+def select_weights(run_dir: Path, val: EvalSet, k_average: int) -> tuple[Path, dict]:
     """The run's best checkpoint, or the mean of its last ``k_average`` kept ones when that
     scores higher on validation (greedy)."""
     greedy = SearchConfig(beam=1, trace=False)
@@ -106,7 +98,7 @@ def select_weights(run_dir: Path, val: TestSet, k_average: int) -> tuple[Path, d
                                                                              "chosen": chosen}
 
 
-def tune_decoding(translator: Translator, val: TestSet) -> dict:
+def tune_decoding(translator: Translator, val: EvalSet) -> dict:
     """Length normalisation at beam 5, then the beam size with the best one, by validation BLEU
     (the smallest beam within TUNE_BEAM_TOLERANCE of the best, see pick_decoding)."""
     grid = []
@@ -147,7 +139,7 @@ SCORES_NOTE = ("bleu and bleu_lc are sacreBLEU on detokenised output (13a tokeni
                "with bleu_lc_moses, not with bleu.")
 
 
-def score_test_sets(translator: Translator, tests: dict[str, TestSet], decoding: SearchConfig,
+def score_test_sets(translator: Translator, tests: dict[str, EvalSet], decoding: SearchConfig,
                     tgt_lang: str = "fr") -> dict:
     scores = {}
     for name, test in tests.items():
@@ -160,7 +152,7 @@ def score_test_sets(translator: Translator, tests: dict[str, TestSet], decoding:
     return scores
 
 
-def stress_scores(translator: Translator, train: TrainConfig, tests: dict[str, TestSet],
+def stress_scores(translator: Translator, train: TrainConfig, tests: dict[str, EvalSet],
                   decoding: SearchConfig) -> dict[str, list[dict]]:
     """Per corpus, BLEU and output/reference length ratio with k consecutive test sentences
     joined (its first test set)."""
@@ -170,7 +162,7 @@ def stress_scores(translator: Translator, train: TrainConfig, tests: dict[str, T
         if name is None:
             continue
         rows = []
-        for k in STRESS_K[is_pair_file(spec.path)]:
+        for k in STRESS_K_FOR[is_pair_file(spec.path)]:
             test = join_consecutive(tests[name], k) if k > 1 else tests[name]
             run = run_model(translator, test, decoding)
             ratio = sum(len(h.split()) for h in run.hyps) / sum(len(r.split()) for r in test.ref)
@@ -182,7 +174,7 @@ def stress_scores(translator: Translator, train: TrainConfig, tests: dict[str, T
     return out
 
 
-def checks(translator: Translator, tests: dict[str, TestSet], train: TrainConfig) -> list[dict]:
+def checks(translator: Translator, tests: dict[str, EvalSet], train: TrainConfig) -> list[dict]:
     """Greedy BLEU on the first CHECK_SENTENCES of each corpus' first test set: what
     tests/model/test_shipped.py decodes again to check the shipped weights."""
     out = []
@@ -190,7 +182,7 @@ def checks(translator: Translator, tests: dict[str, TestSet], train: TrainConfig
         name = next((n for n in tests if n.startswith(f"{spec.name}/")), None)
         if name is not None:
             test = tests[name]
-            run = run_model(translator, TestSet(test.src[:CHECK_SENTENCES], test.ref[:CHECK_SENTENCES]),
+            run = run_model(translator, EvalSet(test.src[:CHECK_SENTENCES], test.ref[:CHECK_SENTENCES]),
                             SearchConfig(beam=1, trace=False))
             out.append({"test_set": name, "first": CHECK_SENTENCES, "decoding": "greedy",
                         "bleu": round(bleu(run.hyps, test.ref[:CHECK_SENTENCES])[0], 2)})
@@ -201,9 +193,10 @@ def data_section(train: TrainConfig) -> list[dict]:
     """Each training corpus: what it is, its licence and attribution, how it was used."""
     out, prefixes = [], {"train": train.train_prefix, "val": train.val_prefix}
     for spec in corpus_specs(train):
-        info = CORPUS_INFO.get(spec.name, {"description": spec.name, "licence": "unknown", "attribution": ""})
+        facts = corpus_facts(spec.name, train.src_lang, train.tgt_lang)
+        info = {"description": facts.description, "licence": facts.licence, "attribution": facts.attribution}
         parts = {split: load_split(spec, split, train.src_lang, train.tgt_lang, prefixes)
-                 for split in ("train", "val", *test_split_names(spec, train.src_lang))}
+                 for split in ("train", "val", *held_out_split_names(spec, train.src_lang))}
         entry = {"name": spec.name, **info, "training_pairs": len(parts["train"].src), "weight": spec.weight,
                  "pairs_per_split": {split: len(part.src) for split, part in parts.items()}}
         if is_pair_file(spec.path):
@@ -234,7 +227,7 @@ def unseen_reference_scores(translator: Translator, train: TrainConfig, decoding
         kept = [(s, t) for s, t in zip(test.src, test.tgt) if t not in seen]
         if not kept:
             continue
-        subset = build_test_set([s for s, _ in kept], [t for _, t in kept], f"{spec.name}/test, unseen references")
+        subset = build_eval_set([s for s, _ in kept], [t for _, t in kept], f"{spec.name}/test, unseen references")
         scores.update(score_test_sets(translator, {subset.name: subset}, decoding, train.tgt_lang))
     return scores
 
@@ -267,12 +260,15 @@ def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: st
                              "random training pairs",
             "command": command, "selection": selection, "decoding": decoding}
     card["training"], card["log"] = training_summary(run_dir)
-    tests = test_sets(train)
+    tests = held_out_sets(train)
     search = decoding_config(card)
     card.update(scores_note=SCORES_NOTE, test_scores={**score_test_sets(translator, tests, search, train.tgt_lang),
                                                       **unseen_reference_scores(translator, train, search)},
                 length_stress=stress_scores(translator, train, tests, search),
                 checks=checks(translator, tests, train), deviations=DEVIATIONS, limitations=limitations)
+    snapshots = read_probe_log(run_dir)
+    if snapshots:  # the training replay: what the probe sentences became over training
+        card["replay"] = {"snapshots": [snapshot_to_json(snap) for snap in snapshots]}
     (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     return card
 
@@ -285,7 +281,7 @@ def compare(a_dir: Path, b_dir: Path) -> list[dict]:
     translators = {d: Translator.from_checkpoint(d) for d in (a_dir, b_dir)}
     train = dataclass_from_dict(TrainConfig, read_json(a_dir / "config.json")["train"])
     rows = []
-    for name, test in test_sets(train).items():
+    for name, test in held_out_sets(train).items():
         runs = [run_model(translators[d], test, decoding_config(cards[d])) for d in (a_dir, b_dir)]
         result = paired_significance(runs, test.ref)
         a_bleu, b_bleu = (s["bleu"] for s in result["systems"])
@@ -303,7 +299,7 @@ def add_ablation(run_dir: Path, card_dir: Path, label: str, command: str) -> dic
     """Score ``run_dir``'s best checkpoint like a shipped one and record it in ``card_dir``'s card."""
     card = read_json(card_dir / CARD)
     train = dataclass_from_dict(TrainConfig, read_json(run_dir / "config.json")["train"])
-    tests, search = test_sets(train), decoding_config(card)
+    tests, search = held_out_sets(train), decoding_config(card)
     with tempfile.TemporaryDirectory() as tmp:
         translator = Translator.from_checkpoint(export(run_dir / "best", Path(tmp) / run_dir.name))
         entry = {"label": label, "command": command, "join_prob": train.join_prob,

@@ -20,14 +20,13 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
-from unittest import mock
 
 import torch
-from torch import nn
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from .config import ModelConfig, TrainConfig, dataclass_from_dict
+from .errors import CheckpointError, ConfigError
 from .seq2seq import NMTModel
 from .vocab import Vocab
 
@@ -38,10 +37,6 @@ SRC_VOCAB, TGT_VOCAB = "src.spm.model", "tgt.spm.model"
 MAX_PARAMETERS = 400_000_000  # refuse configs that would allocate more than this (~1.6 GB fp32)
 MAX_JSON_BYTES = 10 * 2**20
 MAX_VOCAB_BYTES = 50 * 2**20  # a 200k-piece SentencePiece model is about 5 MB
-
-
-class CheckpointError(ValueError):
-    """A checkpoint folder that cannot be loaded; the message names the file and the problem."""
 
 
 def save_checkpoint(path: str | Path, model: NMTModel, src_vocab: Vocab, tgt_vocab: Vocab,
@@ -90,17 +85,17 @@ def read_config(folder: Path) -> tuple[ModelConfig, Optional[TrainConfig], dict]
         model_cfg = dataclass_from_dict(ModelConfig, raw.get("model"))
         model_cfg.validate()
         train_cfg = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
-    except ValueError as exc:
+    except ConfigError as exc:
         raise CheckpointError(f"{folder / CONFIG}: {exc}") from None
     return model_cfg, train_cfg, raw
 
 
 def _meta_model(config: ModelConfig) -> NMTModel:
-    """The model's structure on the meta device: no memory, no initialisation. normal_ is skipped
-    while building: on meta, PyTorch runs it through a reference implementation whose first call
-    imports torch._dynamo, 1.4 s per process (a quarter of the app's cold start)."""
-    with torch.device("meta"), mock.patch.object(nn.init, "normal_", lambda tensor, *args, **kwargs: tensor):
-        return NMTModel(config)
+    """The model's structure on the meta device: no memory, and not initialised (the paper's
+    N(0, 0.001^2) for the alignment model would run normal_ on meta, whose first call imports
+    torch._dynamo: 1.4 s per process, a quarter of the app's cold start)."""
+    with torch.device("meta"):
+        return NMTModel(config, initialise=False)
 
 
 def _checked_meta_model(config: ModelConfig, where: Path) -> NMTModel:
@@ -169,16 +164,10 @@ def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
 
 
 def read_card(path: str | Path) -> dict:
-    """The card.json of a checkpoint folder, or {} when there is none."""
+    """The card.json of a checkpoint folder as raw JSON, or {} when there is none (training
+    continues a run from it; everything else reads cards with model.model_card)."""
     card = Path(path) / CARD
     return read_json(card) if card.is_file() else {}
-
-
-def card_length_stress(card: dict) -> dict[str, list[dict]]:
-    """A card's length stress tests by test set: {test set: [{k, items, source_words, bleu,
-    length_ratio}, ...]}. Cards written before 2026-11 held one list, for Multi30k test_2016_flickr."""
-    stress = card.get("length_stress") or {}
-    return {"multi30k/test_2016_flickr": stress} if isinstance(stress, list) else stress
 
 
 def export(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.float16) -> Path:

@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from .attention import ATTENTIONS
+from .errors import ConfigError
 
 ARCHS = ("rnnsearch", "rnnencdec")
 
@@ -34,21 +35,21 @@ class ModelConfig:
     layer_norm: bool = False  # layer-normalised GRU gates in encoder and decoder (Ba et al. 2016)
 
     def validate(self) -> None:
-        """Raise ValueError on values that are malformed or too large to allocate safely."""
+        """Raise ConfigError on values that are malformed or too large to allocate safely."""
         if self.arch not in ARCHS:
-            raise ValueError(f"arch must be one of {ARCHS}, got {self.arch!r}")
+            raise ConfigError(f"arch must be one of {ARCHS}, got {self.arch!r}")
         for name in ("emb_dim", "hidden", "align_dim", "maxout"):
             value = getattr(self, name)
             if not isinstance(value, int) or not 1 <= value <= MAX_UNITS:
-                raise ValueError(f"{name}={value!r} is outside 1..{MAX_UNITS}")
+                raise ConfigError(f"{name}={value!r} is outside 1..{MAX_UNITS}")
         for name in ("src_vocab_size", "tgt_vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or not 5 <= value <= MAX_VOCAB:
-                raise ValueError(f"{name}={value!r} is outside 5..{MAX_VOCAB}")
+                raise ConfigError(f"{name}={value!r} is outside 5..{MAX_VOCAB}")
         if self.attention not in ATTENTIONS:
-            raise ValueError(f"attention must be one of {', '.join(ATTENTIONS)}, got {self.attention!r}")
+            raise ConfigError(f"attention must be one of {', '.join(ATTENTIONS)}, got {self.attention!r}")
         if not 0.0 <= float(self.dropout) < 1.0:
-            raise ValueError(f"dropout={self.dropout!r} must be in [0, 1)")
+            raise ConfigError(f"dropout={self.dropout!r} must be in [0, 1)")
 
 
 @dataclass
@@ -79,7 +80,7 @@ class TrainConfig:
     max_corpus_mb: int = 512  # refuse training files larger than this (decompressed), a guard against mistakes
     streaming: bool = False  # read training pairs lazily, pool by pool, for corpora too big for memory
     max_len: int = 80  # pairs with more subword tokens on either side are dropped from training
-    join_prob: float = 0.0  # length augmentation: chance an example is 2-4 pairs joined (issue 10)
+    join_prob: float = 0.0  # length augmentation: chance an example is 2-4 pairs joined
     join_max: int = 4  # most training pairs joined into one augmented example
     batch_size: int = 80  # training pairs per batch (the paper used 80); a joined example counts its pairs
     pool_batches: int = 20  # batches sorted by length together, as in the paper (Appendix B)
@@ -125,11 +126,11 @@ class Config:
 def dataclass_from_dict(kind, data: dict):
     """Build dataclass ``kind`` from ``data``, refusing unknown keys and wrong types."""
     if not isinstance(data, dict):
-        raise ValueError(f"{kind.__name__} must be a JSON object, got {type(data).__name__}")
+        raise ConfigError(f"{kind.__name__} must be a JSON object, got {type(data).__name__}")
     known = {f.name: f for f in fields(kind)}
     unknown = sorted(set(data) - set(known))
     if unknown:
-        raise ValueError(f"unknown {kind.__name__} field(s): {', '.join(unknown)}")
+        raise ConfigError(f"unknown {kind.__name__} field(s): {', '.join(unknown)}")
     defaults = kind()
     values = {}
     for name, value in data.items():
@@ -150,16 +151,16 @@ def _coerce(name: str, value, kind):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
             return value.lower() in ("true", "1")
-        raise ValueError(f"{name} must be true/false, got {value!r}")
+        raise ConfigError(f"{name} must be true/false, got {value!r}")
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, str) and kind in (int, float):
         try:
             return kind(value)
         except ValueError:
-            raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}") from None
+            raise ConfigError(f"{name} must be a {kind.__name__}, got {value!r}") from None
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
+        raise ConfigError(f"{name} must be a {kind.__name__}, got {value!r}")
     return value
 
 
@@ -168,13 +169,13 @@ def _coerce_list(name: str, value) -> list:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{name} must be a JSON list ({exc})") from None
+            raise ConfigError(f"{name} must be a JSON list ({exc})") from None
     if not isinstance(value, list):
-        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
+        raise ConfigError(f"{name} must be a list, got {type(value).__name__}")
     item = LIST_ITEMS[name]
     if item is str:
         if not all(isinstance(x, str) for x in value):
-            raise ValueError(f"{name} must be a list of strings")
+            raise ConfigError(f"{name} must be a list of strings")
         return list(value)
     return [x if isinstance(x, item) else dataclass_from_dict(item, x) for x in value]
 
@@ -204,5 +205,5 @@ PRESETS: dict[str, Config] = {
 def preset(name: str) -> Config:
     """A fresh copy of a named preset."""
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
     return Config.from_dict(PRESETS[name].to_dict())

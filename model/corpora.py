@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .config import CorpusSpec, TrainConfig
-from .data import Corpus, DataError, find_split, read_pair_file, read_parallel
+from .errors import ConfigError, DataError
+from .data import Corpus, find_split, read_pair_file, read_parallel
 
 SPLIT_PAIRS = {"test": 3000, "val": 2000}  # pairs carved from a pair file, in this order; the rest trains
 MAX_HELD_OUT = 0.1  # a small pair file gives each held-out split at most this share of its pairs
@@ -71,7 +72,7 @@ def load_split(spec: CorpusSpec, split: str, src_lang: str, tgt_lang: str,
     return read_parallel(find_split(spec.path, prefix, src_lang), find_split(spec.path, prefix, tgt_lang), max_bytes)
 
 
-def test_split_names(spec: CorpusSpec, src_lang: str) -> list[str]:
+def held_out_split_names(spec: CorpusSpec, src_lang: str) -> list[str]:
     """The test splits ``spec`` has on disk: "test" for a pair file, the ``test*`` file stems of
     a folder; none when the path does not exist."""
     if is_pair_file(spec.path):
@@ -91,9 +92,9 @@ def corpus_specs(t: TrainConfig) -> list[CorpusSpec]:
     specs = list(t.corpora) or [CorpusSpec(name=Path(t.data_dir).name or "data", path=t.data_dir)]
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names) or not all(names):
-        raise ValueError(f"corpora need distinct, non-empty names, got {names}")
+        raise ConfigError(f"corpora need distinct, non-empty names, got {names}")
     if any(spec.weight < 0 for spec in specs) or not any(spec.weight > 0 for spec in specs):
-        raise ValueError("corpus weights must be >= 0, and at least one > 0")
+        raise ConfigError("corpus weights must be >= 0, and at least one > 0")
     return specs
 
 

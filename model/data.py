@@ -21,48 +21,9 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import torch
 
+from .errors import DataError
+from .textfile import MAX_FILE_BYTES, read_text
 from .vocab import BOS, EOS, PAD
-
-# Stop reading any single file past this many decompressed bytes (gzip bombs, huge uploads).
-MAX_FILE_BYTES = 512 * 1024 * 1024
-
-
-class DataError(ValueError):
-    """A corpus that cannot be used, with a message naming the file and the problem."""
-
-
-def read_lines(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> list[str]:
-    """All lines of a UTF-8 text file, plain or ``.gz``, without line endings.
-
-    Raises DataError for missing files, bad gzip, non-UTF-8 bytes, NUL bytes, or
-    more than ``max_bytes`` of (decompressed) text.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
-    if len(raw) > max_bytes:
-        raise DataError(f"{path}: more than {max_bytes // 2**20} MiB of text; refusing to read further")
-    return decode_text(raw, str(path)).splitlines()
-
-
-def decode_text(raw: bytes, name: str) -> str:
-    """Decode UTF-8 (a BOM is allowed) or raise DataError saying where it failed."""
-    if b"\x00" in raw:
-        raise DataError(f"{name}: contains NUL bytes; this looks like a binary or UTF-16 file, "
-                        "not UTF-8 text")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{name}: not valid UTF-8 (line {line}, byte {exc.start}); "
-                        "save the file as UTF-8") from None
-
 
 @dataclass
 class Corpus:
@@ -76,7 +37,8 @@ class Corpus:
 
 def read_parallel(src_path: str | Path, tgt_path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> Corpus:
     """Read two line-aligned files, skipping (and counting) pairs with an empty side."""
-    src, tgt = read_lines(src_path, max_bytes), read_lines(tgt_path, max_bytes)
+    src = read_text(src_path, max_bytes=max_bytes).splitlines()
+    tgt = read_text(tgt_path, max_bytes=max_bytes).splitlines()
     if len(src) != len(tgt):
         raise DataError(f"line counts differ: {src_path} has {len(src)} lines, "
                         f"{tgt_path} has {len(tgt)}")
@@ -93,7 +55,7 @@ def read_pair_file(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> Corpus:
     third column (Tatoeba's attribution) that is ignored. Pairs with an empty side are skipped
     and counted; any other line shape raises DataError naming the file and line."""
     src, tgt, empty = [], [], 0
-    for number, line in enumerate(read_lines(path, max_bytes), start=1):
+    for number, line in enumerate(read_text(path, max_bytes=max_bytes).splitlines(), start=1):
         if not line.strip():
             continue
         columns = line.split("\t")
@@ -129,7 +91,7 @@ def filter_by_length(src_ids: list[list[int]], tgt_ids: list[list[int]], max_len
 
 def join_examples(src_ids: Sequence[list[int]], tgt_ids: Sequence[list[int]], prob: float,
                   max_join: int, rng: random.Random) -> tuple[list[list[int]], list[list[int]], list[int]]:
-    """Length augmentation (issue 10): walk the pairs in a random order; at each position,
+    """Length augmentation: walk the pairs in a random order; at each position,
     with probability ``prob`` the next k (2..max_join) pairs become one example, sources
     joined with sources and targets with targets in the same order; otherwise the pair
     stays alone. Every pair is used exactly once, so an epoch keeps its size.
@@ -276,7 +238,7 @@ def download_multi30k(out_dir: str | Path, langs: Sequence[str] = ("en", "fr", "
                 raw = response.read(MAX_FILE_BYTES)
             target = out_dir / name
             target.write_bytes(raw)
-            got = len(read_lines(target))
+            got = len(read_text(target).splitlines())
             if got != expected:
                 target.unlink()
                 raise DataError(f"{name}: expected {expected} lines, downloaded file has {got}")

@@ -15,6 +15,8 @@ from .attention import make_attention
 from .layernorm_gru import BlockLayerNorm
 from .precision import autocast, pad_rows
 from .dropout import Dropout
+from .embedding import embedding
+from .gru import gru_update
 from .vocab import PAD
 
 
@@ -68,11 +70,11 @@ class Decoder(nn.Module):
     """
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, align_dim: int, maxout: int,
-                 dropout: float, attention: Optional[str], layer_norm: bool = False):
+                 dropout: float, attention: Optional[str], layer_norm: bool = False, initialise: bool = True):
         super().__init__()
         n, ctx = hidden, 2 * hidden
         self.hidden, self.maxout = hidden, maxout
-        self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
+        self.embed = embedding(vocab_size, emb_dim, initialise)
         self.W_s = nn.Linear(n, n)  # s_0 = tanh(W_s backward h_1)
         self.attention = make_attention(attention, n, ctx, align_dim) if attention else None
         self.W = nn.Linear(emb_dim, 3 * n)  # [W_r; W_z; W] E y_{i-1} (+ gate biases)
@@ -116,7 +118,7 @@ class Decoder(nn.Module):
     def gru(self, input_gates: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
         """input_gates = W E y + C c (batch, 3n), s_prev (batch, n) -> s_i (batch, n)."""
         r, z, candidate = self.gates(input_gates, s_prev)
-        return s_prev + z * (candidate - s_prev)  # = (1 - z) s_prev + z candidate
+        return gru_update(s_prev, z, candidate)
 
     def gates(self, input_gates: torch.Tensor, s_prev: torch.Tensor):
         """-> reset r_i, update z_i and candidate s~_i (each (batch, n)); the reset gate acts

@@ -1,12 +1,28 @@
 """Bidirectional GRU encoder (paper Appendix A.2.1)."""
 from __future__ import annotations
 
+import threading
+
 import torch
 from torch import nn
 
 from .layernorm_gru import LayerNormBiGRU
 from .dropout import Dropout
-from .vocab import PAD
+from .embedding import embedding
+
+
+_PER_THREAD = threading.local()
+
+
+def one_way_gru(m: int, n: int) -> nn.GRU:
+    """A one-way GRU's structure (m inputs, n units) without weights of its own (meta device),
+    for ``torch.func.functional_call`` to run with borrowed weights. One per thread:
+    functional_call swaps the weights into the module while it runs, so threads decoding at once
+    (a server's sessions) must not share it."""
+    cache = _PER_THREAD.__dict__.setdefault("grus", {})
+    if (m, n) not in cache:
+        cache[m, n] = nn.GRU(m, n, batch_first=True, device="meta")
+    return cache[m, n]
 
 
 class Encoder(nn.Module):
@@ -25,9 +41,10 @@ class Encoder(nn.Module):
     the packed GRU's backward re-zeroes a whole (tokens, 3n) gradient at every time step.)
     """
 
-    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, dropout: float, layer_norm: bool = False):
+    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, dropout: float, layer_norm: bool = False,
+                 initialise: bool = True):
         super().__init__()
-        self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
+        self.embed = embedding(vocab_size, emb_dim, initialise)
         # nn.GRU is fused and fast; the layer-normalised GRU is a Python loop over time.
         self.rnn = LayerNormBiGRU(emb_dim, hidden) if layer_norm else nn.GRU(emb_dim, hidden, batch_first=True,
                                                                             bidirectional=True)
@@ -52,12 +69,12 @@ class Encoder(nn.Module):
 
     def direction(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
         """One direction of the bidirectional nn.GRU (its ``_l0`` or ``_l0_reverse`` weights)
-        run forward over x (batch, len, m) -> (batch, len, n). ``torch._VF.gru`` is the kernel
-        nn.GRU itself calls; using it per direction keeps nn.GRU's parameter names."""
-        rnn = self.rnn
-        weights = [getattr(rnn, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        h0 = x.new_zeros(1, x.size(0), rnn.hidden_size)
-        out, _ = torch._VF.gru(x, h0, weights, True, 1, 0.0, self.training, False, True)
+        run forward over x (batch, len, m) -> (batch, len, n): a one-way nn.GRU called with
+        those weights (``torch.func.functional_call``), so the parameters keep nn.GRU's names
+        and every checkpoint loads as it is."""
+        weights = {f"{name}_l0": getattr(self.rnn, f"{name}_l0{suffix}")
+                   for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")}
+        out, _ = torch.func.functional_call(one_way_gru(self.rnn.input_size, self.rnn.hidden_size), weights, (x,))
         return out
 
 

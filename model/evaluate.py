@@ -12,13 +12,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import gzip
-import io
-import itertools
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ContextManager, Optional, Sequence
 
@@ -26,127 +23,16 @@ import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
-from .checkpoint import CheckpointError
 from .cli import int_range
-from .data import DataError, decode_text
-from .metrics import corpus_scores
+from .errors import UserError
+from .eval_set import MAX_LINES, EvalSet, eval_set_from_files, join_consecutive
+from .metrics import bootstrap_interval, corpus_scores
 from .search import SearchConfig
 from .trace import Trace
 from .translate import MAX_BEAM, Translator
 
-MAX_LINES = 10_000  # default cap on test-set size (UI and CLI)
-MAX_TEST_BYTES = 64 * 2**20  # test-set files (decompressed) above this are refused; 10,000 lines need far less
-MAX_LINE_CHARS = 1_000  # longer lines are cut, and the cut lines counted
 N_BOOTSTRAP = 1000
-
-
-@dataclass
-class TestSet:
-    """Validated source/reference pairs and what validation changed."""
-
-    src: list[str]
-    ref: list[str]
-    name: str = "test set"
-    notes: list[str] = field(default_factory=list)
-
-
-def read_upload(raw: bytes, name: str, max_bytes: int = MAX_TEST_BYTES) -> str:
-    """Text of an uploaded file (plain or gzip, detected by its magic bytes), size-capped."""
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as handle:
-                raw = handle.read(max_bytes + 1)  # stop past the cap: gzip bombs stay bounded
-        except (OSError, EOFError) as exc:
-            raise DataError(f"{name}: broken gzip file ({exc})") from None
-    if len(raw) > max_bytes:
-        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text; test sets are capped at "
-                        f"{MAX_LINES:,} lines, split the file")
-    return decode_text(raw, name)
-
-
-def read_test_file(path: str | Path, max_bytes: int = MAX_TEST_BYTES) -> str:
-    """Like ``read_upload`` for a file on disk, reading at most ``max_bytes + 1`` bytes of it."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    with open(path, "rb") as handle:
-        raw = handle.read(max_bytes + 1)
-    if len(raw) > max_bytes and raw[:2] != b"\x1f\x8b":
-        raise DataError(f"{path}: more than {max_bytes // 2**20} MiB; test sets are capped at {MAX_LINES:,} lines")
-    return read_upload(raw, str(path), max_bytes)
-
-
-def split_lines(text: str, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> list[str]:
-    """Lines of ``text``; more than ``max_lines`` are refused (or cut, with ``take_first``)
-    before the whole text is split, so a huge upload never becomes millions of strings."""
-    if text.count("\n", 0, len(text) - 1) + 1 <= max_lines:
-        return text.splitlines()
-    if not take_first:
-        raise DataError(f"{name}: more than {max_lines:,} lines, the limit; evaluate the first {max_lines:,} instead")
-    # one line more than the cap, so build_test_set sees the excess, cuts it, and says so
-    return [line.rstrip("\r") for line in text.split("\n", max_lines + 1)[:max_lines + 1]]
-
-
-def parse_table(text: str, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> tuple[list[str], list[str]]:
-    """Source and reference columns of a TSV or CSV (tab if the first line has one). A header
-    naming ``source``/``reference`` (or src/ref) picks columns; otherwise the first two."""
-    if not text.strip():
-        raise DataError(f"{name}: the file is empty")
-    dialect = "excel-tab" if "\t" in text.split("\n", 1)[0] else "excel"
-    rows = list(itertools.islice(csv.reader(io.StringIO(text), dialect=dialect), max_lines + 2))
-    if len(rows) > max_lines + 1 and not take_first:
-        raise DataError(f"{name}: more than {max_lines:,} rows, the limit; evaluate the first {max_lines:,} instead")
-    header = [cell.strip().lower() for cell in rows[0]]
-    src_col = next((header.index(h) for h in ("source", "src") if h in header), None)
-    ref_col = next((header.index(h) for h in ("reference", "ref", "target") if h in header), None)
-    if src_col is not None and ref_col is not None:
-        rows = rows[1:]
-    else:
-        src_col, ref_col = 0, 1
-    for number, row in enumerate(rows, start=1):
-        if len(row) <= max(src_col, ref_col):
-            raise DataError(f"{name}: row {number} has {len(row)} column(s); need source and reference columns")
-    return [r[src_col] for r in rows], [r[ref_col] for r in rows]
-
-
-def build_test_set(src: Sequence[str], ref: Sequence[str], name: str = "test set", src_name: str = "source",
-                   ref_name: str = "reference", max_lines: int = MAX_LINES, take_first: bool = False) -> TestSet:
-    """Validate line-aligned texts: empty, mismatched, too many lines, over-long lines."""
-    if not src or not any(s.strip() for s in src):
-        raise DataError(f"{src_name}: the file is empty")
-    if not ref or not any(r.strip() for r in ref):
-        raise DataError(f"{ref_name}: the file is empty")
-    if len(src) != len(ref):
-        raise DataError(f"line counts differ: {src_name} has {len(src)} lines, {ref_name} has {len(ref)}")
-    notes = []
-    if len(src) > max_lines:
-        if not take_first:
-            raise DataError(f"{src_name}: {len(src):,} lines, more than the limit of {max_lines:,}; "
-                            f"evaluate the first {max_lines:,} instead")
-        src, ref = src[:max_lines], ref[:max_lines]
-        notes.append(f"evaluating the first {max_lines:,} lines only")
-    long_lines = sum(len(s) > MAX_LINE_CHARS for s in src)
-    if long_lines:
-        notes.append(f"{long_lines} source line(s) longer than {MAX_LINE_CHARS} characters were cut")
-    return TestSet([s[:MAX_LINE_CHARS].strip() for s in src], [r.strip() for r in ref], name, notes)
-
-
-def load_test_files(src_path: str | Path, ref_path: str | Path, **kwargs) -> TestSet:
-    max_lines, take_first = kwargs.get("max_lines", MAX_LINES), kwargs.get("take_first", False)
-    src = split_lines(read_test_file(src_path), str(src_path), max_lines, take_first)
-    ref = split_lines(read_test_file(ref_path), str(ref_path), max_lines, take_first)
-    return build_test_set(src, ref, Path(src_path).name, str(src_path), str(ref_path), **kwargs)
-
-
-def join_consecutive(test: TestSet, k: int) -> TestSet:
-    """Length stress test (issue 10): items that join k consecutive lines, sources and
-    references alike; a last group shorter than k is dropped."""
-    if len(test.src) < k:  # no items at all: scoring nothing would fail far from here
-        raise DataError(f"{test.name}: {len(test.src)} line(s), fewer than the {k} to join into one item")
-    n = len(test.src) // k * k
-    src = [" ".join(test.src[i:i + k]) for i in range(0, n, k)]
-    ref = [" ".join(test.ref[i:i + k]) for i in range(0, n, k)]
-    return TestSet(src, ref, f"{test.name} (k={k})", [f"{n // k} items of {k} joined lines"])
+STRESS_K = (1, 2, 3, 4)  # the length stress test joins k consecutive test sentences, for each of these k
 
 
 @dataclass
@@ -163,7 +49,7 @@ class ModelRun:
         return [t.translation for t in self.traces]
 
 
-def run_model(translator: Translator, test: TestSet, cfg: SearchConfig,
+def run_model(translator: Translator, test: EvalSet, cfg: SearchConfig,
               progress: Optional[Callable[[int], None]] = None, batch_size: int = 64,
               keep_beam: bool = False, slot: Callable[[], ContextManager] = contextlib.nullcontext) -> ModelRun:
     """Translate a test set. Beam trees are dropped unless ``keep_beam`` (they dwarf the rest:
@@ -181,8 +67,9 @@ def with_interval(hyps: Sequence[str], refs: Sequence[str], n_bootstrap: int = N
     """Corpus scores plus bootstrap mean and 95% half-interval for BLEU and chrF."""
     scores = corpus_scores(hyps, refs)
     for key, metric in (("bleu", BLEU()), ("chrf", CHRF())):
-        result = metric.corpus_score(list(hyps), [list(refs)], n_bootstrap=n_bootstrap)
-        scores[f"{key}_mean"], scores[f"{key}_ci95"] = round(float(result._mean), 2), round(float(result._ci), 2)
+        interval = bootstrap_interval(metric, metric.corpus_score(list(hyps), [list(refs)], n_bootstrap=n_bootstrap))
+        scores[f"{key}_mean"], scores[f"{key}_ci95"] = (None, None) if interval is None else \
+            (round(interval[0], 2), round(interval[1], 2))
     return scores
 
 
@@ -214,8 +101,10 @@ def bleu_by_length(src: Sequence[str], refs: Sequence[str], runs: Sequence[Model
     for run in runs:
         for (lo, hi), index in sorted(buckets.items()):
             hyps, subset = [run.hyps[i] for i in index], [refs[i] for i in index]
-            score = BLEU().corpus_score(hyps, [subset], n_bootstrap=n_bootstrap if len(index) > 1 else 1)
-            ci = getattr(score, "_ci", None) if len(index) > 1 else None
+            metric = BLEU()
+            score = metric.corpus_score(hyps, [subset], n_bootstrap=n_bootstrap if len(index) > 1 else 1)
+            interval = bootstrap_interval(metric, score) if len(index) > 1 else None
+            ci = None if interval is None else interval[1]
             rows.append({"model": run.name, "lo": lo, "hi": hi, "label": f"{lo}-{hi}", "count": len(index),
                          "bleu": round(float(score.score), 2), "ci95": None if ci is None else round(float(ci), 2)})
     return rows
@@ -236,7 +125,7 @@ def attention_stats(trace: Trace) -> tuple[Optional[float], Optional[float]]:
     return round(coverage, 4), round(entropy, 4)
 
 
-def sentence_rows(test: TestSet, runs: Sequence[ModelRun]) -> list[dict]:
+def sentence_rows(test: EvalSet, runs: Sequence[ModelRun]) -> list[dict]:
     """The per-sentence table: texts, each model's output and sentence BLEU, difference,
     source length, and attention coverage/entropy for models with attention."""
     metric = BLEU(effective_order=True)
@@ -256,8 +145,8 @@ def sentence_rows(test: TestSet, runs: Sequence[ModelRun]) -> list[dict]:
     return rows
 
 
-def stress_report(test: TestSet, runs: dict[int, list[ModelRun]], width: int = 10) -> tuple[list[dict], list[dict]]:
-    """Length stress test (issue 10) from runs on k-joined versions of ``test`` ({k: runs}):
+def stress_report(test: EvalSet, runs: dict[int, list[ModelRun]], width: int = 10) -> tuple[list[dict], list[dict]]:
+    """Length stress test from runs on k-joined versions of ``test`` ({k: runs}):
     BLEU by source length over all versions together (the paper's Figure 2), and per (k, model)
     corpus BLEU and output/reference length ratio."""
     joined = {k: join_consecutive(test, k) if k > 1 else test for k in runs}
@@ -273,7 +162,7 @@ def stress_report(test: TestSet, runs: dict[int, list[ModelRun]], width: int = 1
     return bleu_by_length(src, ref, merged, width), summary
 
 
-def report(test: TestSet, runs: Sequence[ModelRun], cfg: SearchConfig, width: int = 10) -> dict:
+def report(test: EvalSet, runs: Sequence[ModelRun], cfg: SearchConfig, width: int = 10) -> dict:
     """Everything ``scores.json`` holds."""
     out = {"test_set": test.name, "sentences": len(test.src), "notes": test.notes,
            "decoding": {"beam": cfg.beam, "length_norm": cfg.length_norm, "max_len_ratio": cfg.max_len_ratio},
@@ -286,7 +175,7 @@ def report(test: TestSet, runs: Sequence[ModelRun], cfg: SearchConfig, width: in
     return out
 
 
-def write_report(out_dir: Path, test: TestSet, runs: Sequence[ModelRun], scores: dict) -> list[Path]:
+def write_report(out_dir: Path, test: EvalSet, runs: Sequence[ModelRun], scores: dict) -> list[Path]:
     """Hypotheses, CSV, JSON and the length chart into ``out_dir``; returns what was written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -303,11 +192,11 @@ def write_report(out_dir: Path, test: TestSet, runs: Sequence[ModelRun], scores:
     return written + [out_dir / "sentences.csv", out_dir / "scores.json"]
 
 
-def write_stress(out_dir: Path, test: TestSet, translators: Sequence[Translator], runs: Sequence[ModelRun],
+def write_stress(out_dir: Path, test: EvalSet, translators: Sequence[Translator], runs: Sequence[ModelRun],
                  cfg: SearchConfig, width: int) -> list[Path]:
-    """Decode k = 2..4 joined versions with the same models; write stress.json."""
+    """Decode the k-joined versions (STRESS_K) with the same models; write stress.json."""
     by_k = {1: list(runs)}
-    for k in (k for k in (2, 3, 4) if len(test.src) >= k):  # a k longer than the test set has no items
+    for k in (k for k in STRESS_K[1:] if len(test.src) >= k):  # a k longer than the test set has no items
         by_k[k] = [run_model(t, join_consecutive(test, k), cfg) for t in translators]
     rows, summary = stress_report(test, by_k, width)
     (out_dir / "stress.json").write_text(json.dumps({"bleu_by_length": rows, "summary": summary}, indent=2) + "\n")
@@ -342,13 +231,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also run the length stress test (k = 1..4 joined lines) into stress.json")
     args = parser.parse_args(argv)
     try:
-        test = load_test_files(args.src, args.ref, max_lines=args.max_lines, take_first=args.first)
+        test = eval_set_from_files(args.src, args.ref, args.src, args.ref, args.max_lines, args.first)
         if args.join > 1:
             test = join_consecutive(test, args.join)
         cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, trace=True)
         translators = load_translators(args.checkpoint)
         runs = [run_model(translator, test, cfg) for translator in translators]
-    except (DataError, CheckpointError, ValueError, OSError) as exc:
+    except (UserError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     scores = report(test, runs, cfg, args.bucket_width)

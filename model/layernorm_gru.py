@@ -13,6 +13,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .gru import gru_update
+
 
 class BlockLayerNorm(nn.Module):
     """LayerNorm applied separately to each of ``blocks`` consecutive chunks of ``size`` units,
@@ -47,7 +49,7 @@ class LayerNormGRUCell(nn.Module):
         x_gates = self.ln_input(x_gates)
         r, z = torch.sigmoid(x_gates[:, : 2 * n] + self.ln_rz(self.U_rz(h))).chunk(2, dim=-1)
         candidate = torch.tanh(x_gates[:, 2 * n:] + self.ln_u(self.U(r * h)))
-        return h + z * (candidate - h)
+        return gru_update(h, z, candidate)
 
 
 class LayerNormBiGRU(nn.Module):

@@ -1,9 +1,11 @@
 """Corpus scores via sacrebleu, always reported with their signatures."""
 from __future__ import annotations
 
-from typing import Sequence
+import json
+from typing import Optional, Sequence
 
 from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.metrics.base import Metric, Score
 
 
 def bleu(hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False) -> tuple[float, str]:
@@ -37,3 +39,13 @@ def moses_bleu_lc(hyps: Sequence[str], refs: Sequence[str], lang: str) -> tuple[
     tok = lambda lines: [tokenizer.tokenize(line, return_str=True, escape=False) for line in lines]  # noqa: E731
     metric = BLEU(lowercase=True, tokenize="none")
     return metric.corpus_score(tok(hyps), [tok(refs)]).score, str(metric.get_signature()) + "|moses-tokenised"
+
+
+def bootstrap_interval(metric: Metric, score: Score) -> Optional[tuple[float, float]]:
+    """(bootstrap mean, 95% half-interval) of a score that ``metric`` computed with
+    ``n_bootstrap`` > 1, as sacreBLEU prints them ("μ = mean ± half"), read from its public JSON
+    form; None when it reports no interval (one resample, or a mean of 0)."""
+    data = json.loads(score.format(width=2, signature=str(metric.get_signature()), is_json=True))
+    if "confidence_mean" not in data:
+        return None
+    return data["confidence_mean"], data["confidence_var"]

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .errors import ConfigError, ReplayError
 from .search import SearchConfig, beam_search
 from .seq2seq import NMTModel
 from .vocab import Vocab
@@ -49,10 +50,6 @@ DEFAULT_PROBES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-class ReplayError(ValueError):
-    """A probe log or a card's replay that cannot be read; the message says where."""
-
-
 @dataclass(frozen=True)
 class ProbeRecord:
     """One probe sentence at one point of training."""
@@ -79,10 +76,10 @@ def probe_sentences(src_lang: str, tgt_lang: str, configured: Sequence[str] = ()
     (none for a pair without defaults)."""
     probes = list(configured) or list(DEFAULT_PROBES.get((src_lang, tgt_lang), ()))
     if len(probes) > MAX_PROBES:
-        raise ValueError(f"train.probes: at most {MAX_PROBES} probe sentences, got {len(probes)}")
+        raise ConfigError(f"train.probes: at most {MAX_PROBES} probe sentences, got {len(probes)}")
     for probe in probes:
         if not isinstance(probe, str) or not probe.strip() or len(probe) > MAX_PROBE_CHARS:
-            raise ValueError(f"train.probes: each probe must be a non-empty sentence of at most "
+            raise ConfigError(f"train.probes: each probe must be a non-empty sentence of at most "
                              f"{MAX_PROBE_CHARS} characters, got {probe!r:.60}")
     return probes
 

@@ -20,17 +20,18 @@ import torch
 
 from .data import pad
 from .decoder import Step
+from .errors import NoHypothesisError
 from .seq2seq import NMTModel
-from .trace import BeamNode, Trace
+from .trace import BeamNode, Candidate, Trace
 from .vocab import BOS, EOS, UNK, Vocab
 
 KEPT, PRUNED, FINISHED = 0, 1, 2
 STATUS_NAMES = ("kept", "pruned", "finished")
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchConfig:
-    """Decoding settings."""
+    """Decoding settings; frozen, so one value is also the cache key of its decode."""
 
     beam: int = 5  # hypotheses kept per sentence (1: greedy)
     length_norm: float = 1.0  # lambda: score = logprob / length**lambda (0: none); alpha names attention
@@ -120,7 +121,7 @@ def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequ
                                    y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
             scores, active = scores.index_select(0, alive), active.index_select(0, alive)
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
-        raise ValueError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
+        raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
     return [_make_trace(model.config.arch, vocabs, ids, hyp, recorder, sent)
             for sent, (ids, hyp) in enumerate(zip(src, best))]
@@ -253,12 +254,16 @@ class _TreeRecorder:
         energies = self.steps[t].energies
         return None if energies is None else energies[row, slot, : self.src_lens[sent]].numpy()
 
-    def topk(self, sent: int, node: BeamNode) -> list[dict]:
-        """The most likely tokens at the step that made ``node``: [{"token", "id", "prob"}]."""
+    def topk(self, sent: int, node: BeamNode) -> list[Candidate]:
+        """The most likely tokens at the step that made ``node``, most likely first."""
         t, row, slot = self.origin[sent][node.id]
         step = self.steps[t]
-        return [{"token": self.vocab.pieces([i])[0], "id": i, "prob": round(p, 6)}
-                for p, i in zip(step.topk_p[row, slot].tolist(), step.topk_i[row, slot].tolist())]
+        return candidates(self.vocab, step.topk_p[row, slot].tolist(), step.topk_i[row, slot].tolist())
+
+
+def candidates(vocab: Vocab, probs: Sequence[float], ids: Sequence[int]) -> list[Candidate]:
+    """Candidate tokens from parallel lists of probabilities and ids (in that order)."""
+    return [Candidate(vocab.pieces([i])[0], int(i), round(float(p), 6)) for p, i in zip(probs, ids)]
 
 
 def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,

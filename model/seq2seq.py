@@ -14,16 +14,20 @@ from .vocab import PAD
 class NMTModel(nn.Module):
     """RNNsearch (``arch="rnnsearch"``) or RNNencdec (``arch="rnnencdec"``), paper Appendix A."""
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: ModelConfig, initialise: bool = True):
+        """``initialise=False`` leaves the weights as the layers made them, for a model whose
+        weights are about to be replaced (a checkpoint being loaded)."""
         super().__init__()
         config.validate()
         self.config = config
-        self.encoder = Encoder(config.src_vocab_size, config.emb_dim, config.hidden, config.dropout, config.layer_norm)
+        self.encoder = Encoder(config.src_vocab_size, config.emb_dim, config.hidden, config.dropout, config.layer_norm,
+                               initialise)
         self.decoder = Decoder(config.tgt_vocab_size, config.emb_dim, config.hidden, config.align_dim,
                                config.maxout, config.dropout,
                                attention=config.attention if config.arch == "rnnsearch" else None,
-                               layer_norm=config.layer_norm)
-        self.reset_parameters()
+                               layer_norm=config.layer_norm, initialise=initialise)
+        if initialise:
+            self.reset_parameters()
 
     @property
     def has_attention(self) -> bool:

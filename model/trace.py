@@ -12,7 +12,7 @@ JSON schema (``TRACE_SCHEMA_VERSION`` 1), one object per sentence:
 - ``attention``: list of rows, one per target token, each over ``source_tokens`` and
   summing to 1; null for RNNencdec (it has no attention)
 - ``energies``: the alignment energies e_ij before the softmax, same shape; null for RNNencdec
-- ``topk``: per step, a list of ``{"token", "id", "prob"}`` candidates, most likely first
+- ``topk``: per step, a list of ``{"token", "id", "prob"}`` candidates (``Candidate``), most likely first
 - ``beam``: every node of the search tree: ``{"id", "parent", "step", "token", "score",
   "norm_score", "status"}``; ``parent`` is null for the root (<s>); ``status`` is one of
   kept / pruned / finished / best (best marks the chosen hypothesis's whole path)
@@ -27,7 +27,18 @@ from typing import Optional
 import numpy as np
 
 TRACE_SCHEMA_VERSION = 1
-STATUSES = ("kept", "pruned", "finished", "best")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One of the most likely next tokens at a decoding step."""
+
+    token: str  # the subword piece
+    id: int  # its vocabulary id
+    prob: float  # p(token | prefix, source)
+
+    def to_json(self) -> dict:
+        return {"token": self.token, "id": self.id, "prob": self.prob}
 
 
 @dataclass
@@ -65,7 +76,7 @@ class Trace:
     step_logprobs: list[float]  # log p per output token
     attention: Optional[np.ndarray]  # (tgt_len, src_len), None for RNNencdec
     energies: Optional[np.ndarray]  # (tgt_len, src_len) pre-softmax energies, None for RNNencdec
-    topk: list[list[dict]] = field(default_factory=list)  # per step: [{"token","id","prob"}]
+    topk: list[list[Candidate]] = field(default_factory=list)  # per step, most likely first
     beam: list[BeamNode] = field(default_factory=list)  # the whole search tree
     truncated: bool = False  # the input was cut to the maximum input length
 
@@ -76,7 +87,7 @@ class Trace:
             "translation": self.translation, "score": _num(self.score), "logprob": _num(self.logprob),
             "step_logprobs": [_num(x) for x in self.step_logprobs],
             "attention": _matrix(self.attention), "energies": _matrix(self.energies),
-            "topk": self.topk, "beam": [node.to_json() for node in self.beam],
+            "topk": [[c.to_json() for c in step] for step in self.topk], "beam": [node.to_json() for node in self.beam],
             "truncated": self.truncated,
         }
 

@@ -33,6 +33,7 @@ from .corpora import corpus_specs, load_split, mix_indices
 from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
                    join_examples, make_batch, reservoir_sample, stream_pairs)
 from .loss import linear_cross_entropy
+from .errors import ConfigError, UserError
 from .metrics import bleu
 from .replay import (append_snapshot, parse_snapshots, probe_sentences, read_probe_log, snapshot_to_json,
                      take_snapshot, truncate_probe_log, write_probe_log)
@@ -78,7 +79,7 @@ class Data:
     def _stream_paths(self) -> tuple[Path, Path]:
         t = self.t
         if len(self.specs) != 1 or not Path(self.specs[0].path).is_dir():
-            raise ValueError("train.streaming reads one folder of train.{src,tgt}[.gz] files; "
+            raise ConfigError("train.streaming reads one folder of train.{src,tgt}[.gz] files; "
                              "it does not mix corpora or read pair files")
         folder = self.specs[0].path
         return find_split(folder, t.train_prefix, t.src_lang), find_split(folder, t.train_prefix, t.tgt_lang)
@@ -203,7 +204,7 @@ def make_optimizer(model: NMTModel, cfg: Config) -> torch.optim.Optimizer:
         return torch.optim.Adam(model.parameters(), lr=cfg.train.lr, fused=True)
     if cfg.train.optimizer == "adadelta":  # the paper's settings (Appendix B)
         return torch.optim.Adadelta(model.parameters(), lr=1.0, rho=0.95, eps=1e-6)
-    raise ValueError(f"unknown optimizer {cfg.train.optimizer!r}; use adam or adadelta")
+    raise ConfigError(f"unknown optimizer {cfg.train.optimizer!r}; use adam or adadelta")
 
 
 def save_state(folder: Path, model, data: Data, cfg: Config, optimizer, progress: dict) -> None:
@@ -461,7 +462,7 @@ def parse_overrides(cfg: Config, items: Sequence[str]) -> Config:
         key, sep, value = item.partition("=")
         section, _, name = key.partition(".")
         if not sep or section not in data or name not in data[section]:
-            raise ValueError(f"bad override {item!r}: use section.field=value with section model or train")
+            raise ConfigError(f"bad override {item!r}: use section.field=value with section model or train")
         data[section][name] = value
     return Config.from_dict(data)
 
@@ -469,22 +470,22 @@ def parse_overrides(cfg: Config, items: Sequence[str]) -> Config:
 def apply_config_file(cfg: Config, path: str | Path) -> Config:
     """``cfg`` with the sections of a JSON config file laid over it, field by field.
 
-    Raises CheckpointError (missing, not JSON, not an object) or ValueError naming the file.
+    Raises CheckpointError (missing, not JSON, not an object) or ConfigError naming the file.
     """
     data = read_json(Path(path))
     base = cfg.to_dict()
     unknown = sorted(set(data) - set(base))
     if unknown:
-        raise ValueError(f"{path}: unknown section(s) {', '.join(map(repr, unknown))}; "
+        raise ConfigError(f"{path}: unknown section(s) {', '.join(map(repr, unknown))}; "
                          f"use {' and '.join(base)}")
     for section, values in data.items():
         if not isinstance(values, dict):
-            raise ValueError(f"{path}: section {section!r} must be a JSON object, got {type(values).__name__}")
+            raise ConfigError(f"{path}: section {section!r} must be a JSON object, got {type(values).__name__}")
         base[section].update(values)
     try:
         return Config.from_dict(base)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -512,7 +513,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         best = train(config_from_args(args), resume=args.resume)
-    except (ValueError, DataError, CheckpointError, OSError) as exc:
+    except (UserError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"best checkpoint: {best}")

@@ -11,13 +11,15 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import BinaryIO, Callable, ContextManager, Optional, Sequence
+from typing import Callable, ContextManager, Optional, Sequence
 
 import torch
 
-from .checkpoint import CheckpointError, load_checkpoint
+from .checkpoint import load_checkpoint
 from .cli import int_range
-from .data import DataError, decode_text, iter_chunks
+from .data import iter_chunks
+from .errors import ConfigError, UserError
+from .textfile import read_text
 from .search import SearchConfig, beam_search, greedy_traces
 from .seq2seq import NMTModel
 from .trace import Trace
@@ -64,9 +66,9 @@ class Translator:
         long evaluation gives others a turn between batches.
         """
         if not 1 <= cfg.beam <= MAX_BEAM:
-            raise ValueError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
+            raise ConfigError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
         if not (0 <= cfg.max_len_ratio <= MAX_LEN_RATIO and 0 <= cfg.max_len_extra <= MAX_LEN_EXTRA):
-            raise ValueError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
+            raise ConfigError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
         encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
         traces: list[Optional[Trace]] = [None] * len(sentences)
         todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))
@@ -94,18 +96,6 @@ class Translator:
         return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
 
 
-def read_lines(stream: BinaryIO, name: str = "stdin", max_bytes: int = MAX_STDIN_BYTES) -> list[str]:
-    """Lines of a UTF-8 byte stream such as stdin.
-
-    NUL bytes, invalid UTF-8 and more than ``max_bytes`` raise DataError: read as text, invalid
-    bytes would become lone surrogates, on which SentencePiece fails with an opaque RuntimeError.
-    """
-    raw = stream.read(max_bytes + 1)  # never more than the cap plus the byte that shows it was passed
-    if len(raw) > max_bytes:
-        raise DataError(f"{name}: more than {max_bytes // 2**20} MiB of text; split the input")
-    return decode_text(raw, name).splitlines()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -122,14 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     try:
         translator = Translator.from_checkpoint(args.checkpoint)
-        lines = read_lines(sys.stdin.buffer)
-    except (CheckpointError, DataError) as exc:
+        lines = read_text(sys.stdin.buffer, "stdin", MAX_STDIN_BYTES).splitlines()
+    except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
     try:
         traces = translator.translate(lines, cfg, batch_size=args.batch_size)
-    except ValueError as exc:
+    except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for trace in traces:

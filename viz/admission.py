@@ -33,6 +33,7 @@ class DecodeGate:
         self._cond = threading.Condition()
         self._running = 0
         self._queue: deque = deque()
+        self._polls = 0  # times a waiting request looked again (tests count them instead of sleeping)
 
     @contextlib.contextmanager
     def slot(self, on_wait: Optional[Callable[[int], None]] = None, places: int = 1) -> Iterator[float]:
@@ -57,6 +58,7 @@ class DecodeGate:
                     told = ahead
                 with self._cond:
                     self._cond.wait(timeout=self.poll_s)
+                    self._polls += 1
         except BaseException:
             with self._cond:
                 if ticket in self._queue:
@@ -89,5 +91,30 @@ class DecodeGate:
 
     @property
     def queued(self) -> int:
+        """Requests waiting in line."""
         with self._cond:
             return len(self._queue)
+
+    @property
+    def running(self) -> int:
+        """Places taken by requests that are running."""
+        with self._cond:
+            return self._running
+
+    @property
+    def polls(self) -> int:
+        """How many times, in all, waiting requests have looked again."""
+        with self._cond:
+            return self._polls
+
+    def wait_until(self, predicate, timeout: float) -> bool:
+        """Block until ``predicate()`` holds (re-checked at every change of the gate and every
+        poll period), at most ``timeout`` seconds; whether it held. For tests and monitors."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, self.poll_s))
+        return True

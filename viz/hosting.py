@@ -13,6 +13,8 @@ from typing import Optional
 
 import streamlit as st
 
+from model.errors import UserError
+
 # Longest checkpoint name or path accepted, in characters, and longest part of it in UTF-8
 # bytes (NAME_MAX on Linux/macOS; a longer part makes every file call raise OSError).
 MAX_NAME_CHARS, MAX_PART_BYTES = 1024, 255
@@ -20,7 +22,7 @@ OUTSIDE_ROOT = "Only checkpoints inside the server's checkpoint folder can be us
 BAD_NAME = "That is not a usable checkpoint name or path."
 
 
-class CheckpointNameError(ValueError):
+class CheckpointNameError(UserError):
     """A checkpoint name refused before anything was loaded. The message is fixed: it never
     repeats the name or any server path."""
 

@@ -17,6 +17,8 @@ from typing import Sequence
 
 import plotly.graph_objects as go
 
+from model.model_card import StressRow
+
 # One colour per model up to ten: the Models page draws every shipped model on one chart.
 COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf"]
@@ -55,16 +57,15 @@ def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence len
     return fig
 
 
-def stress_chart(series: dict[str, Sequence[dict]], title: str) -> go.Figure:
+def stress_chart(series: dict[str, Sequence[StressRow]], title: str) -> go.Figure:
     """BLEU against mean source length of a length stress test (k test sentences joined), one
-    line per model: ``series`` maps a model name to rows with source_words, bleu and k (cards'
-    ``length_stress``)."""
+    line per model: ``series`` maps a model name to its rows (a card's ``length_stress``)."""
     fig = go.Figure()
     for k, (model, rows) in enumerate(series.items()):
         fig.add_trace(go.Scatter(
-            x=[r["source_words"] for r in rows], y=[r["bleu"] for r in rows], mode="lines+markers",
+            x=[r.source_words for r in rows], y=[r.bleu for r in rows], mode="lines+markers",
             name=html.escape(model), line={"color": COLOURS[k % len(COLOURS)], "width": 3},
-            customdata=[[r["k"], r.get("items", "")] for r in rows],
+            customdata=[[r.k, r.items] for r in rows],
             hovertemplate="k = %{customdata[0]} joined (%{customdata[1]} items)<br>%{x} words on average<br>"
                           "BLEU %{y:.2f}<extra>" + html.escape(model) + "</extra>"))
     fig.update_layout(title=title, height=400, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},

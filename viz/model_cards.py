@@ -7,12 +7,12 @@ Training curves go in as PNGs next to the README when plotly's static export wor
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from model.checkpoint import card_length_stress
+from model.errors import CheckpointError
+from model.model_card import Ablation, Card, read_model_card
 
 from .curves import training_curves
 
@@ -26,128 +26,132 @@ Scores are sacreBLEU (cased, 13a tokenisation, detokenised output) unless a colu
 """
 
 
-def comparison_table(cards: list[dict]) -> str:
-    sets = list(dict.fromkeys(k for c in cards for k in c.get("test_scores", {})))
+def comparison_table(cards: list[Card]) -> str:
+    sets = list(dict.fromkeys(k for c in cards for k in c.test_scores))
     lines = ["| model | trained on | parameters | updates | training (min) | " +
              " | ".join(f"{s} BLEU / lc / chrF" for s in sets) + " |", "|---|---|---|---|---|" + "---|" * len(sets)]
     for c in cards:
-        cells = [" / ".join(str(c["test_scores"][s][k]) for k in ("bleu", "bleu_lc", "chrf"))
-                 if s in c["test_scores"] else "" for s in sets]
-        t = c["training"]
-        lines.append(f"| {c['name']} | {c.get('trained_on', '')} | {c['parameters']:,} | {t.get('updates', '')} | "
-                     f"{t['wall_minutes']} | " + " | ".join(cells) + " |")
+        cells = [" / ".join(str(v) for v in (c.test_scores[s].bleu, c.test_scores[s].bleu_lc, c.test_scores[s].chrf))
+                 if s in c.test_scores else "" for s in sets]
+        t = c.training
+        lines.append(f"| {c.name} | {c.trained_on} | {c.parameters:,} | {t.updates if t else ''} | "
+                     f"{t.wall_minutes if t else ''} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def data_lines(card: dict) -> list[str]:
-    if isinstance(card["data"], str):  # older cards: one sentence
-        return [f"- **Data:** {card['data']}"]
+def data_lines(card: Card) -> list[str]:
     out = ["- **Data:**"]
-    for d in card["data"]:
-        out += [f"  - **{d['name']}** ({d['training_pairs']:,} training pairs, weight {d['weight']}): "
-                f"{d['description']}. Licence: {d['licence']}. Attribution: {d['attribution']}. Splits: {d['splits']}."]
+    for d in card.data:
+        out += [f"  - **{d.name}** ({d.training_pairs:,} training pairs, weight {d.weight}): {d.description}. "
+                f"Licence: {d.licence}. Attribution: {d.attribution}. Splits: {d.splits}."]
     return out
 
 
-def training_line(t: dict) -> str:
-    where = t.get("where") or {}
-    host = f"{where.get('gpu') or where.get('cpu', 'CPU')}, {where.get('threads', '?')} thread(s)" if where else "2 CPU cores"
-    updates = f"{t['updates']:,} updates ({t['epochs']} epochs)" if "updates" in t else f"{t['epochs']} epochs"
-    return (f"- **Training:** {updates} in {t['wall_minutes']} min on {host}, {t['tokens_per_s']} target tokens/s; "
-            f"best validation BLEU {t['best_val_bleu']} (greedy)")
+def training_line(card: Card) -> str:
+    t = card.training
+    where = f"{t.where.gpu or t.where.cpu}, {t.where.threads} thread(s)" if t.where else "unknown hardware"
+    return (f"- **Training:** {t.updates:,} updates ({t.epochs:g} epochs) in {t.wall_minutes:g} min on {where}, "
+            f"{t.tokens_per_s:g} target tokens/s; best validation BLEU {t.best_val_bleu} (greedy)")
 
 
-def card_section(card: dict, folder: Path) -> str:
-    out = [f"## {card['name']}\n", f"- **Architecture:** {card['arch']}, {card['parameters']:,} parameters "
-           f"(see `config.json`)", *data_lines(card), f"- **Preprocessing:** {card['preprocessing']}",
-           f"- **Training command:** `{card['command']}`", training_line(card["training"])]
-    if card.get("selection"):
-        out.append(f"- **Weights shipped:** {card['selection']['chosen']} (validation BLEU, greedy: "
-                   + ", ".join(f"{k} {v}" for k, v in card["selection"]["val_bleu_greedy"].items()) + ")")
-    if card.get("decoding"):
-        d = card["decoding"]
-        out.append(f"- **Default decoding:** beam {d['beam']}, length normalisation {d['length_norm']} "
-                   f"(chosen on: {d['chosen_on']})")
+def card_section(card: Card, folder: Path) -> str:
+    out = [f"## {card.name}\n", f"- **Architecture:** {card.arch}, {card.parameters:,} parameters "
+           f"(see `config.json`)", *data_lines(card), f"- **Preprocessing:** {card.preprocessing}",
+           f"- **Training command:** `{card.command}`"]
+    if card.how_trained:
+        out.append(f"- **How this copy was trained:** {card.how_trained}")
+    if card.training:
+        out.append(training_line(card))
+    if card.selection:
+        out.append(f"- **Weights shipped:** {card.selection.chosen} (validation BLEU, greedy: "
+                   + ", ".join(f"{k} {v}" for k, v in card.selection.val_bleu_greedy.items()) + ")")
+    d = card.decoding
+    out.append(f"- **Default decoding:** beam {d.beam}, length normalisation {d.length_norm} (chosen on: {d.chosen_on})")
     out += ["", "### Test scores", "", "| test set | decoding | BLEU | BLEU (lowercased) | BLEU (lc, Moses-tokenised) "
             "| chrF |", "|---|---|---|---|---|---|"]
-    out += [f"| {name} | {s['decoding']} | {s['bleu']} | {s['bleu_lc']} | {s.get('bleu_lc_moses', '')} | {s['chrf']} |"
-            for name, s in card["test_scores"].items()]
-    first = next(iter(card["test_scores"].values()))
-    out += ["", f"Signatures: `{first['bleu_signature']}`, lowercased `{first['bleu_lc_signature']}`, "
-                f"`{first['chrf_signature']}`" + (f", Moses `{first['bleu_lc_moses_signature']}`" if
-                                                  "bleu_lc_moses_signature" in first else "") + ".", ""]
-    if card.get("scores_note"):
-        out += [card["scores_note"], ""]
-    for name, rows in card_length_stress(card).items():
+    out += [f"| {name} | {s.decoding} | {s.bleu} | {s.bleu_lc} | {s.bleu_lc_moses or ''} | {s.chrf} |"
+            for name, s in card.test_scores.items()]
+    first = next(iter(card.test_scores.values()), None)
+    if first:
+        out += ["", f"Signatures: `{first.bleu_signature}`, lowercased `{first.bleu_lc_signature}`, "
+                    f"`{first.chrf_signature}`" + (f", Moses `{first.bleu_lc_moses_signature}`"
+                                                   if first.bleu_lc_moses_signature else "") + ".", ""]
+    if card.scores_note:
+        out += [card.scores_note, ""]
+    for name, rows in card.length_stress.items():
         out += [f"### Length stress test ({name}, k consecutive sentences joined)", "",
                 "| k | items | mean source words | BLEU | output/reference length |", "|---|---|---|---|---|"]
-        out += [f"| {r['k']} | {r['items']} | {r['source_words']} | {r['bleu']} | {r['length_ratio']} |" for r in rows]
+        out += [f"| {r.k} | {r.items} | {r.source_words} | {r.bleu} | {r.length_ratio} |" for r in rows]
         out.append("")
     out += comparison_section(card)
-    for ablation in card.get("ablations", []):
+    for ablation in card.ablations:
         out += ablation_section(card, ablation)
+    out += replay_section(card)
     out += ["### Training curves", "", curves(card, folder), ""]
-    if card.get("deviations"):
-        out += ["### Deviations from the paper", ""] + [f"- {d}" for d in card["deviations"]] + [""]
-    out.append(f"### Limitations\n\n{card['limitations']}\n")
+    if card.deviations:
+        out += ["### Deviations from the paper", ""] + [f"- {d}" for d in card.deviations] + [""]
+    out.append(f"### Limitations\n\n{card.limitations}\n")
     return "\n".join(out)
 
 
-def comparison_section(card: dict) -> list[str]:
-    comparison = card.get("comparison")
-    if not comparison:
+def comparison_section(card: Card) -> list[str]:
+    c = card.comparison
+    if not c:
         return []
-    other = comparison["with"]
-    out = [f"### Against {other} (same data, vocabularies, preset, seed and updates)", "",
-           f"| test set | {card['name']} BLEU | {other} BLEU | difference | p ({comparison['test']}) |",
-           "|---|---|---|---|---|"]
-    for r in comparison["rows"]:
-        diff = r[card["name"]] - r[other]
-        out.append(f"| {r['test_set']} | {r[card['name']]} | {r[other]} | {diff:+.2f} | {r['p_value']:.4f} |")
-    return out + ["", f"Signature: `{comparison['rows'][0]['signature']}`.", ""]
+    out = [f"### Against {c.other} (same data, vocabularies, preset, seed and updates)", "",
+           f"| test set | {card.name} BLEU | {c.other} BLEU | difference | p ({c.test}) |", "|---|---|---|---|---|"]
+    out += [f"| {r.test_set} | {r.ours} | {r.theirs} | {r.difference:+.2f} | {r.p_value:.4f} |" for r in c.rows]
+    return out + ["", f"Signature: `{c.rows[0].signature}`.", ""]
 
 
-def ablation_section(card: dict, ablation: dict) -> list[str]:
+def ablation_section(card: Card, ablation: Ablation) -> list[str]:
     """This model against the same recipe with one change, on every test set and stress level."""
-    t = ablation["training"]
-    out = [f"### Ablation: {ablation['label']}", "",
-           f"Trained with `{ablation['command']}`: {t['epochs']} epochs in {t['wall_minutes']} min, best validation "
-           f"BLEU {t['best_val_bleu']} (greedy). Same decoding and scoring as above.", "",
-           f"| test set | decoding | this model BLEU | {ablation['label']} BLEU | difference |", "|---|---|---|---|---|"]
-    for name, theirs in ablation["test_scores"].items():
-        ours = card["test_scores"][name]["bleu"]
-        out.append(f"| {name} | {theirs['decoding']} | {ours} | {theirs['bleu']} | {ours - theirs['bleu']:+.2f} |")
-    ours_stress, theirs_stress = card_length_stress(card), card_length_stress(ablation)
-    for name, rows in theirs_stress.items():
-        out += ["", f"| {name}, k joined | this model BLEU / length ratio | {ablation['label']} BLEU / length ratio |",
+    t = ablation.training
+    out = [f"### Ablation: {ablation.label}", "",
+           f"Trained with `{ablation.command}`: {t.epochs:g} epochs in {t.wall_minutes:g} min, best validation "
+           f"BLEU {t.best_val_bleu} (greedy). Same decoding and scoring as above.", "",
+           f"| test set | decoding | this model BLEU | {ablation.label} BLEU | difference |", "|---|---|---|---|---|"]
+    for name, theirs in ablation.test_scores.items():
+        ours = card.test_scores[name].bleu
+        out.append(f"| {name} | {theirs.decoding} | {ours} | {theirs.bleu} | {ours - theirs.bleu:+.2f} |")
+    for name, rows in ablation.length_stress.items():
+        out += ["", f"| {name}, k joined | this model BLEU / length ratio | {ablation.label} BLEU / length ratio |",
                 "|---|---|---|"]
-        for ours, theirs in zip(ours_stress.get(name, []), rows):
-            out.append(f"| {ours['k']} | {ours['bleu']} / {ours['length_ratio']} | "
-                       f"{theirs['bleu']} / {theirs['length_ratio']} |")
+        for ours, theirs in zip(card.length_stress.get(name, ()), rows):
+            out.append(f"| {ours.k} | {ours.bleu} / {ours.length_ratio} | {theirs.bleu} / {theirs.length_ratio} |")
     return out + [""]
 
 
-def curves(card: dict, folder: Path) -> str:
-    png = folder / f"{card['name']}-curves.png"
+def replay_section(card: Card) -> list[str]:
+    """The probe sentences' outputs at update 0, at the middle validation and at the last."""
+    if not card.replay:
+        return []
+    shown = [card.replay[i] for i in sorted({0, len(card.replay) // 2, len(card.replay) - 1})]
+    out = ["### Training replay", "", f"{len(card.replay)} snapshots of {len(card.replay[0].probes)} probe sentences "
+           "(outputs and attention in `card.json` under `replay`; the app's Paper page plays them back).", ""]
+    for i, probe in enumerate(card.replay[0].probes):
+        out += [f"- *{probe.source}*"]
+        out += [f"  - update {s.step:,}: {s.probes[i].output or '(empty)'}" for s in shown if i < len(s.probes)]
+    return out + [""]
+
+
+def curves(card: Card, folder: Path) -> str:
+    png = folder / f"{card.name}-curves.png"
     try:
-        training_curves(card["log"], f"{card['name']}: training").write_image(png, width=800, height=340)
+        training_curves(card.log, f"{card.name}: training").write_image(png, width=800, height=340)
         return f"![training curves]({png.name})"
     except Exception:  # no static-export backend: fall back to a table
         rows = ["| update | epoch | train loss | val loss | val BLEU |", "|---|---|---|---|---|"]
-        rows += [f"| {r.get('step', '')} | {r['epoch']} | {r['train_loss']:.3f} | {r['val_loss']:.3f} | "
-                 f"{r['val_bleu']:.2f} |" for r in card["log"]]
+        rows += [f"| {r.step} | {r.epoch:g} | {r.train_loss:.3f} | {r.val_loss:.3f} | {r.val_bleu:.2f} |"
+                 for r in card.log]
         return "\n".join(rows)
 
 
-def read_cards(folder: Path) -> list[dict]:
-    """The cards with test scores in ``folder/*/card.json``; ValueError names a malformed one."""
-    cards = []
-    for path in sorted(folder.glob("*/card.json")):
-        try:
-            cards.append(json.loads(path.read_text(encoding="utf-8")))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    return [c for c in cards if isinstance(c, dict) and "test_scores" in c]
+def read_cards(folder: Path) -> list[Card]:
+    """The cards with test scores of ``folder``'s checkpoint folders; CheckpointError names a
+    malformed one."""
+    cards = [read_model_card(path.parent) for path in sorted(folder.glob("*/card.json"))]
+    return [c for c in cards if c is not None and c.test_scores]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,11 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = Path(parser.parse_args(argv).folder)
     try:
         if not folder.is_dir():
-            raise ValueError(f"{folder}: not a folder")
+            raise CheckpointError(f"{folder}: not a folder")
         cards = read_cards(folder)
         if not cards:  # an empty README over a real one would lose every card
-            raise ValueError(f"{folder}: no */card.json with test scores; nothing to render")
-    except ValueError as exc:
+            raise CheckpointError(f"{folder}: no */card.json with test scores; nothing to render")
+    except CheckpointError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     text = HEADER + "## Comparison\n\n" + comparison_table(cards) + "\n" + "\n".join(card_section(c, folder) for c in cards)

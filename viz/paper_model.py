@@ -2,71 +2,101 @@
 model/ that computes it, and its value for a sentence the reader types, at a step they pick."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
 from model.anatomy import Anatomy, StepAnatomy, dissect
+from model.search import candidates
 
-from . import common, nav
+from . import checkpoints, nav
 from .alignment import display_token
+from .decoding import Decoded, QueuedSlot, Request, translate
 from .steps import energies_bar, norms_bar, source_strip, topk_bar
+from .text import MAX_INPUT_CHARS, cut_input, md
 
-DEFAULT_SENTENCE = "She has a white cat and two small dogs."
-EQUATIONS = {  # key: (LaTeX, where in model/ it is computed)
-    "h": (r"h_j = \left[\overrightarrow{h}_j \,;\, \overleftarrow{h}_j\right]",
-          "model/encoder.py · Encoder.forward (a bidirectional GRU over E x_j)"),
-    "s0": (r"s_0 = \tanh\left(W_s \overleftarrow{h}_1\right)", "model/decoder.py · Decoder.init_state"),
-    "e": (r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)",
-          "model/attention.py · AdditiveAttention.forward (U_a h_j once per sentence: .keys)"),
-    "alpha": (r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k=1}^{T_x} \exp(e_{ik})}",
-              "model/attention.py · _normalise (padding masked before the softmax)"),
-    "c": (r"c_i = \sum_{j=1}^{T_x} \alpha_{ij} h_j", "model/decoder.py · Decoder.context"),
-    "gates": (r"r_i = \sigma\left(W_r E y_{i-1} + U_r s_{i-1} + C_r c_i\right), \quad "
-              r"z_i = \sigma\left(W_z E y_{i-1} + U_z s_{i-1} + C_z c_i\right)", "model/decoder.py · Decoder.gates"),
-    "s": (r"s_i = (1 - z_i) \circ s_{i-1} + z_i \circ \tanh\left(W E y_{i-1} + U\left[r_i \circ s_{i-1}\right]"
-          r" + C c_i\right)", "model/decoder.py · Decoder.gates and Decoder.gru"),
-    "out": (r"t_{i,k} = \max\left(\tilde t_{i,2k-1}, \tilde t_{i,2k}\right), \;\; \tilde t_i = U_o s_i + V_o E y_{i-1}"
-            r" + C_o c_i, \;\; p(y_i \mid y_{<i}, x) \propto \exp\left(y_i^\top W_o t_i\right)",
-            "model/decoder.py · Decoder.maxout_features and Decoder.readout"),
-    "fixed": (r"c = \left[\overrightarrow{h}_{T_x} \,;\, \overleftarrow{h}_1\right] \quad \text{at every step } i",
-              "model/encoder.py · Encoder.forward (its summary) and Decoder.context, RNNencdec branch"),
+@dataclass(frozen=True)
+class Equation:
+    """One equation of the paper and the functions in model/ that compute it."""
+
+    latex: str
+    computed_by: tuple[tuple[str, str], ...]  # (module, qualified name), importable
+    note: str = ""  # how, in a few words
+
+    def caption(self) -> str:
+        names = " and ".join(f"{module.replace('.', '/')}.py · {name}" for module, name in self.computed_by)
+        return f"Computed by `{names}`" + (f" ({self.note})" if self.note else "")
+
+
+EQUATIONS = {
+    "h": Equation(r"h_j = \left[\overrightarrow{h}_j \,;\, \overleftarrow{h}_j\right]",
+                  (("model.encoder", "Encoder.forward"),), "a bidirectional GRU over E x_j"),
+    "s0": Equation(r"s_0 = \tanh\left(W_s \overleftarrow{h}_1\right)", (("model.decoder", "Decoder.init_state"),)),
+    "e": Equation(r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)",
+                  (("model.attention", "AdditiveAttention.forward"),), "U_a h_j once per sentence: .keys"),
+    "alpha": Equation(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k=1}^{T_x} \exp(e_{ik})}",
+                      (("model.attention", "_normalise"),), "padding masked before the softmax"),
+    "c": Equation(r"c_i = \sum_{j=1}^{T_x} \alpha_{ij} h_j", (("model.decoder", "Decoder.context"),)),
+    "gates": Equation(r"r_i = \sigma\left(W_r E y_{i-1} + U_r s_{i-1} + C_r c_i\right), \quad "
+                      r"z_i = \sigma\left(W_z E y_{i-1} + U_z s_{i-1} + C_z c_i\right)",
+                      (("model.decoder", "Decoder.gates"),)),
+    "s": Equation(r"s_i = (1 - z_i) \circ s_{i-1} + z_i \circ \tanh\left(W E y_{i-1} + U\left[r_i \circ s_{i-1}\right]"
+                  r" + C c_i\right)", (("model.decoder", "Decoder.gates"), ("model.gru", "gru_update"))),
+    "out": Equation(r"t_{i,k} = \max\left(\tilde t_{i,2k-1}, \tilde t_{i,2k}\right), \;\; \tilde t_i = U_o s_i + "
+                    r"V_o E y_{i-1} + C_o c_i, \;\; p(y_i \mid y_{<i}, x) \propto \exp\left(y_i^\top W_o t_i\right)",
+                    (("model.decoder", "Decoder.maxout_features"),), "then W_o t_i and a softmax"),
+    "fixed": Equation(r"c = \left[\overrightarrow{h}_{T_x} \,;\, \overleftarrow{h}_1\right] \quad \text{at every step } i",
+                      (("model.encoder", "Encoder.forward"), ("model.decoder", "Decoder.context")),
+                      "the encoder's summary; the RNNencdec branch of the context"),
 }
 
 
 @st.cache_data(show_spinner="Following the decode step by step...", max_entries=64)
-def _dissect(name: str, src_ids: tuple, out_ids: tuple) -> Anatomy:
-    with common.QueuedSlot()():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
-        return dissect(common.load_translator(name).model, src_ids, out_ids)
+def _dissect(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded) -> Anatomy:
+    with QueuedSlot()():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
+        return dissect(_result.translator.model, src_ids, out_ids)
 
 
-def render(search: str, encdec: str) -> None:
+def anatomy_of(result: Decoded) -> Anatomy:
+    return _dissect(result.name, tuple(result.trace.source_ids), tuple(result.trace.target_ids), result)
+
+
+def decode(name: str, text: str) -> Decoded:
+    """``text`` decoded by ``name`` with its card's default decoding, with the full trace."""
+    return translate(Request(name, text, checkpoints.info(name).decoding))
+
+
+def render(search: str, encdec: str, sentence: str) -> None:
     st.markdown("**The claim.** A fixed-length vector is a bottleneck. RNNsearch keeps one annotation h_j per "
                 "source word and, before writing each target word, scores every annotation against its state "
                 "(e_ij), turns the scores into weights (α_ij) and reads their weighted sum (c_i). RNNencdec "
                 "differs in one equation: its c never changes.")
-    text = st.text_input("A sentence to follow through the equations", DEFAULT_SENTENCE, key="paper_src",
-                         max_chars=common.MAX_INPUT_CHARS)
-    text, message = common.cut_input(text)
+    text = st.text_input("A sentence to follow through the equations", sentence, key="paper_src",
+                         max_chars=MAX_INPUT_CHARS)
+    text, message = cut_input(text)
     if message:
         st.warning(message)
     if not text.strip():
         return
-    if common.load_translator(search).arch != "rnnsearch":
-        st.info("No RNNsearch checkpoint is installed, so there are no e_ij and α_ij to show.")
+    model = checkpoints.info(search)
+    if model is None or model.arch != "rnnsearch":
+        st.info("No RNNsearch checkpoint is installed for this language pair, so there are no e_ij and α_ij to show.")
         return
-    trace, _ = common.translate(search, text, {**common.card_decoding(search), "trace": True})
+    result = decode(search, text)
+    trace = result.trace
     if not trace.target_ids:
         return
-    st.markdown(f"**{common.md(search)}** writes: {common.md(trace.translation)}")
-    kind = common.load_translator(search).model.config.attention
+    st.markdown(f"**{md(search)}** writes: {md(trace.translation)}")
+    kind = model.attention
     if kind != "additive":
         st.warning(f"{search} uses {kind} attention (Luong et al.), not the paper's additive e_ij below; pick the "
                    "additive RNNsearch as the left model of the default pair to follow the paper exactly.")
     step = st.slider("Decoder step i", 1, len(trace.target_ids), 1, key="paper_step") if len(trace.target_ids) > 1 else 1
-    anatomy = _dissect(search, tuple(trace.source_ids), tuple(trace.target_ids))
+    anatomy = anatomy_of(result)
     s = anatomy.steps[step - 1]
     st.caption(f"Step {step} writes “{display_token(trace.target_tokens[step - 1])}”.")
-    equations_ui(anatomy, s, trace.source_tokens, common.load_translator(search).tgt_vocab)
+    equations_ui(anatomy, s, trace.source_tokens, result.translator.tgt_vocab)
     fixed_context_ui(encdec, text)
     st.page_link(nav.link("translate"), label="Step through this sentence on the Translate page",
                  query_params={"src": text, "tab": "steps", "step": str(step)}, icon=":material/arrow_forward:")
@@ -74,11 +104,11 @@ def render(search: str, encdec: str) -> None:
 
 def equation(key: str):
     """LaTeX and its source on the left; returns the right-hand column for the values."""
-    latex, where = EQUATIONS[key]
+    eq = EQUATIONS[key]
     left, right = st.columns([3, 2])
     with left:
-        st.latex(latex)
-        st.caption(f"Computed by `{where}`")
+        st.latex(eq.latex)
+        st.caption(eq.caption())
     return right
 
 
@@ -108,20 +138,22 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
                     f"{np.linalg.norm(s.state - s.s_prev):.3f}")
     with equation("out"):
         best = np.argsort(-s.probs)[:5]
-        candidates = [{"token": tgt_vocab.pieces([int(i)])[0], "id": int(i), "prob": float(s.probs[i])} for i in best]
-        st.plotly_chart(topk_bar(candidates, s.token_id, f"p(y_{s.step} | y_<{s.step}, x), top 5"), key="paper_out")
+        top = candidates(tgt_vocab, s.probs[best], best)
+        st.plotly_chart(topk_bar(top, s.token_id, f"p(y_{s.step} | y_<{s.step}, x), top 5"), key="paper_out")
 
 
 def fixed_context_ui(encdec: str, text: str) -> None:
-    st.markdown(f"**RNNencdec** ({common.md(encdec)}) replaces the last four equations' c_i by one vector:")
+    st.markdown(f"**RNNencdec** ({md(encdec)}) replaces the last four equations' c_i by one vector:")
     with equation("fixed"):
-        if common.load_translator(encdec).arch != "rnnencdec":
+        model = checkpoints.info(encdec)
+        if model is None or model.arch != "rnnencdec":
             st.caption("The second model of the pair is not an RNNencdec.")
             return
-        trace, _ = common.translate(encdec, text, {**common.card_decoding(encdec), "trace": True})
+        result = decode(encdec, text)
+        trace = result.trace
         if not trace.target_ids:
             return
-        anatomy = _dissect(encdec, tuple(trace.source_ids), tuple(trace.target_ids))
+        anatomy = anatomy_of(result)
         drift = max(np.abs(step.context - anatomy.summary).max() for step in anatomy.steps)
         st.markdown(f"‖c‖ = {np.linalg.norm(anatomy.summary):.3f} at all {len(anatomy.steps)} steps "
-                    f"(largest change between steps: {drift:.1e}). It writes: {common.md(trace.translation)}")
+                    f"(largest change between steps: {drift:.1e}). It writes: {md(trace.translation)}")

@@ -6,6 +6,8 @@ from typing import Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from model.trace import Candidate
+
 from .alignment import display_token
 
 
@@ -34,11 +36,12 @@ def energies_bar(energies: np.ndarray, src_tokens: Sequence[str], title: str = "
     return fig
 
 
-def topk_bar(candidates: Sequence[dict], chosen: Optional[int] = None, title: str = "next-token candidates") -> go.Figure:
+def topk_bar(candidates: Sequence[Candidate], chosen: Optional[int] = None,
+             title: str = "next-token candidates") -> go.Figure:
     """Horizontal bars of the top-k candidate probabilities; the chosen token in red."""
-    labels = [display_token(c["token"]) for c in candidates]
-    colours = ["#d62728" if c["id"] == chosen else "#9ecae1" for c in candidates]
-    fig = go.Figure(go.Bar(x=[c["prob"] for c in candidates], y=list(range(len(labels))), orientation="h",
+    labels = [display_token(c.token) for c in candidates]
+    colours = ["#d62728" if c.id == chosen else "#9ecae1" for c in candidates]
+    fig = go.Figure(go.Bar(x=[c.prob for c in candidates], y=list(range(len(labels))), orientation="h",
                            marker_color=colours, customdata=labels,
                            hovertemplate="%{customdata}: p=%{x:.3f}<extra></extra>"))
     fig.update_layout(title=title, height=60 + 28 * max(len(labels), 1), margin={"l": 10, "r": 10, "t": 40, "b": 10},

@@ -1,36 +1,32 @@
 """Translate page: two models side by side on one sentence, then six views of the evidence.
 
-The flow: restore the view from the URL (first run only), draw the inputs, decode with both
-models (cached, queued), show the outputs, then compute and draw only the open tab
-(``translate_tabs.py``), and write the view back to the URL.
+The flow: restore the view from the URL (first run only), draw the inputs (language pair,
+models, decoding settings, sentence), decode with both models (cached, queued), show the
+outputs, then compute and draw only the open tab (``translate_tabs.py``), and write the view
+back to the URL.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import streamlit as st
 
+from model.catalogue import LANGUAGES
+from model.errors import UserError
 from model.familiarity import familiarity_note
-from model.translate import MAX_BEAM
+from model.search import SearchConfig
+from model.translate import MAX_BEAM, MAX_SOURCE_TOKENS
 
-from . import common, hosting, nav, translate_tabs, view_state
+from . import checkpoints, hosting, nav, translate_tabs, view_state, widgets
+from .checkpoints import ModelInfo
+from .decoding import Decoded, Request, load_translator, translate_all
+from .examples import examples
+from .text import cut_input, md
 from .view_state import View
 
-EXAMPLES = [  # (what kind of sentence, the sentence)
-    ("everyday", "I would like a cup of coffee, please."),
-    ("everyday", "Where is the train station?"),
-    ("everyday", "I am hungry."),
-    ("everyday", "The weather is nice today."),
-    ("French puts the adjective after the noun", "We bought a big black car last week."),
-    ("French puts the adjective after the noun", "She has a white cat and two small dogs."),
-    ("French puts object pronouns before the verb", "I know her, but I have never seen him."),
-    ("French puts object pronouns before the verb", "He gave it to me yesterday."),
-    ("image caption", "A man in a blue shirt is standing on a ladder cleaning windows."),
-    ("image caption", "Two young children are playing with a ball in the park."),
-    ("long", "A little girl in a pink dress is climbing the stairs of a wooden playhouse while her "
-             "father watches from a bench and a brown dog sleeps in the grass next to them."),
-    ("long", "When I was a child, my mother used to take me to the market every Saturday morning, and "
-             "we always bought fresh bread, cheese and fruit for the whole week."),
-]
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
+STATE_KEYS = {"pair": "direction", "src": "source", "left": "model_left", "right": "model_right", "beam": "beam",
+              "lp": "lp", "step": "step"}  # View field -> the widget key holding it
 
 
 def page() -> st.Page:
@@ -38,26 +34,33 @@ def page() -> st.Page:
 
 
 def render() -> None:
-    names = common.list_checkpoints()
-    if not names:
-        st.error(common.no_checkpoints_text("Train one with `python -m model.train` or set NMT_CHECKPOINTS "
-                                            "to a folder of checkpoints."))
+    models = checkpoints.offered()
+    if not models:
+        st.error(checkpoints.no_checkpoints_text("Train one with `python -m model.train` or set NMT_CHECKPOINTS "
+                                                 "to a folder of checkpoints."))
         return
     intro_ui()
-    defaults = default_view(names)
-    restore_view(defaults, names)
-    pair = model_pair_ui(names)
-    settings = common.search_settings_ui()
-    text = source_ui()
+    pairs = {widgets.direction_code(d): [m.name for m in models if m.direction == d]
+             for d in widgets.directions(models)}
+    default_pair = next(iter(pairs))
+    defaults_for = lambda pair: default_view(pair, models)  # noqa: E731
+    restore_view(pairs, defaults_for, default_pair)
+    pair = widgets.direction_ui(list(pairs), on_change=lambda: apply_view(defaults_for(st.session_state.direction)))
+    chosen = model_pair_ui([m for m in models if widgets.direction_code(m.direction) == pair], defaults_for(pair))
+    settings = widgets.search_settings_ui()
+    source_lang = pair.split("-")[0]
+    text = source_ui(source_lang)
     if not text.strip():
-        st.info("Type an English sentence above (or pick an example) to translate it.")
+        language = LANGUAGES.get(source_lang, source_lang)
+        st.info(f"Type {'an' if language[0] in 'AEIOU' else 'a'} {language} sentence above (or pick an example) "
+                "to translate it.")
         return
-    results = translate_pair(pair, text, settings)
+    results = translate_pair(chosen, text, settings)
     if results is None:
         return
     outputs_ui(results)
     tab = translate_tabs.render(results, text, settings)
-    share_ui(current_view(tab), defaults)
+    share_ui(current_view(tab), defaults_for(pair), default_pair)
 
 
 def intro_ui() -> None:
@@ -68,50 +71,58 @@ def intro_ui() -> None:
     st.page_link(nav.link("paper"), label="The paper, section by section, with these models", icon=":material/menu_book:")
 
 
-def default_view(names: list[str]) -> View:
-    """The first-launch view: first example, the default pair, and the left model's decoding
-    settings chosen on its validation set (from its card) when it has them."""
-    left, right = common.default_pair(names)
-    decoding = common.card_decoding(left)
-    return View(src=EXAMPLES[0][1], left=left, right=right, beam=decoding["beam"], lp=decoding["length_norm"],
-                tab="alignment", step=1)
+def default_view(pair: str, models: list[ModelInfo]) -> View:
+    """What a language pair opens with: its first example, its default pair of models, and the
+    left model's decoding settings chosen on its validation set (from its card)."""
+    mine = [m for m in models if widgets.direction_code(m.direction) == pair]
+    left, right = checkpoints.default_pair(mine)
+    decoding = next(m for m in mine if m.name == left).decoding
+    sentences = examples(pair.split("-")[0])
+    return View(pair=pair, src=sentences[0][1] if sentences else "", left=left, right=right, beam=decoding.beam,
+                lp=decoding.length_norm, tab="alignment", step=1)
 
 
-STATE_KEYS = {"src": "source", "left": "model_left", "right": "model_right", "beam": "beam", "lp": "lp",
-              "step": "step"}  # View field -> the widget key holding it
+def apply_view(view: View, only: Optional[set] = None) -> None:
+    """Put ``view``'s values into the widgets' state (all, or the fields in ``only``)."""
+    for field, key in STATE_KEYS.items():
+        if only is None or field in only:
+            st.session_state[key] = getattr(view, field)
 
 
-def restore_view(defaults: View, names: list[str]) -> None:
+def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -> None:
     """Put a link's view into the widgets' state: on a session's first run, and whenever the URL
     carries parameters this page did not write itself (a link followed from another page).
     What a link does not name keeps the session's value (e.g. a sentence the Evaluate page sent
-    here), else the default. Each parameter that could not be used gets a notice."""
+    here) unless the link changes the language pair, else the default. Each parameter that
+    could not be used gets a notice."""
     state, params = st.session_state, st.query_params.to_dict()
     first = not state.get("view_restored")
     if first or (params and params != state.get("view_written")):
-        view, notices = view_state.parse(params, defaults, names, MAX_BEAM)
-        for field, key in STATE_KEYS.items():
-            if field in params or key not in state:
-                state[key] = getattr(view, field)
+        view, notices = view_state.parse(params, pairs, defaults_for, default_pair, MAX_BEAM)
+        new_pair = not first and view.pair != state.get("direction")
+        apply_view(view, None if new_pair else {f for f, key in STATE_KEYS.items() if f in params or key not in state})
         if first or "tab" in params:
             state["tab"] = translate_tabs.LABELS[view.tab]
         state.update(view_restored=True, view_notices=notices)
+    if state.get("direction") not in pairs:  # the offered checkpoints changed since this view was set
+        apply_view(defaults_for(default_pair))
     for notice in state.pop("view_notices", []):
         st.warning(notice)
 
 
 def current_view(tab: str) -> View:
     state = st.session_state
-    return View(src=state.get("source", ""), left=state["model_left"], right=state["model_right"],
-                beam=state["beam"], lp=round(state["lp"], 1), tab=tab, step=state.get("step", 1))
+    return View(pair=state["direction"], src=state.get("source", ""), left=state["model_left"],
+                right=state["model_right"], beam=state["beam"], lp=round(state["lp"], 1), tab=tab,
+                step=state.get("step", 1))
 
 
-def share_ui(view: View, defaults: View) -> None:
+def share_ui(view: View, defaults: View, default_pair: str) -> None:
     """Keep the URL in step with the view, and offer the link to copy."""
-    write_url(view_state.to_params(view, defaults))
+    write_url(view_state.to_params(view, defaults, default_pair))
     with st.expander("Copy link to this view", icon=":material/link:"):
-        st.caption("Opens this sentence with the same models, decoding settings, tab and step.")
-        st.code(view_state.link(st.context.url or "", view, defaults), language=None, wrap_lines=True)
+        st.caption("Opens this sentence with the same language pair, models, decoding settings, tab and step.")
+        st.code(view_state.link(st.context.url or "", view, defaults, default_pair), language=None, wrap_lines=True)
 
 
 def write_url(params: dict[str, str]) -> None:
@@ -120,22 +131,28 @@ def write_url(params: dict[str, str]) -> None:
     st.session_state["view_written"] = dict(params)
 
 
-def model_pair_ui(names: list[str]) -> list[str]:
+def model_pair_ui(models: list[ModelInfo], defaults: View) -> list[str]:
+    """The left and right models (one when both pickers name the same), among ``models``."""
+    names, labels = [m.name for m in models], {m.name: m.label for m in models}
+    for key, default in (("model_left", defaults.left), ("model_right", defaults.right)):
+        if st.session_state.get(key) not in names:
+            st.session_state[key] = default
     st.sidebar.subheader("Models")
-    left = st.sidebar.selectbox("Left model", names, key="model_left", format_func=common.model_label,
-                                persist_state="session")
-    right = st.sidebar.selectbox("Right model", names, key="model_right", format_func=common.model_label,
+    left = st.sidebar.selectbox("Left model", names, key="model_left", format_func=labels.get, persist_state="session")
+    right = st.sidebar.selectbox("Right model", names, key="model_right", format_func=labels.get,
                                  persist_state="session")
     return [left] if right == left else [left, right]
 
 
-def source_ui() -> str:
-    st.selectbox("Try an example", range(len(EXAMPLES)), index=None, key="example",
-                 placeholder="Everyday speech, captions, sentences where French reorders words...",
-                 format_func=lambda i: f"{EXAMPLES[i][0]}: {EXAMPLES[i][1]}", on_change=_use_example)
-    raw = st.text_area("English sentence", key="source", height=90, persist_state="session",
+def source_ui(lang: str) -> str:
+    choices = examples(lang)
+    st.selectbox("Try an example", range(len(choices)), index=None, key="example",
+                 placeholder="Everyday speech, captions, sentences whose word order changes...",
+                 format_func=lambda i: f"{choices[i][0]}: {choices[i][1]}", on_change=_use_example, args=(lang,))
+    raw = st.text_area(f"{LANGUAGES.get(lang, lang)} sentence", key="source", height=90,
+                       persist_state="session",
                        help="One sentence or a few; line breaks are treated as spaces. Ctrl+Enter translates.")
-    text, message = common.cut_input(raw)
+    text, message = cut_input(raw)
     if message:
         st.warning(message)
     reference = st.session_state.get("reference")
@@ -145,34 +162,35 @@ def source_ui() -> str:
     return text
 
 
-def _use_example() -> None:
-    if st.session_state.example is not None:
-        st.session_state.source = EXAMPLES[st.session_state.example][1]
+def _use_example(lang: str) -> None:
+    choice = st.session_state.example
+    if choice is not None and choice < len(examples(lang)):
+        st.session_state.source = examples(lang)[choice][1]
 
 
-def translate_pair(pair: list[str], text: str, settings: dict):
-    """{name: (trace, seconds)}, decoded side by side, or None after showing an error for a
-    broken checkpoint."""
-    for name in pair:
+def translate_pair(names: list[str], text: str, settings: SearchConfig) -> Optional[list[Decoded]]:
+    """Each model's decode, side by side, or None after showing an error for a broken checkpoint."""
+    for name in names:
         try:
-            common.load_translator(name)
-        except ValueError as exc:  # CheckpointError is a ValueError; its text names server paths
-            st.error(f"Could not use checkpoint {common.md(name)}: "
+            load_translator(name)
+        except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
+            st.error(f"Could not use checkpoint {md(name)}: "
                      f"{hosting.error_text(exc, 'it does not load on this server.')}")
             return None
-    return common.translate_all(pair, text, settings)
+    return translate_all([Request(name, text, settings) for name in names])
 
 
-def outputs_ui(results: dict) -> None:
-    columns = st.columns(len(results))
-    for column, (name, (trace, seconds)) in zip(columns, results.items()):
+def outputs_ui(results: list[Decoded]) -> None:
+    for column, result in zip(st.columns(len(results)), results):
         with column:
-            st.markdown(f"**{common.md(name)}** ({trace.model}) · {common.md(common.trained_on(name))}")
+            trace = result.trace
+            st.markdown(f"**{md(result.name)}** ({trace.model}) · {md(checkpoints.trained_on(result.name))}")
             st.text(trace.translation)  # st.text never interprets markup
             st.caption(f"score {trace.score:.3f} (log p {trace.logprob:.2f}, {len(trace.target_ids)} tokens) · "
-                       f"{seconds * 1000:.0f} ms")
-            note = familiarity_note(trace, common.load_translator(name).src_vocab)
+                       f"{result.seconds * 1000:.0f} ms")
+            note = familiarity_note(trace, result.translator.src_vocab)
             if note:
-                st.caption(f":orange[{common.md(note)}]")
+                st.caption(f":orange[{md(note)}]")
             if trace.truncated:
-                st.warning("The input was longer than 200 subword tokens; only the first 200 were translated.")
+                st.warning(f"The input was longer than {MAX_SOURCE_TOKENS} subword tokens; only the first "
+                           f"{MAX_SOURCE_TOKENS} were translated.")

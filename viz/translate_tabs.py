@@ -10,23 +10,28 @@ import json
 import numpy as np
 import streamlit as st
 
+from model.errors import NoHypothesisError
 from model.saliency import saliency
 from model.trace import Trace
 
-from . import common
+from model.search import SearchConfig
+
 from .alignment import alignment_heatmap, display_token, merge_to_words, pharaoh
 from .beam_tree import beam_tree_figure
+from .decoding import Decoded, QueuedSlot, Request, translate
 from .steps import energies_bar, source_strip, topk_bar
+from .text import md
 from .view_state import TABS
 
 LABELS = dict(zip(TABS, ["Alignment", "Step by step", "Beam tree", "What if", "Saliency", "Downloads"]))
 PLAY_INTERVAL_S = 0.7
 HOW_TO_READ = {
-    "alignment": "Each **row** is one output (French) piece, each **column** one source (English) piece. "
+    "alignment": "Each **row** is one output piece, each **column** one source piece. "
                  "A cell is α_ij, the weight RNNsearch gave source piece j while choosing output piece i "
                  "(the paper's Figure 3); darker is more, and every row sums to 1. A clean diagonal means "
                  "word-by-word order; off-diagonal blocks are reordering (French puts most adjectives after "
-                 "the noun). RNNencdec has no α: it reads the sentence into one vector c.",
+                 "the noun; German puts the verb of a subordinate clause at its end). RNNencdec has no α: "
+                 "it reads the sentence into one vector c.",
     "steps": "One decoder step at a time. The strip shows α_i over the source (where the model looks); the "
              "bars below it are the energies e_ij before the softmax (α_i = softmax_j e_ij); the last chart "
              "is the model's distribution over the next piece, with the chosen one marked. Play walks "
@@ -46,7 +51,7 @@ HOW_TO_READ = {
 }
 
 
-def render(results: dict, text: str, settings: dict) -> str:
+def render(results: list[Decoded], text: str, settings: SearchConfig) -> str:
     """Draw the tabs and run the open one; returns its slug (for the URL)."""
     tabs = st.tabs(list(LABELS.values()), key="tab", on_change="rerun")  # its state: set by the page from links
     views = {"alignment": lambda: alignment_tab(results), "steps": lambda: step_tab(results),
@@ -70,33 +75,39 @@ def how_to_read(slug: str) -> None:
     visited.add(slug)
 
 
-def alignment_tab(results: dict) -> None:
+def alignment_tab(results: list[Decoded]) -> None:
     words = st.toggle("Whole words instead of subword pieces", key="align_words",
                       help="Source pieces of a word are summed; target pieces of a word are averaged, "
                            "so each row still sums to 1.")
     gray = st.toggle("Grayscale (the paper's Figure 3 look)", value=True, key="align_gray")
-    for name, (trace, _) in results.items():
-        if trace.attention is None:
-            st.info(f"{name} is an RNNencdec model: it has no attention. It reads the whole sentence "
+    for result in results:
+        if result.trace.attention is None:
+            st.info(f"{md(result.name)} is an RNNencdec model: it has no attention. It reads the whole sentence "
                     "into one fixed vector. See the Saliency tab for what its output depends on.")
-    attended = {name: trace for name, (trace, _) in results.items() if trace.attention is not None}
-    for column, (name, trace) in zip(st.columns(max(len(attended), 1)), attended.items()):
+    attended = [r for r in results if r.trace.attention is not None]
+    for column, result in zip(st.columns(max(len(attended), 1)), attended):
         with column:  # one heatmap gets the full width: long sentences stay readable
+            trace = result.trace
             matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
             if words:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
-            st.plotly_chart(alignment_heatmap(matrix, src, tgt, title=f"{name}: attention α", grayscale=gray),
-                            key=f"heatmap_{name}")
+            st.plotly_chart(alignment_heatmap(matrix, src, tgt, title=f"{result.name}: attention α", grayscale=gray),
+                            key=f"heatmap_{result.name}")
 
 
-def step_tab(results: dict) -> None:
-    name = st.radio("Model", list(results), horizontal=True, key="step_model")
-    trace = results[name][0]
-    if not trace.target_ids:
+def pick_model(results: list[Decoded], key: str) -> Decoded:
+    """A radio over the models shown; the chosen one's result."""
+    by_name = {r.name: r for r in results}
+    return by_name[st.radio("Model", list(by_name), horizontal=True, key=key)]
+
+
+def step_tab(results: list[Decoded]) -> None:
+    result = pick_model(results, "step_model")
+    if not result.trace.target_ids:
         return
     playing = st.session_state.get("step_playing", False)
     # Only the step view reruns while stepping or playing, not the page (a fragment).
-    st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)(name, trace)
+    st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)(result)
 
 
 def advance(step: int, n_steps: int, playing: bool) -> tuple[int, bool]:
@@ -107,7 +118,8 @@ def advance(step: int, n_steps: int, playing: bool) -> tuple[int, bool]:
     return step, step < n_steps
 
 
-def step_view(name: str, trace: Trace) -> None:
+def step_view(result: Decoded) -> None:
+    trace = result.trace
     n = len(trace.target_ids)
     state = st.session_state
     if state.get("step_playing"):
@@ -116,8 +128,8 @@ def step_view(name: str, trace: Trace) -> None:
             st.rerun()  # the whole page, once: the fragment stops ticking
     step = step_controls(n)
     i = step - 1
-    partial = common.load_translator(name).tgt_vocab.decode(trace.target_ids[:step])
-    st.markdown("**Partial translation:** " + common.md(partial))
+    partial = result.translator.tgt_vocab.decode(trace.target_ids[:step])
+    st.markdown("**Partial translation:** " + md(partial))
     st.caption(f"Step {step} of {n} chose “{display_token(trace.target_tokens[i])}” with "
                f"p = {np.exp(trace.step_logprobs[i]):.3f}")
     if trace.attention is None:
@@ -149,9 +161,9 @@ def step_controls(n_steps: int) -> int:
     return state["step"]
 
 
-def beam_tab(results: dict) -> None:
-    name = st.radio("Model", list(results), horizontal=True, key="beam_model")
-    trace = results[name][0]
+def beam_tab(results: list[Decoded]) -> None:
+    result = pick_model(results, "beam_model")
+    name, trace = result.name, result.trace
     nodes = [n.to_json() for n in trace.beam]
     pruned = st.toggle("Show pruned candidates", value=True, key="beam_pruned",
                        help="Hide them for a compact tree of what the beam kept")
@@ -163,7 +175,7 @@ def beam_tab(results: dict) -> None:
     if picked is not None:  # a click moves the number box (its value lives under its key)
         st.session_state[f"beam_node_{name}"] = picked
     node_id = st.number_input("Node id", 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
-    _show_hypothesis(name, trace, int(node_id))
+    _show_hypothesis(result, int(node_id))
 
 
 def _clicked_node(event):
@@ -176,11 +188,12 @@ def _clicked_node(event):
     return None
 
 
-def _show_hypothesis(name: str, trace: Trace, node_id: int) -> None:
+def _show_hypothesis(result: Decoded, node_id: int) -> None:
+    trace = result.trace
     path = trace.path(node_id)[1:]
-    text = common.load_translator(name).tgt_vocab.decode([n.token_id for n in path])
+    text = result.translator.tgt_vocab.decode([n.token_id for n in path])
     node = trace.beam[node_id]
-    st.markdown(f"**Hypothesis {node_id}** ({node.status}): {common.md(text) or '(empty)'}")
+    st.markdown(f"**Hypothesis {node_id}** ({node.status}): {md(text) or '(empty)'}")
     st.caption(f"log p {node.score:.3f}, normalised {node.norm_score:.3f}, {node.step} tokens")
     if path and path[0].attention is not None:
         st.plotly_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens,
@@ -188,29 +201,29 @@ def _show_hypothesis(name: str, trace: Trace, node_id: int) -> None:
                         key="beam_node_heatmap")
 
 
-def what_if_tab(results: dict, text: str, settings: dict) -> None:
-    name = st.radio("Model", list(results), horizontal=True, key="whatif_model")
-    trace = results[name][0]
+def what_if_tab(results: list[Decoded], text: str, settings: SearchConfig) -> None:
+    result = pick_model(results, "whatif_model")
+    name, trace = result.name, result.trace
     if not trace.topk:
         return
     step = st.number_input("At step", 1, len(trace.topk), 1, key="whatif_step")
     i = int(step) - 1
-    options = {f"{c['token']} (p={c['prob']:.3f})": c["id"] for c in trace.topk[i] if c["prob"] > 0}
+    options = {f"{c.token} (p={c.prob:.3f})": c.id for c in trace.topk[i] if c.prob > 0}
     mode = st.radio("Change", ["the token", "the attention"], horizontal=True, key="whatif_mode",
                     disabled=trace.attention is None)
     try:
         if mode == "the token" or trace.attention is None:
             choice = st.selectbox("Force this token instead", list(options), key="whatif_token")
-            new, _ = common.translate(name, text, settings, prefix=tuple(trace.target_ids[:i] + [options[choice]]))
+            new = translate(Request(name, text, settings, prefix=tuple(trace.target_ids[:i] + [options[choice]])))
         else:
             labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
             j = st.selectbox("Put all attention on", range(len(labels)), format_func=labels.__getitem__,
                              key="whatif_source")
-            new, _ = common.translate(name, text, settings, attend=(i, int(j)))
-    except ValueError as exc:
+            new = translate(Request(name, text, settings, attend=(i, int(j))))
+    except NoHypothesisError as exc:
         st.warning(f"No translation under that change: {exc}")
         return
-    _compare(trace, new)
+    _compare(trace, new.trace)
 
 
 def _compare(old: Trace, new: Trace) -> None:
@@ -223,24 +236,25 @@ def _compare(old: Trace, new: Trace) -> None:
                                 key=f"whatif_heatmap_{label}")
 
 
-def saliency_tab(results: dict) -> None:
-    for column, (name, (trace, _)) in zip(st.columns(len(results)), results.items()):
+def saliency_tab(results: list[Decoded]) -> None:
+    for column, result in zip(st.columns(len(results)), results):
         with column:
-            sal = _saliency(name, tuple(trace.source_ids), tuple(trace.target_ids))
+            trace = result.trace
+            sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result)
             st.plotly_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
-                                              title=f"{name}: saliency", value_name="saliency"),
-                            key=f"saliency_{name}")
+                                              title=f"{result.name}: saliency", value_name="saliency"),
+                            key=f"saliency_{result.name}")
 
 
 @st.cache_data(show_spinner="Computing saliency...", max_entries=256)
-def _saliency(name: str, src_ids: tuple, out_ids: tuple) -> np.ndarray:
-    with common.QueuedSlot()():  # a backward pass per output token: it waits its turn like a decode
-        return saliency(common.load_translator(name).model, src_ids, out_ids)
+def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded) -> np.ndarray:
+    with QueuedSlot()():  # a backward pass per output token: it waits its turn like a decode
+        return saliency(_result.translator.model, src_ids, out_ids)
 
 
-def downloads_tab(results: dict) -> None:
+def downloads_tab(results: list[Decoded]) -> None:
     st.caption("Figures: use the camera icon in each chart's toolbar for PNG.")
-    for name, (trace, _) in results.items():
+    for name, trace in ((r.name, r.trace) for r in results):
         st.download_button(f"{name}: trace (JSON)", json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
                            file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
         if trace.attention is not None:

@@ -6,6 +6,7 @@ import torch
 
 from model.attention import ATTENTIONS, make_attention
 from model.config import ModelConfig
+from model.errors import ConfigError
 
 from .test_toy_task import copy_task_accuracy
 
@@ -68,7 +69,7 @@ def test_each_variant_learns_the_copy_task(kind, layer_norm):
 
 
 def test_unknown_attention_is_refused():
-    with pytest.raises(ValueError, match="attention must be one of"):
+    with pytest.raises(ConfigError, match="attention must be one of"):
         ModelConfig(attention="magic").validate()
 
 
@@ -80,5 +81,5 @@ def test_one_registry_and_one_interface():
     for kind, cls in ATTENTIONS.items():
         assert issubclass(cls, Attention) and cls.keys is not Attention.keys and cls.forward is not Attention.forward
         ModelConfig(attention=kind).validate()
-    with pytest.raises(ValueError, match="attention must be one of additive, dot"):
+    with pytest.raises(ConfigError, match="attention must be one of additive, dot"):
         ModelConfig(attention="multiplicative").validate()

@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from model.card import build, main as card_main, pick_decoding
+from model.model_card import read_model_card
 from model.translate import Translator
 from viz import model_cards
 
@@ -40,7 +41,10 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     card = build(run, out, "python -m model.train --preset tiny", pair="everyday", trained_on="toy sentences",
                  tune=True, limitations="Knows twenty words.")
     saved = json.loads((out / "card.json").read_text())
-    assert saved == json.loads(json.dumps(card))
+    typed = read_model_card(out)  # what the pages read: the same scores, typed
+    assert (typed.pair, typed.trained_on, typed.limitations) == ("everyday", "toy sentences", "Knows twenty words.")
+    assert {k: v.bleu for k, v in typed.test_scores.items()} == {k: v["bleu"] for k, v in card["test_scores"].items()}
+    assert typed.replay and typed.replay[0].step == 0  # the training replay travels into the card
     assert set(saved["test_scores"]) == {"tatoeba/test", "tatoeba/test, unseen references", "multi30k/test_2016_flickr",
                                          "multi30k/test_2017_flickr"}
     tatoeba = saved["data"][0]

@@ -7,7 +7,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from model.checkpoint import CheckpointError, card_length_stress, export, load_checkpoint
+from model.checkpoint import CheckpointError, export, load_checkpoint
 from model.search import SearchConfig
 from model.translate import Translator
 
@@ -171,16 +171,3 @@ def test_averaging_refuses_mismatched_configs(tiny_checkpoints, tmp_path, capsys
     args = ["average", str(tmp_path / "out"), str(tiny_checkpoints["rnnsearch"]), str(tiny_checkpoints["rnnencdec"])]
     assert main(args) == 2
     assert "model config differs" in capsys.readouterr().err and not (tmp_path / "out").exists()
-
-
-ROWS = [{"k": k, "items": 7 // k, "source_words": 3.0 * k, "bleu": 50.0 - k, "length_ratio": 1.0} for k in (1, 2, 3)]
-
-
-@pytest.mark.parametrize("card, expected", [
-    ({"length_stress": {"tatoeba/test": ROWS}}, {"tatoeba/test": ROWS}),  # since 2026-11: by test set
-    ({"length_stress": ROWS}, {"multi30k/test_2016_flickr": ROWS}),  # earlier cards: one list
-    ({"length_stress": None}, {}),
-    ({}, {}),
-])
-def test_card_length_stress_reads_both_card_formats(card, expected):
-    assert card_length_stress(card) == expected

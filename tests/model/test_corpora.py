@@ -1,4 +1,4 @@
-"""Pair files, carved splits and corpus mixing (issue 15)."""
+"""Pair files, carved splits and corpus mixing."""
 import gzip
 import io
 import random
@@ -10,6 +10,7 @@ import pytest
 from model.config import CorpusSpec, TrainConfig
 from model.corpora import carve_splits, corpus_specs, load_split, mix_indices
 from model.data import Corpus, DataError, download_tatoeba, read_pair_file
+from model.errors import ConfigError
 
 
 def write(path, text: str):
@@ -106,9 +107,9 @@ def test_mixing_weights_are_respected(weights):
 
 def test_corpus_specs_default_and_validation():
     assert [s.path for s in corpus_specs(TrainConfig(data_dir="data/m30k"))] == ["data/m30k"]
-    with pytest.raises(ValueError, match="distinct"):
+    with pytest.raises(ConfigError, match="distinct"):
         corpus_specs(TrainConfig(corpora=[CorpusSpec("a", "x"), CorpusSpec("a", "y")]))
-    with pytest.raises(ValueError, match="weights"):
+    with pytest.raises(ConfigError, match="weights"):
         corpus_specs(TrainConfig(corpora=[CorpusSpec("a", "x", weight=0.0)]))
 
 

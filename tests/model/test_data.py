@@ -4,8 +4,10 @@ from collections import Counter
 
 import pytest
 
-from model.data import (DataError, bucket_batches, download_multi30k, epoch_batches, filter_by_length,
-                        join_examples, make_batch, read_lines, read_parallel)
+from model.errors import DataError
+from model.data import ( bucket_batches, download_multi30k, epoch_batches, filter_by_length,
+                        join_examples, make_batch, read_parallel)
+from model.textfile import read_text
 from model.vocab import BOS, EOS, PAD
 
 
@@ -15,9 +17,9 @@ def write(path, data: bytes):
 
 
 @pytest.mark.parametrize("name", ["a.txt", "a.txt.gz"])
-def test_read_lines_plain_and_gzip(tmp_path, name):
+def test_read_text_plain_and_gzip(tmp_path, name):
     path = write(tmp_path / name, "héllo\r\nwörld\n".encode())
-    assert read_lines(path) == ["héllo", "wörld"]
+    assert read_text(path).splitlines() == ["héllo", "wörld"]
 
 
 @pytest.mark.parametrize("data,message", [
@@ -28,17 +30,17 @@ def test_read_lines_plain_and_gzip(tmp_path, name):
 ])
 def test_bad_encodings_are_named(tmp_path, data, message):
     with pytest.raises(DataError, match=message):
-        read_lines(write(tmp_path / "bad.txt", data))
+        read_text(write(tmp_path / "bad.txt", data))
 
 
 def test_size_cap_and_missing_and_corrupt_gzip(tmp_path):
     with pytest.raises(DataError, match="more than"):
-        read_lines(write(tmp_path / "big.gz", b"x" * 5000), max_bytes=1000)
+        read_text(write(tmp_path / "big.gz", b"x" * 5000), max_bytes=1000)
     with pytest.raises(DataError, match="no such file"):
-        read_lines(tmp_path / "missing.txt")
+        read_text(tmp_path / "missing.txt")
     (tmp_path / "corrupt.gz").write_bytes(b"\x1f\x8b\x08garbage")
-    with pytest.raises(DataError, match="cannot read"):
-        read_lines(tmp_path / "corrupt.gz")
+    with pytest.raises(DataError, match="broken gzip"):
+        read_text(tmp_path / "corrupt.gz")
 
 
 def test_mismatched_line_counts_name_both_files(tmp_path):

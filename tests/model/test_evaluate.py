@@ -5,9 +5,10 @@ import json
 import pytest
 from sacrebleu.metrics import BLEU
 
-from model.data import DataError
-from model.evaluate import (ModelRun, attention_stats, bleu_by_length, build_test_set, join_consecutive,
-                            length_bucket, main, paired_significance, parse_table, read_upload)
+from model.errors import DataError
+from model.eval_set import build_eval_set, join_consecutive, parse_table
+from model.evaluate import ModelRun, attention_stats, bleu_by_length, length_bucket, main, paired_significance
+from model.textfile import read_text
 from model.trace import Trace
 
 
@@ -50,13 +51,13 @@ def test_paired_test_wiring():
 ])
 def test_validation_messages(src, ref, kwargs, message):
     with pytest.raises(DataError, match=message):
-        build_test_set(src, ref, **kwargs)
+        build_eval_set(src, ref, **kwargs)
 
 
 def test_take_first_and_long_lines_are_reported():
-    test = build_test_set(["a"] * 5 + ["x" * 5000], ["b"] * 6, max_lines=6)
+    test = build_eval_set(["a"] * 5 + ["x" * 5000], ["b"] * 6, max_lines=6)
     assert len(test.src[-1]) == 1000 and "1 source line(s) longer" in test.notes[0]
-    test = build_test_set(["a"] * 5, ["b"] * 5, max_lines=3, take_first=True)
+    test = build_eval_set(["a"] * 5, ["b"] * 5, max_lines=3, take_first=True)
     assert len(test.src) == 3 and "first 3" in test.notes[0]
 
 
@@ -68,14 +69,14 @@ def test_take_first_and_long_lines_are_reported():
 ])
 def test_bad_uploads(raw, message):
     with pytest.raises(DataError, match=message):
-        read_upload(raw, "upload.txt")
+        read_text(raw, "upload.txt")
 
 
 def test_gzip_bomb_stops_at_the_cap():
     bomb = gzip.compress(b"a" * 5_000_000)
     with pytest.raises(DataError, match="more than"):
-        read_upload(bomb, "bomb.gz", max_bytes=1_000_000)
-    assert read_upload(gzip.compress(b"hi\n"), "ok.gz") == "hi\n"
+        read_text(bomb, "bomb.gz", max_bytes=1_000_000)
+    assert read_text(gzip.compress(b"hi\n"), "ok.gz") == "hi\n"
 
 
 @pytest.mark.parametrize("text,src,ref", [
@@ -94,7 +95,7 @@ def test_parse_table_missing_column():
 
 
 def test_join_consecutive():
-    test = build_test_set(["s1", "s2", "s3", "s4", "s5"], ["r1", "r2", "r3", "r4", "r5"])
+    test = build_eval_set(["s1", "s2", "s3", "s4", "s5"], ["r1", "r2", "r3", "r4", "r5"])
     joined = join_consecutive(test, 2)
     assert joined.src == ["s1 s2", "s3 s4"] and joined.ref == ["r1 r2", "r3 r4"]
     assert join_consecutive(test, 1).src == test.src
@@ -139,7 +140,7 @@ def test_cli_mismatched_files(tmp_path, tiny_checkpoints, capsys):
 def test_stress_report_bleu_per_k_equals_sacrebleu_on_the_joined_lines():
     from model.evaluate import stress_report
 
-    test = build_test_set(["s1 a", "s2 b", "s3 c", "s4 d"], ["le chat", "un chien", "la maison", "il pleut"])
+    test = build_eval_set(["s1 a", "s2 b", "s3 c", "s4 d"], ["le chat", "un chien", "la maison", "il pleut"])
     hyps = {1: ["le chat", "un chat", "la maison", "il pleut"]}
     hyps[2] = ["le chat un chat", "la maison il"]
     runs = {k: [fake_run("m", h)] for k, h in hyps.items()}
@@ -170,3 +171,17 @@ def test_moses_tokenisation_splits_what_13a_keeps_together():
 
     hyps, refs = ["un chien voit l'enfant dans le grand parc"], ["un chien voit cet enfant dans le grand parc"]
     assert moses_bleu_lc(hyps, refs, "fr")[0] > bleu(hyps, refs, lowercase=True)[0]
+
+
+def test_the_bootstrap_interval_is_the_one_sacrebleu_prints():
+    """with_interval reads sacreBLEU's public score; its figures match sacreBLEU's own printed "μ = m ± ci"."""
+    import re
+
+    from model.evaluate import with_interval
+
+    hyps = ["the cat sat on the mat", "a dog runs", "it rains today", "hello there my friend"] * 5
+    refs = ["the cat sat on a mat", "the dog runs", "it is raining today", "hello my friend"] * 5
+    scores = with_interval(hyps, refs, n_bootstrap=200)
+    printed = BLEU().corpus_score(hyps, [refs], n_bootstrap=200).format()
+    mean, half = map(float, re.search(r"μ = ([\d.]+) ± ([\d.]+)", printed).groups())
+    assert (scores["bleu_mean"], scores["bleu_ci95"]) == (mean, half)

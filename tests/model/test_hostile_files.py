@@ -5,11 +5,11 @@ import zlib
 
 PROBE = """
 import resource, sys
-from model.data import DataError
-from model.evaluate import load_test_files
+from model.errors import DataError
+from model.eval_set import eval_set_from_files
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
-    load_test_files(sys.argv[1], sys.argv[2])
+    eval_set_from_files(sys.argv[1], sys.argv[2], sys.argv[1], sys.argv[2])
     print("loaded")
 except DataError as exc:
     print("error:", exc)

@@ -7,6 +7,7 @@ from model.config import ModelConfig
 from model.data import pad
 from model.seq2seq import NMTModel
 from model.vocab import BOS
+from model.errors import ConfigError
 
 SIZES = dict(src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7, align_dim=9, maxout=3, dropout=0.0)
 SRC = [[5, 6, 7, 8, 9], [10, 11, 12], [13]]
@@ -130,9 +131,9 @@ def test_recurrent_matrices_are_orthogonal_blocks():
 
 
 def test_config_refuses_oversized_layers_and_unknown_arch():
-    with pytest.raises(ValueError, match="hidden"):
+    with pytest.raises(ConfigError, match="hidden"):
         ModelConfig(hidden=10**9).validate()
-    with pytest.raises(ValueError, match="arch"):
+    with pytest.raises(ConfigError, match="arch"):
         ModelConfig(arch="transformer").validate()
 
 

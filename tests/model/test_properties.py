@@ -8,8 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.data import DataError, bucket_batches, join_examples
-from model.evaluate import build_test_set, parse_table, read_upload
+from model.data import bucket_batches, join_examples
+from model.errors import DataError
+from model.eval_set import build_eval_set, parse_table
+from model.textfile import read_text
 from model.vocab import train_vocab
 from viz.alignment import parse_pharaoh, pharaoh
 
@@ -99,12 +101,12 @@ def test_table_parsing_round_trips_any_text(pairs, delimiter):
 @given(raw=st.binary(max_size=300))
 def test_any_bytes_give_text_or_one_clear_error(raw):
     try:
-        text = read_upload(raw, "upload")
+        text = read_text(raw, "upload")
     except DataError as exc:
         assert str(exc).startswith("upload")
         return
     try:
-        build_test_set(text.splitlines(), text.splitlines())
+        build_eval_set(text.splitlines(), text.splitlines())
     except DataError as exc:
         assert "empty" in str(exc)
 

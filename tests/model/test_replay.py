@@ -9,6 +9,7 @@ from model.config import preset
 from model.replay import (DEFAULT_PROBES, MAX_PROBES, ProbeRecord, ReplayError, Snapshot, append_snapshot,
                           parse_snapshots, probe_sentences, read_probe_log, snapshot_to_json, truncate_probe_log)
 from model.train import config_from_args, build_parser, train
+from model.errors import ConfigError
 
 
 def snapshots_of(run):
@@ -128,12 +129,12 @@ def test_every_default_pair_has_a_long_probe_and_a_short_one():
     (["x" * 401], "at most 400"),
 ])
 def test_bad_probe_lists_are_refused(probes, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ConfigError, match=message):
         probe_sentences("en", "fr", probes)
 
 
 def test_probes_can_be_set_on_the_command_line():
     args = build_parser().parse_args(["--preset", "tiny", "--set", 'train.probes=["Hello there.", "Bye."]'])
     assert config_from_args(args).train.probes == ["Hello there.", "Bye."]
-    with pytest.raises(ValueError, match="list of strings"):
+    with pytest.raises(ConfigError, match="list of strings"):
         config_from_args(build_parser().parse_args(["--preset", "tiny", "--set", "train.probes=[1, 2]"]))

@@ -1,10 +1,12 @@
 """Search invariants on a tiny trained model (fixture ``tiny_checkpoints``)."""
 import numpy as np
 import pytest
+import torch
 
 from model.search import SearchConfig, beam_search, greedy_search
 from model.translate import Translator
 from model.vocab import EOS, UNK
+from model.errors import ConfigError
 
 SENTENCES = ["a dog runs in the park", "the small cat", "a man eats a red ball on the street",
              "child plays", "the big blue dog sits in a small park"]
@@ -50,7 +52,7 @@ def test_trace_evidence_is_consistent(translator):
         steps = len(trace.target_ids)
         assert trace.target_ids[-1] == EOS
         assert len(trace.topk) == len(trace.step_logprobs) == steps
-        assert all(len(c) == 3 and c[0]["prob"] >= c[-1]["prob"] for c in trace.topk)
+        assert all(len(c) == 3 and c[0].prob >= c[-1].prob for c in trace.topk)
         assert sum(trace.step_logprobs) == pytest.approx(trace.logprob, abs=1e-3)
         if translator.arch == "rnnencdec":
             assert trace.attention is None and trace.energies is None
@@ -142,9 +144,9 @@ def test_blank_and_overlong_inputs(translator):
 
 
 def test_work_per_request_is_capped(translator):
-    with pytest.raises(ValueError, match="beam size must be 1..16"):
+    with pytest.raises(ConfigError, match="beam size must be 1..16"):
         translator.translate(["a dog"], SearchConfig(beam=17))
-    with pytest.raises(ValueError, match="output length cap"):
+    with pytest.raises(ConfigError, match="output length cap"):
         translator.translate(["a dog"], SearchConfig(max_len_ratio=100.0))
 
 
@@ -170,3 +172,37 @@ def test_concurrent_sessions_do_not_interfere(tiny_checkpoints):
         assert trace.target_ids == expected[sentence].target_ids
         np.testing.assert_allclose(trace.attention, expected[sentence].attention, atol=1e-5)
     assert all(p.grad is None for p in t.model.parameters())
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("length_norm", [0.0, 1.0])
+def test_a_beam_wide_enough_finds_what_exhaustive_search_finds(tiny_checkpoints, arch, length_norm):
+    """Outputs capped at 3 tokens (the last one </s>), so every output can be scored: with a beam
+    wider than the candidates of any step, beam search returns the best of all of them."""
+    from model.checkpoint import load_checkpoint
+    from model.vocab import EOS
+
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints[arch])
+    src = src_vocab.encode("a small cat")
+    cfg = SearchConfig(beam=2000, length_norm=length_norm, max_len_ratio=0.0, max_len_extra=3, trace=False)
+    (trace,) = beam_search(model, (src_vocab, tgt_vocab), [src], cfg)
+    V = len(tgt_vocab)
+    with torch.inference_mode():
+        enc = model.encode(torch.tensor([src]), torch.tensor([len(src)]))
+        best = (float("-inf"), None)
+        frontier = [((), 0.0, model.decoder.init_state(enc.summary), torch.tensor([2]))]  # <s>
+        for t in range(3):
+            step_frontier = []
+            for prefix, score, state, y in frontier:
+                out = model.decoder.step(y, state, enc)
+                logprobs = out.logprobs[0]
+                final = score + float(logprobs[EOS])
+                norm = final / (len(prefix) + 1) ** length_norm if length_norm else final
+                if norm > best[0]:
+                    best = (norm, prefix + (EOS,))
+                if t < 2:  # the third token must be </s>
+                    step_frontier += [(prefix + (tok,), score + float(logprobs[tok]), out.state, torch.tensor([tok]))
+                                      for tok in range(V) if tok != EOS]
+            frontier = step_frontier
+    assert trace.target_ids == list(best[1])
+    assert trace.score == pytest.approx(best[0], abs=1e-4)

@@ -8,6 +8,7 @@ from safetensors.torch import load_file
 from model.config import preset
 from model.checkpoint import CheckpointError
 from model.train import main, parse_overrides, train, warm_lr
+from model.errors import ConfigError
 
 
 def tiny_config(corpus, out, **train_fields):
@@ -99,7 +100,7 @@ def test_warm_up_rises_linearly_from_the_first_update_of_the_run_then_leaves_the
 def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
     cfg = parse_overrides(preset("tiny"), ["model.arch=rnnencdec", "train.epochs=3", "train.bf16=true"])
     assert (cfg.model.arch, cfg.train.epochs, cfg.train.bf16) == ("rnnencdec", 3, True)
-    with pytest.raises(ValueError, match="bad override"):
+    with pytest.raises(ConfigError, match="bad override"):
         parse_overrides(cfg, ["epochs=3"])
     assert main(["--preset", "tiny", "--set", "train.data_dir=" + str(tmp_path / "none")]) == 2
     assert "none: no such folder" in capsys.readouterr().err

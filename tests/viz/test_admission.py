@@ -1,22 +1,33 @@
-"""The per-process decode limit: order, waiting reports, and giving a place up."""
+"""The per-process decode limit: order, waiting reports, and giving a place up.
+
+Threads hold their places until an event releases them; the tests wait on events and on the
+gate's own counts (``polls``, ``queued``), never on the clock."""
 import threading
-import time
 from contextlib import contextmanager
 
 import pytest
 
 from model.search import SearchConfig
 from model.translate import Translator
-from viz import common
+from viz import decoding
 from viz.admission import DecodeGate
+from viz.decoding import Request, load_translator, side_by_side, translate_all
+
+WAIT_S = 10  # the most any event may take before the test fails (not a timing assumption: a hang guard)
+
+
+def until(predicate, gate: DecodeGate) -> None:
+    """Block until ``predicate()`` holds, re-checked whenever the gate's state changes."""
+    assert gate.wait_until(predicate, WAIT_S), "the gate never reached the expected state"
 
 
 @contextmanager
-def recorded(gate: DecodeGate, name: str, events: list, told: dict, hold_s: float):
-    """The gate's slot, logging when ``name`` starts and ends and what it was told while queued."""
+def recorded(gate: DecodeGate, name: str, events: list, told: dict, release: threading.Event):
+    """The gate's slot, logging when ``name`` starts and ends and what it was told while queued;
+    it holds its place until ``release`` is set."""
     with gate.slot(on_wait=lambda n: told.setdefault(name, n)):
         events.append(f"{name} start")
-        time.sleep(hold_s)  # hold the place while the other request arrives
+        assert release.wait(WAIT_S)
         yield
         events.append(f"{name} end")
 
@@ -27,45 +38,46 @@ def test_with_limit_one_two_decodes_run_one_after_the_other(tiny_checkpoints):
     gate = DecodeGate(1, poll_s=0.01)
     translator = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     events, told = [], {}
+    releases = {"first": threading.Event(), "second": threading.Event()}
+    releases["second"].set()
 
-    def decode(name, hold_s):
+    def decode(name):
         translator.translate(["a dog runs in the park"], SearchConfig(beam=3),
-                             slot=lambda: recorded(gate, name, events, told, hold_s))
+                             slot=lambda: recorded(gate, name, events, told, releases[name]))
 
-    first = threading.Thread(target=decode, args=("first", 0.3))
+    first = threading.Thread(target=decode, args=("first",))
     first.start()
-    while not events:
-        time.sleep(0.01)
-    second = threading.Thread(target=decode, args=("second", 0.0))
+    until(lambda: gate.running == 1, gate)
+    second = threading.Thread(target=decode, args=("second",))
     second.start()
-    first.join(10)
-    second.join(10)
+    until(lambda: gate.queued == 1, gate)
+    releases["first"].set()
+    first.join(WAIT_S)
+    second.join(WAIT_S)
     assert events == ["first start", "first end", "second start", "second end"]
     assert told == {"second": 1}
 
 
 def test_a_limit_of_two_lets_two_in_and_queues_the_third():
     gate = DecodeGate(2, poll_s=0.01)
-    inside, told, release = [], [], threading.Event()
+    inside, told, release, heard = [], [], threading.Event(), threading.Event()
 
     def hold(name):
-        with gate.slot(on_wait=told.append):
+        with gate.slot(on_wait=lambda n: (told.append(n), heard.set())):
             inside.append(name)
-            release.wait(5)
+            release.wait(WAIT_S)
 
     threads = [threading.Thread(target=hold, args=(n,)) for n in ("a", "b")]
     for t in threads:
         t.start()
-    while len(inside) < 2:
-        time.sleep(0.01)
+    until(lambda: gate.running == 2, gate)
     third = threading.Thread(target=hold, args=("c",))
     third.start()
-    while not told:
-        time.sleep(0.01)
-    assert inside == ["a", "b"] and set(told) == {1} and gate.queued == 1
+    assert heard.wait(WAIT_S)
+    assert sorted(inside) == ["a", "b"] and told == [1] and gate.queued == 1
     release.set()
     for t in threads + [third]:
-        t.join(5)
+        t.join(WAIT_S)
     assert sorted(inside) == ["a", "b", "c"] and gate.queued == 0
 
 
@@ -79,8 +91,9 @@ def test_a_request_stopped_while_queued_gives_its_place_up():
             with gate.slot(on_wait=stopped):
                 pass
         assert gate.queued == 0
-    with gate.slot() as waited:  # the place is free again
-        assert waited < 1.0
+    told = []
+    with gate.slot(on_wait=told.append):  # the place is free again: admitted without waiting
+        assert told == [] and gate.running == 1
 
 
 def test_the_limit_must_be_positive():
@@ -90,29 +103,29 @@ def test_the_limit_must_be_positive():
 
 def test_a_request_for_two_places_waits_for_both_and_keeps_its_turn():
     """With one of two places taken, a two-place request queues; a one-place request that comes
-    after it waits behind it (first come, first served) although a place is free."""
+    after it waits behind it (first come, first served) although a place is free: it is told it
+    must wait, and still has not started when the first place is given back."""
     gate = DecodeGate(2, poll_s=0.01)
     order, release = [], threading.Event()
+    told = {"two places": threading.Event(), "one more": threading.Event()}
 
     def hold(name, places):
-        with gate.slot(places=places):
+        with gate.slot(places=places, on_wait=lambda n: told[name].set()):
             order.append(name)
-            release.wait(5)
+            release.wait(WAIT_S)
 
     first = threading.Thread(target=hold, args=("one place", 1))
     first.start()
-    while not order:
-        time.sleep(0.01)
+    until(lambda: gate.running == 1, gate)
     later = [threading.Thread(target=hold, args=args) for args in (("two places", 2), ("one more", 1))]
     for thread in later:
         thread.start()
-        while gate.queued < later.index(thread) + 1:
-            time.sleep(0.01)
-    time.sleep(0.05)  # the free place stays free: the two-place request is first in line
-    assert order == ["one place"] and gate.queued == 2
+        until(lambda: gate.queued == later.index(thread) + 1, gate)
+    assert all(event.wait(WAIT_S) for event in told.values())  # both refused at least once
+    assert order == ["one place"] and gate.queued == 2 and gate.running == 1  # the free place stays free
     release.set()
     for thread in [first] + later:
-        thread.join(5)
+        thread.join(WAIT_S)
     assert order == ["one place", "two places", "one more"]
 
 
@@ -126,13 +139,13 @@ def test_a_request_takes_one_to_limit_places(places):
 def test_side_by_side_runs_the_calls_at_once_and_keeps_their_order():
     """Each call waits at a barrier for the other: run one after the other, the first would
     time out there."""
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=WAIT_S)
 
     def call(value):
         barrier.wait()
         return value
 
-    assert common.side_by_side([lambda: call("a"), lambda: call("b")]) == ["a", "b"]
+    assert side_by_side([lambda: call("a"), lambda: call("b")]) == ["a", "b"]
 
 
 def test_side_by_side_raises_the_first_failure():
@@ -140,51 +153,52 @@ def test_side_by_side_raises_the_first_failure():
         raise ValueError(message)
 
     with pytest.raises(ValueError, match="first"):
-        common.side_by_side([lambda: fail("first"), lambda: fail("second"), lambda: 3])
+        side_by_side([lambda: fail("first"), lambda: fail("second"), lambda: 3])
 
 
 def test_translate_all_gives_each_model_its_own_decode(app_env):
-    """Two models decoded side by side give the traces each gives alone, keyed by name."""
-    names = ["rnnencdec-tiny", "rnnsearch-tiny"]
-    settings = {"beam": 3, "length_norm": 1.0}
-    both = common.translate_all(names, "a dog runs in the park", settings)
-    assert list(both) == names
-    for name in names:
-        alone = common.load_translator(name).translate(["a dog runs in the park"], SearchConfig(**settings))[0]
-        assert both[name][0].to_json() == alone.to_json()
+    """Two models decoded side by side give the traces each gives alone, in request order."""
+    settings = SearchConfig(beam=3)
+    requests = [Request(name, "a dog runs in the park", settings) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
+    both = translate_all(requests)
+    assert [r.name for r in both] == [r.name for r in requests]
+    for request, result in zip(requests, both):
+        alone = load_translator(request.name).translate([request.text], settings)[0]
+        assert result.trace.to_json() == alone.to_json()
 
 
 def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monkeypatch):
     """Two sessions ask for the same sentence at once: the second waits at the gate while the
     first decodes, then takes the stored result instead of decoding again."""
-    common.translations()._items.clear()
+    decoding.shared_store("translations", 256)._items.clear()
     decodes, entered, release = [], threading.Event(), threading.Event()
-    real = common._decode
+    real = decoding._decode
 
-    def slow_decode(translator, *args):
+    def slow_decode(translator, request):
         decodes.append(translator.arch)
         entered.set()
-        release.wait(5)
-        return real(translator, *args)
+        release.wait(WAIT_S)
+        return real(translator, request)
 
-    monkeypatch.setattr(common, "_decode", slow_decode)
+    monkeypatch.setattr(decoding, "_decode", slow_decode)
     monkeypatch.setenv("NMT_DECODE_SLOTS", "2")
-    common.decode_gate.clear()
-    names, results = ["rnnencdec-tiny", "rnnsearch-tiny"], []
-    ask = lambda: results.append(common.translate_all(names, "two dogs play", {"beam": 2}))  # noqa: E731
+    decoding.decode_gate.clear()
+    requests = [Request(name, "two dogs play", SearchConfig(beam=2)) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
+    results = []
+    ask = lambda: results.append(translate_all(requests))  # noqa: E731
     first = threading.Thread(target=ask)
     first.start()
-    entered.wait(5)
+    assert entered.wait(WAIT_S)
     second = threading.Thread(target=ask)
     second.start()
-    while common.decode_gate().queued == 0:
-        time.sleep(0.01)
+    gate = decoding.decode_gate()
+    until(lambda: gate.queued == 1, gate)
     release.set()
-    first.join(10)
-    second.join(10)
-    common.decode_gate.clear()
+    first.join(WAIT_S)
+    second.join(WAIT_S)
+    decoding.decode_gate.clear()
     assert sorted(decodes) == ["rnnencdec", "rnnsearch"] and len(results) == 2
-    assert all(results[1][n][0].to_json() == results[0][n][0].to_json() for n in names)
+    assert [r.trace.to_json() for r in results[1]] == [r.trace.to_json() for r in results[0]]
 
 
 def test_a_waiting_request_is_told_each_new_count_once():
@@ -195,20 +209,20 @@ def test_a_waiting_request_is_told_each_new_count_once():
 
     def hold(name):
         with gate.slot(on_wait=told[name].append if name in told else None):
-            releases[name].wait(5)
+            releases[name].wait(WAIT_S)
 
     threads = {name: threading.Thread(target=hold, args=(name,)) for name in releases}
     for name in ("holder", "a", "b"):
         threads[name].start()
-        while gate.queued < ("holder", "a", "b").index(name):
-            time.sleep(0.005)
-    time.sleep(0.1)  # twenty polls while nothing moves
+        until(lambda: gate.queued == ("holder", "a", "b").index(name), gate)
+    polls = gate.polls
+    until(lambda: gate.polls >= polls + 20, gate)  # twenty polls while nothing moves
     releases["holder"].set()
-    while gate.queued > 1:
-        time.sleep(0.005)
-    time.sleep(0.1)
+    until(lambda: gate.queued == 1, gate)
+    polls = gate.polls
+    until(lambda: gate.polls >= polls + 20, gate)
     releases["a"].set()
     releases["b"].set()
     for thread in threads.values():
-        thread.join(5)
+        thread.join(WAIT_S)
     assert told == {"a": [1], "b": [2, 1]}

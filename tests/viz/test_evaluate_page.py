@@ -82,7 +82,7 @@ def test_too_many_lines_are_refused_before_splitting(at):
 
 
 def test_markdown_in_uploads_is_inert():
-    from viz.common import md
+    from viz.text import md
 
     assert md("![x](http://evil/p.png) [link](http://e) $x$ <b>") == (
         "\\!\\[x\\]\\(http\\://evil/p\\.png\\) \\[link\\]\\(http\\://e\\) \\$x\\$ \\<b\\>")

@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+from model.model_card import StressRow, ValidationRecord
+from model.trace import Candidate
 from viz.alignment import alignment_heatmap, merge_to_words, parse_pharaoh, pharaoh, word_spans
 from viz.beam_tree import beam_tree_figure, tree_layout
 from viz.curves import training_curves
@@ -108,16 +110,17 @@ def test_step_figures():
     assert list(strip.data[0].text[0]) == ["a", "&lt;b&gt;"]
     bars = energies_bar(np.array([1.0, -2.0, 0.5]), ["▁x", "▁y", "▁z"])
     assert list(bars.data[0].y) == [1.0, -2.0, 0.5]
-    cands = [{"token": "▁le", "id": 7, "prob": 0.6}, {"token": "▁la", "id": 9, "prob": 0.3}]
+    cands = [Candidate("▁le", 7, 0.6), Candidate("▁la", 9, 0.3)]
     top = topk_bar(cands, chosen=9)
     assert list(top.data[0].x) == [0.6, 0.3] and top.data[0].marker.color[1] == "#d62728"
 
 
 def test_training_curves():
-    log = [{"epoch": 1, "train_loss": 3.0, "val_loss": 2.5, "val_bleu": 10.0},
-           {"epoch": 2, "train_loss": 2.0, "val_loss": 2.2, "val_bleu": 20.0}]
+    log = [ValidationRecord(step=50, epoch=1, train_loss=3.0, val_loss=2.5, val_bleu=10.0),
+           ValidationRecord(step=100, epoch=2, train_loss=2.0, val_loss=2.2, val_bleu=20.0)]
     fig = training_curves(log)
     assert [list(t.y) for t in fig.data] == [[3.0, 2.0], [2.5, 2.2], [10.0, 20.0]]
+    assert list(fig.data[0].x) == [50, 100]  # against updates, not epochs
 
 
 def test_report_charts_cli(tmp_path, capsys):
@@ -135,7 +138,7 @@ def test_report_charts_cli(tmp_path, capsys):
 
 
 def test_stress_chart_gives_each_of_seven_models_its_own_colour():
-    rows = [{"k": k, "items": 9 // k, "source_words": 3.0 * k, "bleu": 40.0 - k} for k in (1, 2, 3)]
+    rows = [StressRow(k=k, items=9 // k, source_words=3.0 * k, bleu=40.0 - k, length_ratio=1.0) for k in (1, 2, 3)]
     fig = stress_chart({f"model-{i}": rows for i in range(7)}, "stress")
     assert [t.name for t in fig.data] == [f"model-{i}" for i in range(7)]
     assert len({t.line.color for t in fig.data}) == 7

@@ -15,7 +15,7 @@ def _models_script():
 def test_models_page_shows_each_card(app_env):
     at = AppTest.from_function(_models_script, default_timeout=60).run()
     assert not at.exception
-    assert [e.label for e in at.expander] == ["rnnencdec-tiny", "rnnsearch-tiny"]
+    assert [e.label for e in at.expander] == ["rnnencdec-tiny (English → French)", "rnnsearch-tiny (English → French)"]
     assert any("Architecture:** rnnsearch" in m.value for m in at.markdown)
     assert len(at.get("plotly_chart")) == 2  # training curves from each card's log
 
@@ -52,10 +52,10 @@ def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
     at = AppTest.from_function(_models_script, default_timeout=60).run()
     assert not at.exception, at.exception
     text = " ".join(m.value for m in at.markdown)
-    for expected in ("8000 updates", "AMD EPYC", "beam 8, length normalisation λ 0.8", "reset gate", "Short everyday"):
+    for expected in ("8,000 updates", "AMD EPYC", "beam 8, length normalisation λ 0.8", "reset gate", "Short everyday"):
         assert expected in text, expected
     frames = [d.value for d in at.dataframe]
     assert any("attribution" in f.columns and "Tatoeba Project" in f["attribution"][0] for f in frames)
-    assert any("p_value" in f.columns and f["difference"][0] == 7.0 for f in frames)
+    assert any("p" in f.columns and f["p"][0] == 0.001 and f["difference"][0] == 7.0 for f in frames)
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "tatoeba/test" in titles and any(t.startswith("Length stress test, tatoeba/test") for t in titles)

@@ -65,7 +65,7 @@ def test_every_section_renders(paper_root):
     assert list(at.dataframe[0].value["all sentences"])[:2] == [13.93, 21.50]
     assert any("Why the numbers differ" in m.value for m in at.markdown)
     links = [link.proto for link in at.get("page_link")]
-    assert any(link.page.endswith("evaluate") and link.label == "Score the default pair yourself on data/test_2016_flickr"
+    assert any(link.page.endswith("evaluate") and link.label == "Score a pair yourself on data/test_2016_flickr"
                for link in links)
 
 

@@ -53,8 +53,13 @@ def test_changing_beam_size_and_word_toggle(at):
     type_sentence(at, "a dog runs in the park")
     at.slider(key="beam").set_value(1).run()
     assert not at.exception and at.text[0].value == "un chien court dans le parc"
+    pieces = heatmaps(at)[0]
     at.toggle(key="align_words").set_value(True).run()
     assert not at.exception
+    words = next(spec for spec in charts(at) if spec["data"][0]["type"] == "heatmap")
+    assert words["layout"]["xaxis"]["ticktext"] == ["a", "dog", "runs", "in", "the", "park"]
+    assert len(words["data"][0]["z"]) <= len(pieces["z"])  # output pieces merged into words
+    assert all(abs(sum(row) - 1) < 1e-4 for row in words["data"][0]["z"])
 
 
 def test_stepping_through_decoding(at):
@@ -88,12 +93,18 @@ def test_what_if_forces_another_token(at):
     type_sentence(at, "a dog runs in the park")
     open_tab(at, "What if")
     token_box = at.selectbox(key="whatif_token")
-    token_box.select(token_box.options[1]).run()
+    forced = token_box.options[1]
+    token_box.select(forced).run()
     assert not at.exception
     assert any(m.value.startswith("**What if**") for m in at.markdown)
+    original, changed = at.text[-2].value, at.text[-1].value
+    word = forced.split(" (p=")[0].replace("\u2581", "")
+    assert changed.split()[0].startswith(word) and changed != original  # step 1 now writes the forced token
     at.radio(key="whatif_mode").set_value("the attention").run()
     at.selectbox(key="whatif_source").select(5).run()
     assert not at.exception
+    what_if = heatmaps(at)[-1]
+    assert what_if["z"][0][5] == 1.0 and sum(what_if["z"][0]) == 1.0  # step 1 attended to piece 5 only
 
 
 def test_beam_tree_and_node_drilldown(at):

@@ -1,0 +1,35 @@
+"""The errors a user can cause, one type per condition.
+
+Command lines and pages catch these and show their message (which names the file, value or
+setting and what is wrong with it); anything else, a ValueError from deep inside torch say,
+stays a bug with a traceback instead of passing for bad input.
+"""
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Something a user supplied or asked for cannot be used; the message says what and where."""
+
+
+class CheckpointError(UserError):
+    """A checkpoint folder that cannot be loaded (missing files, not our format, bad tensors)."""
+
+
+class DataError(UserError):
+    """A corpus, test set, upload or text that cannot be used (unreadable, not UTF-8, malformed)."""
+
+
+class ConfigError(UserError):
+    """A configuration value, override or decoding setting that is unknown or out of range."""
+
+
+class NoHypothesisError(UserError):
+    """Search found no output: a forced prefix or banned tokens rule out every hypothesis."""
+
+
+class ReplayError(UserError):
+    """A probe log or a card's training replay that cannot be read."""
+
+
+class CardError(CheckpointError):
+    """A checkpoint's card.json whose fields do not have the types a card has."""

@@ -1,0 +1,45 @@
+"""Results shared by every session of a server: a bounded store of finished work.
+
+A class opening the same example, or two pages running the same decode, should pay for it
+once. ``st.cache_data`` cannot be used where the work draws progress bars or "queued"
+messages (its replay forbids elements created outside the cached function), so decodes and
+evaluations keep their results here instead. Stored values are never mutated.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable, Hashable, TypeVar
+
+T = TypeVar("T")
+
+
+class ResultStore:
+    """A thread-safe LRU of finished results, at most ``max_entries`` of them."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries, self._items, self._lock = max_entries, OrderedDict(), threading.Lock()
+
+    def get(self, key: Hashable):
+        """The result stored under ``key``, or None."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: Hashable, value) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The stored result for ``key``, else ``compute()``'s, stored. Two sessions asking at
+        once may both compute; the decode gate (``decoding.py``) makes the second one find the
+        first one's result when it queued behind it."""
+        found = self.get(key)
+        if found is None:
+            found = compute()
+            self.put(key, found)
+        return found
