@@ -24,17 +24,20 @@ def saliency(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) ->
     """
     if not src_ids or not out_ids:
         return np.zeros((len(out_ids), len(src_ids)))
-    src = torch.tensor([list(src_ids)])
-    tgt_in = torch.tensor([[BOS] + list(out_ids[:-1])])
+    T = len(out_ids)
+    src = torch.tensor([list(src_ids)] * T)  # one copy of the sentence per output token to explain
+    prefix = [BOS] + list(out_ids[:-1])
+    tgt_in = torch.tensor([prefix[:i + 1] + [PAD] * (T - i - 1) for i in range(T)])  # copy i stops at token i
     with torch.enable_grad():
-        emb = model.encoder.embed(src).detach().requires_grad_(True)  # (1, src_len, m)
-        annotations, summary = model.encoder.encode_embedded(emb, torch.tensor([len(src_ids)]))
+        emb = model.encoder.embed(src).detach().requires_grad_(True)  # (T, src_len, m)
+        annotations, summary = model.encoder.encode_embedded(emb, torch.tensor([len(src_ids)] * T))
         enc = model.decoder.prepare(annotations, src != PAD, summary)
-        logits, _ = model.decoder(tgt_in, enc)
-        logp = torch.log_softmax(logits[0], dim=-1).gather(1, torch.tensor(list(out_ids)).unsqueeze(1))
-        rows = []
-        for i in range(len(out_ids)):
-            (grad,) = torch.autograd.grad(logp[i, 0], emb, retain_graph=i + 1 < len(out_ids))
-            rows.append((grad * emb).sum(-1).abs()[0])  # (src_len,)
-    scores = torch.stack(rows).detach().numpy()
+        logits, _ = model.decoder(tgt_in, enc)  # (T, T, V)
+        steps = torch.arange(T)
+        # copy i explains output token i: the copies share no computation, so one backward
+        # pass of the sum gives each copy's gradient of its own log-probability
+        logp = torch.log_softmax(logits[steps, steps], dim=-1)[steps, torch.tensor(list(out_ids))]  # (T,)
+        (grad,) = torch.autograd.grad(logp.sum(), emb)
+    rows = (grad * emb).sum(-1).abs().detach()  # (T, src_len)
+    scores = rows.numpy()
     return scores / np.maximum(scores.sum(1, keepdims=True), 1e-12)

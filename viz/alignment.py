@@ -11,29 +11,13 @@ from typing import Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-WORD_START = "\u2581"  # SentencePiece's word-boundary mark
+from model.alignment import WORD_START, word_matrix, word_spans
 
 
 def display_token(piece: str) -> str:
     """A piece as shown in figures: without the word-boundary mark, HTML-escaped."""
     text = piece.replace(WORD_START, "") or WORD_START
     return html.escape(text, quote=False)  # plotly.js decodes &lt; &gt; &amp; but not &quot;
-
-
-def word_spans(pieces: Sequence[str]) -> list[tuple[int, int]]:
-    """[start, end) piece ranges of whole words: a piece starting with the boundary mark
-    starts a new word; special tokens such as </s> are words of their own."""
-    spans: list[tuple[int, int]] = []
-    for i, piece in enumerate(pieces):
-        if not spans or piece.startswith(WORD_START) or _is_special(piece) or _is_special(pieces[i - 1]):
-            spans.append((i, i + 1))
-        else:
-            spans[-1] = (spans[-1][0], i + 1)
-    return spans
-
-
-def _is_special(piece: str) -> bool:
-    return piece.startswith("<") and piece.endswith(">")
 
 
 def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]):
@@ -45,8 +29,7 @@ def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Se
     drawn darker than one-piece words. Returns (matrix, source words, target words).
     """
     src_spans, tgt_spans = word_spans(src_pieces), word_spans(tgt_pieces)
-    cols = np.stack([matrix[:, a:b].sum(axis=1) for a, b in src_spans], axis=1)
-    rows = np.stack([cols[a:b].mean(axis=0) for a, b in tgt_spans], axis=0)
+    rows = word_matrix(matrix, src_spans, tgt_spans)
     join = lambda pieces, spans: ["".join(pieces[a:b]).replace(WORD_START, "") or WORD_START  # noqa: E731
                                   for a, b in spans]
     return rows, join(src_pieces, src_spans), join(tgt_pieces, tgt_spans)
@@ -86,14 +69,3 @@ def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
     """Hard alignment "i-j" pairs (source i, target j, 0-based) from the attention argmax."""
     rows = attention[:-1] if drop_eos and len(attention) > 1 else attention
     return " ".join(f"{int(np.argmax(row))}-{j}" for j, row in enumerate(rows))
-
-
-def parse_pharaoh(text: str) -> list[tuple[int, int]]:
-    """Inverse of ``pharaoh``: "0-0 2-1" -> [(0, 0), (2, 1)]; raises ValueError on junk."""
-    pairs = []
-    for item in text.split():
-        left, sep, right = item.partition("-")
-        if not sep or not left.isdigit() or not right.isdigit():
-            raise ValueError(f"not a Pharaoh alignment pair: {item!r}")
-        pairs.append((int(left), int(right)))
-    return pairs

@@ -4,7 +4,8 @@ import pytest
 
 from model.model_card import StressRow, ValidationRecord
 from model.trace import Candidate
-from viz.alignment import alignment_heatmap, merge_to_words, parse_pharaoh, pharaoh, word_spans
+from model.alignment import AlignmentFormatError, parse_links, word_spans
+from viz.alignment import alignment_heatmap, merge_to_words, pharaoh
 from viz.beam_tree import beam_tree_figure, tree_layout
 from viz.curves import training_curves
 from viz.length_chart import stress_chart
@@ -64,9 +65,9 @@ def test_pharaoh_round_trip():
     m = np.array([[0.1, 0.9, 0.0], [0.7, 0.2, 0.1], [0.2, 0.2, 0.6]])
     text = pharaoh(m)
     assert text == "1-0 0-1"
-    assert parse_pharaoh(text) == [(1, 0), (0, 1)]
-    with pytest.raises(ValueError):
-        parse_pharaoh("1-x")
+    assert parse_links(text) == {(1, 0), (0, 1)}
+    with pytest.raises(AlignmentFormatError, match="'1-x' is not an i-j link"):
+        parse_links("1-x")
 
 
 def tree_nodes():

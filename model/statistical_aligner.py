@@ -1,0 +1,52 @@
+"""A statistical word aligner beside the attention: eflomal (Östling & Tiedemann 2016, the
+``eflomal`` package), trained on a parallel corpus plus the sentences to align, run in both
+directions and symmetrised with grow-diag-final-and.
+
+It knows nothing of the neural models: it is the yardstick the attention is compared with.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from .alignment import Link, grow_diag_final_and, parse_links
+from .errors import UserError
+
+TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks
+
+
+class AlignerUnavailable(UserError):
+    """The eflomal package is not installed."""
+
+
+def tokenise(sentence: str) -> list[str]:
+    """Lowercased words and punctuation marks: how corpus text is prepared for the aligner
+    (gold sentences come tokenised already)."""
+    return TOKEN.findall(sentence.lower())
+
+
+def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
+                  corpus: Sequence[tuple[str, str]] = ()) -> list[set[Link]]:
+    """Symmetrised links (source i, target j) for each tokenised pair of ``src``/``tgt``,
+    learnt from those pairs plus ``corpus`` (raw sentence pairs, tokenised here). eflomal
+    samples: two runs may differ in a few links."""
+    try:
+        from eflomal import Aligner
+    except ImportError:
+        raise AlignerUnavailable("the statistical aligner needs the eflomal package: pip install eflomal") from None
+    src_lines = [" ".join(w.lower() for w in s) for s in src] + [" ".join(tokenise(s)) for s, _ in corpus]
+    tgt_lines = [" ".join(w.lower() for w in t) for t in tgt] + [" ".join(tokenise(t)) for _, t in corpus]
+    keep = [bool(s.strip()) and bool(t.strip()) for s, t in zip(src_lines, tgt_lines)]
+    keep[:len(src)] = [True] * len(src)  # the sentences to align stay, in order
+    src_lines = [line + "\n" for line, k in zip(src_lines, keep) if k]
+    tgt_lines = [line + "\n" for line, k in zip(tgt_lines, keep) if k]
+    with tempfile.TemporaryDirectory() as tmp:
+        fwd, rev = Path(tmp) / "fwd", Path(tmp) / "rev"
+        Aligner().align(src_lines, tgt_lines, links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
+        forward = fwd.read_text(encoding="utf-8").split("\n")[:len(src)]
+        backward = rev.read_text(encoding="utf-8").split("\n")[:len(src)]
+    return [grow_diag_final_and(parse_links(f, "eflomal forward"), parse_links(b, "eflomal reverse"))
+            for f, b in zip(forward, backward)]
+
