@@ -198,25 +198,31 @@ def diagonal_rows(gold: GoldSet, extractions: Sequence[str]) -> list[Row]:
 
 
 def eflomal_row(gold: GoldSet, corpus: Sequence[tuple[str, str]]) -> Row:
-    from .statistical_aligner import eflomal_links
-
-    links = eflomal_links([s.src for s in gold.sentences], [s.tgt for s in gold.sentences], corpus)
-    total, per = score(links, gold)
+    total, per = score(eflomal_gold_links(gold, corpus), gold)
     return Row(None, "eflomal", SYMMETRISED, total, tuple(per))
 
 
+def eflomal_gold_links(gold: GoldSet, corpus: Sequence[tuple[str, str]]) -> list[set]:
+    from .statistical_aligner import eflomal_links
+
+    return eflomal_links([s.src for s in gold.sentences], [s.tgt for s in gold.sentences], corpus)
+
+
 def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang: str,
-                    tgt_lang: str) -> tuple[list[tuple[str, str]], str]:
+                    tgt_lang: str, root: Optional[Path] = None) -> tuple[list[tuple[str, str]], str]:
     """The parallel text the statistical aligner learns from: ``extra`` paths if given (a pair
     file whole, source column first; a folder's train files), else the training split of the
     checkpoints' corpora (once each), in the gold's direction; and a sentence saying what it
-    was, including what could not be read."""
+    was, including what could not be read. Relative corpus paths in the checkpoints' configs
+    are read from ``root`` (default: the working directory)."""
     specs = [CorpusSpec(name=Path(p).name, path=p, columns=f"{src_lang}-{tgt_lang}") for p in extra]
     if not extra:
         for folder in checkpoints:
             _, train, _ = read_config(folder)
             if train is not None:
-                specs += [s for s in corpus_specs(train) if s.path not in {x.path for x in specs}]
+                found = [CorpusSpec(s.name, str(Path(root or ".") / s.path), s.weight, s.columns)
+                         for s in corpus_specs(train)]
+                specs += [s for s in found if s.path not in {x.path for x in specs}]
     pairs, used, missing = [], [], []
     for spec in specs:
         if not (Path(spec.path).is_dir() or is_pair_file(spec.path)):
@@ -234,26 +240,35 @@ def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang:
     return pairs, note
 
 
+def score_model(name: str, translator: Translator, direction: tuple[str, str], gold: GoldSet,
+                methods: Sequence[str] = METHODS, extractions: Sequence[str] = (DEFAULT_EXTRACTION,),
+                src_lang: str = "en", tgt_lang: str = "fr") -> tuple[list[Row], list[Unscored], list]:
+    """One model's rows (attention and saliency, as asked and as it has them), the sentences it
+    could not score, and its word matrices per sentence (None where unscored)."""
+    if direction not in ((src_lang, tgt_lang), (tgt_lang, src_lang)):
+        raise UserError(f"{name} translates {'-'.join(direction)}; the gold set is {src_lang}-{tgt_lang}")
+    wanted = [m for m in ("attention", "saliency") if m in methods]
+    if not wanted or (wanted == ["attention"] and not translator.model.has_attention):
+        return [], [], []
+    matrices, missed = forced_matrices(translator, gold, "saliency" in methods,
+                                       reverse=direction != (src_lang, tgt_lang), name=name)
+    rows = [r for r in model_rows(name, matrices, gold, extractions) if r.method in methods]
+    return rows, missed, matrices
+
+
 def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[str] = METHODS,
                  extractions: Sequence[str] = (DEFAULT_EXTRACTION,), corpus: Sequence[str] = (),
                  src_lang: str = "en", tgt_lang: str = "fr", log=print) -> AlignmentReport:
     rows, unscored, seconds, note = [], [], {}, ""
     for folder in checkpoints:
-        start = time.perf_counter()
-        translator = Translator.from_checkpoint(folder)
+        start, name = time.perf_counter(), Path(folder).name
         _, train, _ = read_config(folder)
         direction = (train.src_lang, train.tgt_lang) if train else (src_lang, tgt_lang)
-        if direction not in ((src_lang, tgt_lang), (tgt_lang, src_lang)):
-            raise UserError(f"{folder}: translates {'-'.join(direction)}; the gold set is {src_lang}-{tgt_lang}")
-        wanted = [m for m in ("attention", "saliency") if m in methods]
-        if not wanted or (wanted == ["attention"] and not translator.model.has_attention):
-            continue
-        matrices, missed = forced_matrices(translator, gold, "saliency" in methods,
-                                           reverse=direction != (src_lang, tgt_lang), name=Path(folder).name)
-        rows += [r for r in model_rows(Path(folder).name, matrices, gold, extractions) if r.method in methods]
-        unscored += missed
-        seconds[Path(folder).name] = round(time.perf_counter() - start, 2)
-        log(f"{Path(folder).name}: {seconds[Path(folder).name]} s")
+        found, missed, _ = score_model(name, Translator.from_checkpoint(folder), direction, gold, methods,
+                                       extractions, src_lang, tgt_lang)
+        rows, unscored = rows + found, unscored + missed
+        seconds[name] = round(time.perf_counter() - start, 2)
+        log(f"{name}: {seconds[name]} s")
     if "eflomal" in methods:
         start = time.perf_counter()
         pairs, note = training_corpus(checkpoints, corpus, src_lang, tgt_lang)

@@ -102,14 +102,17 @@ class Decoder(nn.Module):
             return EncoderState(annotations, mask, summary, self.attention.keys(annotations), None)
         return EncoderState(annotations, mask, summary, None, self.C(summary))
 
-    def context(self, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None):
+    def context(self, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None, alpha_fn=None):
         """-> (c_i (batch, 2n), C c_i (batch, 3n), alpha (batch, src_len) | None, energies | None).
 
-        ``alpha_override`` (batch, src_len) replaces the attention weights (the app's what-if).
+        ``alpha_override`` (batch, src_len) replaces the attention weights (the app's what-if);
+        ``alpha_fn`` maps the computed weights to the ones used (model/ablation.py).
         """
         if self.attention is None:
             return enc.summary, enc.fixed_gates, None, None
         energies, alpha = self.attention(s_prev, enc.keys, enc.mask)
+        if alpha_fn is not None:
+            alpha = alpha_fn(alpha)
         if alpha_override is not None:
             alpha = alpha_override
         c = torch.bmm(alpha.unsqueeze(1), enc.annotations).squeeze(1)  # (batch, 2n)
@@ -141,10 +144,10 @@ class Decoder(nn.Module):
         return self.dropout(t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1))  # maxout over pairs
 
     def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: EncoderState,
-             alpha_override=None) -> Step:
+             alpha_override=None, alpha_fn=None) -> Step:
         """One decoding step: y_prev (batch,) ids, s_prev (batch, n)."""
         emb = self.embed(y_prev)  # (batch, m)
-        c, c_gates, alpha, energies = self.context(s_prev, enc, alpha_override)
+        c, c_gates, alpha, energies = self.context(s_prev, enc, alpha_override, alpha_fn)
         s = self.gru(self.W(emb) + c_gates, s_prev)
         logprobs = torch.log_softmax(self.readout(s, emb, self.C_o(c)).float(), dim=-1)
         return Step(logprobs, s, alpha, energies)

@@ -15,7 +15,8 @@ import csv
 import json
 import sys
 import time
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, ContextManager, Optional, Sequence
 
@@ -23,6 +24,7 @@ import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
+from .ablation import ABLATIONS
 from .cli import int_range
 from .errors import UserError
 from .eval_set import MAX_LINES, EvalSet, eval_set_from_files, join_consecutive
@@ -61,6 +63,17 @@ def run_model(translator: Translator, test: EvalSet, cfg: SearchConfig,
         for trace in traces:
             trace.beam = []
     return ModelRun(translator.name, translator.arch, traces, time.perf_counter() - start)
+
+
+def ablation_runs(translator: Translator, test: EvalSet, cfg: SearchConfig, kinds: Sequence[str],
+                  progress: Optional[Callable[[int], None]] = None) -> list[ModelRun]:
+    """The same model on the same test set with its attention weights replaced (model/ablation.py),
+    one run per kind, named ``model+kind``."""
+    runs = []
+    for kind in kinds:
+        run = run_model(translator, test, replace(cfg, ablation=kind), progress)
+        runs.append(dataclasses.replace(run, name=f"{translator.name}+{kind}"))
+    return runs
 
 
 def with_interval(hyps: Sequence[str], refs: Sequence[str], n_bootstrap: int = N_BOOTSTRAP) -> dict:
@@ -229,7 +242,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--join", type=int_range(1), default=1, help="join k consecutive lines before evaluating")
     parser.add_argument("--stress", action="store_true",
                         help="also run the length stress test (k = 1..4 joined lines) into stress.json")
+    parser.add_argument("--ablate", default="",
+                        help="also decode each attention model with its weights replaced, compared with it: "
+                             f"comma-separated, of {', '.join(ABLATIONS)}, or all")
     args = parser.parse_args(argv)
+    ablations = list(ABLATIONS) if args.ablate == "all" else [a for a in args.ablate.split(",") if a]
+    unknown = [a for a in ablations if a not in ABLATIONS]
+    if unknown:
+        parser.error(f"unknown ablation {unknown[0]!r}; choose from {', '.join(ABLATIONS)} or all")
     try:
         test = eval_set_from_files(args.src, args.ref, args.src, args.ref, args.max_lines, args.first)
         if args.join > 1:
@@ -237,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, trace=True)
         translators = load_translators(args.checkpoint)
         runs = [run_model(translator, test, cfg) for translator in translators]
+        for translator in translators:
+            if ablations and translator.model.has_attention:
+                runs += ablation_runs(translator, test, cfg, ablations)
     except (UserError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
+from .ablation import ablated_alpha
 from .data import pad
 from .decoder import Step
 from .errors import NoHypothesisError
@@ -40,6 +41,7 @@ class SearchConfig:
     forbid_unk: bool = False  # never emit <unk> (as the paper's "no UNK" decoding)
     topk: int = 5  # candidate tokens recorded per step in traces
     trace: bool = True  # record attention, energies, top-k and the beam history
+    ablation: str = ""  # replace the attention weights while decoding (model/ablation.py); "": the model's own
 
 
 @dataclass
@@ -102,7 +104,7 @@ def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequ
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
     recorder = _TreeRecorder(src_len.tolist(), vocabs[1], cfg) if cfg.trace else None
     for t in range(int(max_len.max())):
-        out = model.decoder.step(y, state, enc, _attend_override(attend, t, enc))
+        out = model.decoder.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
         cand = _prune(scores, logprobs, k)
         nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
@@ -125,6 +127,12 @@ def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequ
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
     return [_make_trace(model.config.arch, vocabs, ids, hyp, recorder, sent)
             for sent, (ids, hyp) in enumerate(zip(src, best))]
+
+
+def _ablation(kind: str, t: int, enc):
+    if not kind:
+        return None
+    return lambda alpha: ablated_alpha(kind, alpha, enc.mask, t)
 
 
 def _attend_override(attend, t: int, enc):

@@ -15,6 +15,7 @@ from typing import Callable, ContextManager, Optional, Sequence
 
 import torch
 
+from .ablation import ABLATIONS
 from .checkpoint import load_checkpoint
 from .cli import int_range
 from .data import iter_chunks
@@ -69,6 +70,10 @@ class Translator:
             raise ConfigError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
         if not (0 <= cfg.max_len_ratio <= MAX_LEN_RATIO and 0 <= cfg.max_len_extra <= MAX_LEN_EXTRA):
             raise ConfigError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
+        if cfg.ablation and (cfg.ablation not in ABLATIONS or not self.model.has_attention):
+            raise ConfigError(f"cannot ablate {cfg.ablation!r} attention of {self.name}: "
+                              + (f"choose from {', '.join(ABLATIONS)}" if cfg.ablation not in ABLATIONS
+                                 else "it has no attention"))
         encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
         traces: list[Optional[Trace]] = [None] * len(sentences)
         todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))
@@ -88,7 +93,7 @@ class Translator:
 
     def _decode(self, src, cfg: SearchConfig, prefixes, attend) -> list[Trace]:
         vocabs = (self.src_vocab, self.tgt_vocab)
-        if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None:
+        if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None and not cfg.ablation:
             return greedy_traces(self.model, vocabs, src, cfg)
         return beam_search(self.model, vocabs, src, cfg, prefixes, attend)
 

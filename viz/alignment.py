@@ -6,7 +6,7 @@ came from user text is HTML-escaped, since plotly renders a subset of HTML in la
 from __future__ import annotations
 
 import html
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -69,3 +69,22 @@ def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
     """Hard alignment "i-j" pairs (source i, target j, 0-based) from the attention argmax."""
     rows = attention[:-1] if drop_eos and len(attention) > 1 else attention
     return " ".join(f"{int(np.argmax(row))}-{j}" for j, row in enumerate(rows))
+
+
+def answer_key_heatmap(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
+                       sure: Iterable[tuple[int, int]], possible: Iterable[tuple[int, int]],
+                       predicted: Iterable[tuple[int, int]], title: str = "", value_name: str = "weight") -> go.Figure:
+    """A word-level (target words, source words) heatmap with the gold links drawn over it:
+    sure links as solid squares' outlines, possible-only links as dotted circles, and the links a
+    method picked as crosses; links are (source i, target j)."""
+    fig = alignment_heatmap(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
+    sure = set(sure)
+    layers = (("gold: sure", sorted(sure), {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
+              ("gold: possible", sorted(set(possible) - sure),
+               {"symbol": "circle-open-dot", "size": 16, "color": "#ff7f0e", "line": {"width": 2}}),
+              ("picked", sorted(set(predicted)), {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3}}))
+    for name, links, marker in layers:
+        fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=name,
+                                 marker=marker, hoverinfo="skip"))
+    fig.update_layout(legend={"orientation": "h", "y": -0.05}, showlegend=True)
+    return fig

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import html
 import time
+from dataclasses import replace
 from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from model.catalogue import LANGUAGES
+from model.ablation import ABLATIONS
 from model.errors import DataError, UserError
 from model.eval_set import MAX_LINES, EvalSet, eval_set_from_files, eval_set_from_table, join_consecutive
 from model.evaluate import (STRESS_K, ModelRun, bleu_by_length, paired_significance, run_model, sentence_rows,
@@ -59,7 +61,8 @@ def render() -> None:
         return
     stress = st.toggle(f"Length stress test: also evaluate items of k = {', '.join(map(str, STRESS_K[1:]))} "
                        "joined lines", key="eval_stress")
-    wanted = (content_digest(test), tuple(chosen), settings, stress)
+    ablations = ablations_ui(chosen)
+    wanted = (content_digest(test), tuple(chosen), settings, stress, ablations)
     run_col, cancel_col, _ = st.columns([1, 1, 6])
     if run_col.button("Evaluate", type="primary", key="eval_run"):
         st.session_state["eval_request"] = wanted
@@ -68,11 +71,25 @@ def render() -> None:
     if st.session_state.get("eval_request") != wanted:
         st.caption("Press Evaluate to translate the test set with the chosen models.")
         return
-    runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, settings)
+    runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, settings, ablations if k == 1 else ())
             for k in (STRESS_K if stress else (1,)) if len(test.src) >= k}
     results_ui(test, runs[1], settings, pair)
     if stress:
         stress_ui(test, runs)
+
+
+def ablations_ui(chosen: list[str]) -> tuple[str, ...]:
+    """Ways to replace the attention weights of the chosen RNNsearch models (model/ablation.py),
+    each decoded as one more run beside the unmodified model."""
+    if not any(_has_attention(name) for name in chosen):
+        return ()
+    return tuple(st.multiselect("Does attention matter? Also decode each attention model with its weights "
+                                "replaced", list(ABLATIONS), format_func=ABLATIONS.get, key="eval_ablate"))
+
+
+def _has_attention(name: str) -> bool:
+    found = checkpoints.info(name)
+    return found is not None and found.arch == "rnnsearch"
 
 
 def models_ui(models: list[checkpoints.ModelInfo]) -> list[str]:
@@ -146,9 +163,10 @@ def content_digest(test: EvalSet) -> str:
     return hashlib.sha256(joined.encode()).hexdigest()
 
 
-def decode_all(names: list[str], test: EvalSet, settings: SearchConfig) -> list[ModelRun]:
-    """Each model's run, from the shared store when the same content and settings were seen
-    before; the models decode side by side, each with its own progress bar."""
+def decode_all(names: list[str], test: EvalSet, settings: SearchConfig, ablations: tuple[str, ...] = ()) -> list[ModelRun]:
+    """Each model's run (and each attention model's ablated runs, named ``model+ablation``), from
+    the shared store when the same content and settings were seen before; the runs decode side
+    by side, each with its own progress bar."""
     for name in names:
         try:
             load_translator(name)
@@ -156,28 +174,33 @@ def decode_all(names: list[str], test: EvalSet, settings: SearchConfig) -> list[
             st.error(hosting.error_text(exc, f"Checkpoint {name} does not load on this server.",
                                         local=md(f"Cannot use {name}: {exc}")))
             st.stop()
-    bars = [st.progress(0.0, text=f"{name}: starting") for name in names]
+    jobs = [(name, name, settings) for name in names] + [
+        (f"{name}+{kind}", name, replace(settings, ablation=kind)) for name in names if _has_attention(name)
+        for kind in ablations]
+    bars = [st.progress(0.0, text=f"{label}: starting") for label, _, _ in jobs]
     store = shared_store("evaluations", 32)
-    runs = side_by_side([partial(store.get_or_compute, (name, content_digest(test), settings),
-                                 partial(decode_run, name, test, settings, bar)) for name, bar in zip(names, bars)])
+    runs = side_by_side([partial(store.get_or_compute, (label, content_digest(test), search),
+                                 partial(decode_run, name, test, search, bar, label))
+                         for (label, name, search), bar in zip(jobs, bars)])
     for bar in bars:
         bar.empty()
     return runs
 
 
-def decode_run(name: str, test: EvalSet, settings: SearchConfig, bar) -> ModelRun:
+def decode_run(name: str, test: EvalSet, settings: SearchConfig, bar, label: str = "") -> ModelRun:
     """One model's run over ``test``, decoded in batches that each wait their turn at the
-    server's decode limit, with progress and decoding speed on ``bar``."""
+    server's decode limit, with progress and decoding speed on ``bar``; named ``label``."""
+    name_shown = label or name
     total, start, shown = len(test.src), time.perf_counter(), [0.0]
-    slot = QueuedSlot(lambda text: bar.progress(shown[0], text=f"{name}: {text}"))
+    slot = QueuedSlot(lambda text: bar.progress(shown[0], text=f"{name_shown}: {text}"))
 
     def progress(done: int) -> None:
         rate = done / max(time.perf_counter() - start - slot.waited, 1e-9)
         shown[0] = done / total
-        bar.progress(shown[0], text=f"{name}: {done}/{total} sentences · {rate:.1f} sentences/s")
+        bar.progress(shown[0], text=f"{name_shown}: {done}/{total} sentences · {rate:.1f} sentences/s")
 
     run = run_model(load_translator(name), test, settings, progress=progress, keep_beam=False, slot=slot)
-    run.name = name  # as chosen: unique even when two folders share a basename
+    run.name = name_shown  # as chosen: unique even when two folders share a basename
     run.seconds -= slot.waited  # decoding time: sentences/s should not count other users' load
     return run
 
@@ -246,7 +269,7 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None
                 st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
                                 key=f"eval_heatmap_{run.name}")
     if st.button("Open in the Translate page", key="eval_open"):
-        names = [r.name for r in runs]
+        names = [r.name for r in runs if r.name.rpartition("+")[2] not in ABLATIONS]  # models, not their ablations
         st.session_state.update(direction=pair, model_left=names[0], model_right=names[-1], source=test.src[i],
                                 reference=test.ref[i], reference_for=test.src[i])
         st.switch_page(nav.link("translate"))

@@ -98,3 +98,15 @@ def test_any_checkpoint_folder_by_path(at, checkpoint_dir, tmp_path):
     assert len(at.dataframe[0].value) == 3  # two defaults plus the folder given by path
     at.button(key="eval_cancel").click().run()
     assert "Press Evaluate" in at.caption[-1].value
+
+
+def test_ablated_runs_sit_beside_the_model_and_are_tested_against_the_first(at):
+    upload(at, SRC.encode(), gzip.compress(REF.encode()))
+    at.multiselect(key="eval_ablate").set_value(["uniform", "last"]).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    scores = at.dataframe[0].value
+    assert list(scores["model"]) == ["rnnsearch-tiny", "rnnencdec-tiny", "rnnsearch-tiny+uniform", "rnnsearch-tiny+last"]
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    lines = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
+    assert [t["name"] for t in lines] == list(scores["model"])  # one BLEU-by-length line per run
