@@ -32,7 +32,7 @@ import torch
 
 from .alignment import (DEFAULT_EXTRACTION, EXTRACTIONS, Counts, GoldSet, diagonal_matrix, extract, read_gold,
                         score, word_matrix)
-from .checkpoint import read_config
+from .checkpoint import CARD, read_config, read_json
 from .config import CorpusSpec
 from .corpora import corpus_specs, is_pair_file, load_split
 from .data import read_pair_file
@@ -309,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tgt-lang", default="fr")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--card", action="store_true",
+                        help="also record each checkpoint's rows and the baselines' in its card.json, by gold set")
     args = parser.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     extractions = [e for e in args.extractions.split(",") if e]
@@ -326,7 +328,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.card:
+        gold_files = " ".join(f"--{flag} data/alignments/{Path(getattr(args, flag)).name}" for flag in ("src", "tgt", "gold"))
+        command = (f"python -m model.align {gold_files} " + " ".join(f"--checkpoint {c}" for c in args.checkpoint)
+                   + f" --methods {','.join(methods)} --extractions {','.join(extractions)}")
+        for folder in args.checkpoint:
+            record_in_card(Path(folder), report, command)
+            print(f"recorded in {Path(folder) / CARD}")
     return 0
+
+
+def record_in_card(folder: Path, report: AlignmentReport, command: str) -> None:
+    """The rows of ``folder``'s model and of the baselines, into its card under
+    ``alignment[gold set]`` (read back as model_card.AlignmentResult)."""
+    card = read_json(folder / CARD) if (folder / CARD).is_file() else {}
+    rows = [r.to_json() for r in report.rows if r.model in (None, folder.name)]
+    card.setdefault("alignment", {})[report.gold] = {"rows": rows, "command": command, "sentences": report.sentences}
+    (folder / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

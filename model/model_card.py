@@ -178,6 +178,28 @@ class Ablation:
 
 
 @dataclass(frozen=True)
+class AlignmentScore:
+    """One source's alignment error rate on a gold set (python -m model.align --card)."""
+
+    method: str  # "attention", "saliency", "eflomal" or "diagonal"
+    extraction: str  # how links were picked from the matrix
+    aer: float
+    precision: float
+    recall: float
+    sentences: int
+    model: Optional[str] = None  # None for the baselines
+
+
+@dataclass(frozen=True)
+class AlignmentResult:
+    """A gold set's scores for this model and the baselines beside it."""
+
+    rows: tuple[AlignmentScore, ...]
+    command: str = ""
+    sentences: int = 0
+
+
+@dataclass(frozen=True)
 class Card:
     """Everything a shipped checkpoint says about itself."""
 
@@ -203,6 +225,7 @@ class Card:
     comparison: Optional[Comparison] = None
     ablations: tuple[Ablation, ...] = ()
     replay: tuple[Snapshot, ...] = ()  # probe sentences over training (model/replay.py)
+    alignment: dict[str, AlignmentResult] = field(default_factory=dict)  # by gold set (model/align.py)
 
 
 def read_model_card(folder: str | Path) -> Optional[Card]:

@@ -79,10 +79,12 @@ def answer_key_heatmap(matrix: np.ndarray, src_words: Sequence[str], tgt_words: 
     method picked as crosses; links are (source i, target j)."""
     fig = alignment_heatmap(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
     sure = set(sure)
-    layers = (("gold: sure", sorted(sure), {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
-              ("gold: possible", sorted(set(possible) - sure),
-               {"symbol": "circle-open-dot", "size": 16, "color": "#ff7f0e", "line": {"width": 2}}),
-              ("picked", sorted(set(predicted)), {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3}}))
+    layers = (
+        ("gold: sure", sorted(sure), {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
+        ("gold: possible", sorted(set(possible) - sure),
+         {"symbol": "circle-open-dot", "size": 16, "color": "#ff7f0e", "line": {"width": 2}}),
+        ("picked", sorted(set(predicted)),
+         {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3, "color": "#2ca02c"}}))
     for name, links, marker in layers:
         fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=name,
                                  marker=marker, hoverinfo="skip"))

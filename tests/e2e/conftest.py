@@ -38,11 +38,24 @@ def browser():
         browser.close()
 
 
+ALIGN_GOLD = {".en": "a dog runs\nthe small cat\n", ".fr": "un chien court\nle petit chat\n",
+              ".wa": "1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 P\n2 3 3 S\n"}
+
+
 @pytest.fixture(scope="session")
-def app_url(checkpoint_dir, tmp_path_factory):
+def align_dir(tmp_path_factory) -> Path:
+    """A toy gold set, the only built-in one the Alignment page offers in these tests."""
+    folder = tmp_path_factory.mktemp("gold")
+    for suffix, text in ALIGN_GOLD.items():
+        (folder / f"toy{suffix}").write_text(text)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def app_url(checkpoint_dir, align_dir, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoint_dir)}
+    env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoint_dir), "NMT_ALIGN_DIR": str(align_dir)}
     with open(log, "wb") as handle:
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",

@@ -256,3 +256,18 @@ def test_align_command_refuses_bad_input_with_one_line(gold_files, capsys):
     assert "position 9-1 is past the sentence" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--src", "a", "--tgt", "b", "--gold", "c", "--methods", "vibes"])
+
+
+def test_align_card_flag_records_the_models_rows_and_the_baselines(tiny_checkpoints, gold_files, tmp_path):
+    import shutil
+
+    from model.align import main
+    from model.model_card import read_model_card
+
+    folder = tmp_path / "rnnsearch-tiny"
+    shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
+    assert main(["--src", str(gold_files / "g.en"), "--tgt", str(gold_files / "g.fr"), "--gold", str(gold_files / "g.wa"),
+                 "--checkpoint", str(folder), "--methods", "attention,diagonal", "--card"]) == 0
+    result = read_model_card(folder).alignment["g"]
+    assert [(r.model, r.method) for r in result.rows] == [("rnnsearch-tiny", "attention"), (None, "diagonal")]
+    assert result.sentences == 4 and result.command.startswith("python -m model.align --src data/alignments/g.en")

@@ -39,7 +39,13 @@ def paper_root(tiny_checkpoints, tmp_path, monkeypatch):
                    "length_ratio": 1.0} for k in (1, 2, 3, 4)]
         card = {**json.loads((folder / "card.json").read_text()), "pair": "everyday", "trained_on": "toy sentences",
                 "length_stress": {"data/test_2016_flickr": stress},
-                "test_scores": {"data/test_2016_flickr": {"bleu": 60.0, "decoding": "beam 5, length norm 1.0"}}}
+                "test_scores": {"data/test_2016_flickr": {"bleu": 60.0, "decoding": "beam 5, length norm 1.0"}},
+                "alignment": {"toy-gold": {"sentences": 9, "rows": [
+                    {"model": f"{arch}-tiny", "method": "attention" if arch == "rnnsearch" else "saliency",
+                     "extraction": "target", "aer": 0.5 if arch == "rnnsearch" else 0.6, "precision": 0.5,
+                     "recall": 0.5, "sentences": 9},
+                    {"model": None, "method": "diagonal", "extraction": "target", "aer": 0.55, "precision": 0.4,
+                     "recall": 0.4, "sentences": 9}]}}}
         (folder / "card.json").write_text(json.dumps(card))
     monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
     return root
@@ -94,3 +100,13 @@ def test_figure_2_recomputes_on_a_small_test_set(paper_root):
     assert sorted(set(summary["k"])) == [1, 2, 3, 4] and set(summary["model"]) == {"rnnsearch-tiny", "rnnencdec-tiny"}
     live = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == "paper_fig2_live")
     assert {t["name"] for t in live["data"] if t.get("name")} == {"rnnsearch-tiny", "rnnencdec-tiny"}
+
+
+def test_figure_3_shows_the_measured_alignment_from_the_cards(paper_root):
+    at = AppTest.from_function(_paper, default_timeout=120).run()
+    open_section(at, SECTIONS[2])
+    assert not at.exception, at.exception
+    (table,) = [d.value for d in at.dataframe if "AER" in d.value.columns]
+    assert list(table["source"]) == ["rnnsearch-tiny · attention", "(baseline) · diagonal", "rnnencdec-tiny · saliency"]
+    assert list(table["AER"]) == [0.5, 0.55, 0.6]  # sorted, lower is better
+    assert any(link.proto.page.endswith("alignment") for link in at.get("page_link"))

@@ -1,0 +1,22 @@
+"""The Alignment page in a real browser: measure the toy gold set and see its answer key drawn
+over the heatmap."""
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+
+def test_gold_links_are_drawn_over_the_heatmap(page, app_url, tmp_path):
+    page.goto(f"{app_url}/alignment", wait_until="domcontentloaded")
+    button = page.get_by_role("button", name="Measure")
+    button.wait_for(timeout=60_000)
+    button.click()
+    chart = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first
+    expect(chart.locator(".legendtext").first).to_have_text("gold: sure", timeout=120_000)
+    box = page.get_by_label("Sentence to draw")
+    box.fill("2")
+    box.press("Enter")  # sentence 2: "the small cat", two sure links and one possible
+    expect(chart.locator(".legendtext")).to_have_text(["gold: sure", "gold: possible", "picked"], timeout=60_000)
+    traces = chart.locator(".scatterlayer .trace")
+    assert [traces.nth(k).locator("path.point").count() for k in range(3)] == [2, 1, 3]  # one pick per French word
+    page.screenshot(path=str(tmp_path / "alignment.png"), full_page=True)
