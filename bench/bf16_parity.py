@@ -9,7 +9,7 @@ length augmentation) twice from the same seed and data order, once in fp32 and o
 batch). Prints one JSON line per run pair (both greedy validation BLEUs, sacrebleu, and each
 run's training tokens/s), then one per architecture with the means over seeds: the parity
 test compares the means, and the fp32 spread across seeds shows how much of a difference is
-noise. Needs ../shared/data/multi30k (or ``--data-dir``). Runs go to
+noise. Needs ``$NMT_SHARED_DATA/multi30k`` (see bench/common.py) or ``--data-dir``. Runs go to
 runs/bench/parity-<arch>-<precision>-seed<seed>/.
 """
 from __future__ import annotations

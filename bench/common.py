@@ -1,11 +1,19 @@
-"""Shared helpers for the benchmark scripts: data (Multi30k or a synthetic stand-in) and timing."""
+"""Shared helpers for the benchmark scripts: data (Multi30k or a synthetic stand-in) and timing.
+
+The benchmarks read Multi30k from ``$NMT_SHARED_DATA/multi30k``; ``NMT_SHARED_DATA`` defaults to
+``../shared/data`` beside the repository. Point it at the folder holding your ``multi30k``
+download (``python -m model.data download-multi30k data/multi30k``: ``NMT_SHARED_DATA=data``).
+"""
 from __future__ import annotations
 
+import os
 import random
 import statistics
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or REPO.parent / "shared" / "data")
+SHARED = SHARED_DATA / "multi30k"
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 
 

@@ -37,7 +37,7 @@ FALLBACK = ["A man in an orange hat starring at something while a young boy and 
 
 
 def long_captions(n: int) -> list[str]:
-    """The first ``n`` test_2017_flickr captions of 22-30 words (as the issue measured)."""
+    """The first ``n`` test_2017_flickr captions of 22-30 words (without Multi30k, one long caption repeated)."""
     if not SHARED.is_dir():
         return FALLBACK[:n]
     from model.data import read_lines

@@ -4,7 +4,7 @@ clipping, Adam step), and the fraction of this CPU's matmul peak it reaches.
     python bench/train_speed.py [--steps 20] [--rounds 3] [--threads 2] [--bf16]
 
 Prints the matmul peak measured here (a 2048^3 product, fp32 and bf16), then one JSON
-object per configuration: the issue's reference size (256-dim embeddings, 512 GRU units,
+object per configuration: the reference size (256-dim embeddings, 512 GRU units,
 6k vocabularies, batches of 80) and the shipped `cpu` preset. Shared machines are noisy, so
 each configuration is timed over ``--rounds`` rounds of ``--steps`` batches; the figure is
 the median round and the slowest and fastest are printed too.

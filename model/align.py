@@ -34,7 +34,7 @@ from .alignment import (DEFAULT_EXTRACTION, EXTRACTIONS, Counts, GoldSet, diagon
                         score, word_matrix)
 from .checkpoint import CARD, read_config, read_json
 from .config import CorpusSpec
-from .corpora import corpus_specs, is_pair_file, load_split
+from .corpora import corpus_specs, is_pair_file, load_split, locate_corpus
 from .data import read_pair_file
 from .errors import UserError
 from .saliency import saliency
@@ -220,7 +220,7 @@ def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang:
         for folder in checkpoints:
             _, train, _ = read_config(folder)
             if train is not None:
-                found = [CorpusSpec(s.name, str(Path(root or ".") / s.path), s.weight, s.columns)
+                found = [CorpusSpec(s.name, locate_corpus(s.path, Path(root or ".")), s.weight, s.columns)
                          for s in corpus_specs(train)]
                 specs += [s for s in found if s.path not in {x.path for x in specs}]
     pairs, used, missing = [], [], []

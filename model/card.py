@@ -2,7 +2,7 @@
 
     python -m model.card --run runs/everyday-rnnsearch --out checkpoints/everyday-rnnsearch-en-fr \\
         --pair everyday --trained-on "everyday English (Tatoeba + Multi30k)" --average 5 --tune \\
-        --command "python -m model.train ..."
+        --command "python -m model.train ..." --how-trained "..."
 
 1. picks the weights to ship on the validation set (greedy BLEU, as in training): the run's best
    checkpoint, or with ``--average K`` the mean of its last K kept checkpoints if that scores higher;
@@ -57,6 +57,14 @@ DEVIATIONS = [
     "Adam with label smoothing 0.1 and dropout instead of the paper's Adadelta without regularisation; "
     "SentencePiece subwords instead of 30k-word shortlists with [UNK].",
 ]
+ENCDEC_SUMMARY = ("The paper's RNNencdec (Cho et al. 2014) has a unidirectional encoder; ours summarises a "
+                  "bidirectional one ([forward h_Tx; backward h_1]), a choice that helps RNNencdec.")
+DEVIATIONS.append(ENCDEC_SUMMARY)
+
+
+def deviations(arch: str) -> list[str]:
+    """The deviations a card of an ``arch`` model lists: the encoder summary only for RNNencdec."""
+    return [d for d in DEVIATIONS if arch == "rnnencdec" or d != ENCDEC_SUMMARY]
 
 
 def held_out_sets(train: TrainConfig) -> dict[str, EvalSet]:
@@ -244,7 +252,7 @@ def training_summary(run_dir: Path) -> tuple[dict, list[dict]]:
 
 
 def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: str = "", k_average: int = 0,
-          tune: bool = False, limitations: str = "") -> dict:
+          tune: bool = False, limitations: str = "", how_trained: str = "") -> dict:
     config = read_json(run_dir / "config.json")
     train = dataclass_from_dict(TrainConfig, config["train"])
     val = validation_set(train)
@@ -258,14 +266,14 @@ def build(run_dir: Path, out: Path, command: str, pair: str = "", trained_on: st
                              f"{config['model']['tgt_vocab_size']} pieces, character coverage 1.0; length "
                              f"augmentation: with probability {train.join_prob} an example joins 2-{train.join_max} "
                              "random training pairs",
-            "command": command, "selection": selection, "decoding": decoding}
+            "command": command, "how_trained": how_trained, "selection": selection, "decoding": decoding}
     card["training"], card["log"] = training_summary(run_dir)
     tests = held_out_sets(train)
     search = decoding_config(card)
     card.update(scores_note=SCORES_NOTE, test_scores={**score_test_sets(translator, tests, search, train.tgt_lang),
                                                       **unseen_reference_scores(translator, train, search)},
                 length_stress=stress_scores(translator, train, tests, search),
-                checks=checks(translator, tests, train), deviations=DEVIATIONS, limitations=limitations)
+                checks=checks(translator, tests, train), deviations=deviations(card["arch"]), limitations=limitations)
     snapshots = read_probe_log(run_dir)
     if snapshots:  # the training replay: what the probe sentences became over training
         card["replay"] = {"snapshots": [snapshot_to_json(snap) for snap in snapshots]}
@@ -321,7 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     source.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two shipped checkpoint folders")
     parser.add_argument("--out", help="checkpoint folder to write (or whose card to extend)")
     parser.add_argument("--label", default="ablation", help="what the --ablation run changed")
-    parser.add_argument("--command", default="", help="the exact training command, recorded in the card")
+    parser.add_argument("--command", default="", help="the training command a user can run, recorded in the card")
+    parser.add_argument("--how-trained", default="", help="how this copy was actually trained (phases, resumes, "
+                                                          "machine), recorded in the card")
     parser.add_argument("--pair", default="", help="the pair this model belongs to (the app opens the 'everyday' pair)")
     parser.add_argument("--trained-on", default="", help="a few words on the training data, shown in model pickers")
     parser.add_argument("--limitations", default="", help="what the model cannot do, in a few sentences")
@@ -337,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"added {args.label!r} to {args.out}/{CARD}: {next(iter(entry['test_scores'].values()))['bleu']} BLEU")
     else:
         card = build(Path(args.run), Path(args.out), args.command, args.pair, args.trained_on, args.average, args.tune,
-                     args.limitations)
+                     args.limitations, args.how_trained)
         print(f"wrote {args.out}/{CARD}: " + ", ".join(f"{k} {v['bleu']}" for k, v in card["test_scores"].items()))
     return 0
 

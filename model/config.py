@@ -66,7 +66,8 @@ class CorpusSpec:
 class TrainConfig:
     """Everything about data, vocabulary and optimisation for ``python -m model.train``."""
 
-    data_dir: str = "../shared/data/multi30k"  # folder with {train,val}.{src,tgt}[.gz] (when corpora is empty)
+    data_dir: str = "data/multi30k"  # folder with {train,val}.{src,tgt}[.gz] (when corpora is empty); where
+    # ``python -m model.data download-multi30k data/multi30k`` writes Multi30k
     corpora: list = field(default_factory=list)  # CorpusSpec list to train on together; empty: data_dir alone
     vocab_dir: str = ""  # reuse src.spm.model / tgt.spm.model from this folder (a pair shares vocabularies)
     src_lang: str = "en"  # source language suffix of the data files

@@ -87,6 +87,22 @@ def _carved(path: str, max_bytes: int) -> dict[str, Corpus]:
     return carve_splits(read_pair_file(path, max_bytes))
 
 
+def locate_corpus(path: str, root: Path) -> str:
+    """Where a corpus a config names is on this machine: ``path`` (relative to ``root``) when it
+    exists, else the same corpus under ``root/data/`` where the download commands write it
+    (a config written elsewhere may name ``../shared/data/multi30k``; a user has
+    ``data/multi30k``), else ``path`` as given."""
+    given = Path(path) if Path(path).is_absolute() else root / path
+    if given.exists():
+        return str(given)
+    parts = Path(path).parts
+    if "data" in parts:
+        downloaded = root.joinpath("data", *parts[len(parts) - parts[::-1].index("data"):])
+        if downloaded.exists():
+            return str(downloaded)
+    return str(given)
+
+
 def corpus_specs(t: TrainConfig) -> list[CorpusSpec]:
     """The corpora a training config names: ``corpora``, or the one folder ``data_dir``."""
     specs = list(t.corpora) or [CorpusSpec(name=Path(t.data_dir).name or "data", path=t.data_dir)]

@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import gzip
+import os
 import random
 from pathlib import Path
 
 import pytest
 import torch
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+# Multi30k for the tests marked shared_data (skipped without it): $NMT_SHARED_DATA/multi30k, by
+# default ../shared/data/multi30k beside the repository (as in bench/common.py).
+SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data") \
+    / "multi30k"
 
 WORDS_EN = "a the dog cat man woman child runs sits plays eats red blue big small in on park street ball".split()
 FR = {"a": "un", "the": "le", "dog": "chien", "cat": "chat", "man": "homme", "woman": "femme",

@@ -53,8 +53,12 @@ def page() -> st.Page:
 
 
 def gold_dir() -> Path:
-    """Where built-in gold sets live: $NMT_ALIGN_DIR, else the shared data beside the repository."""
-    return Path(os.environ.get("NMT_ALIGN_DIR", checkpoints.REPO.parent / "shared" / "data" / "alignments"))
+    """Where built-in gold sets live: $NMT_ALIGN_DIR, else ``data/alignments`` in the repository,
+    else the shared data beside it."""
+    if os.environ.get("NMT_ALIGN_DIR"):
+        return Path(os.environ["NMT_ALIGN_DIR"])
+    local = checkpoints.REPO / "data" / "alignments"
+    return local if local.is_dir() else checkpoints.REPO.parent / "shared" / "data" / "alignments"
 
 
 def builtin_gold() -> dict[str, tuple[Path, Path, Path]]:

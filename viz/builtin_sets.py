@@ -11,7 +11,7 @@ from typing import Optional
 import streamlit as st
 
 from model.config import CorpusSpec
-from model.corpora import corpus_specs, held_out_split_names, load_split
+from model.corpora import corpus_specs, held_out_split_names, load_split, locate_corpus
 from model.eval_set import EvalSet, build_eval_set
 
 from . import checkpoints
@@ -42,8 +42,7 @@ def _builtin_sets(names: tuple, extra: Optional[str]) -> dict[str, BuiltinSet]:
             specs += [(spec.name, spec, model.src_lang, model.tgt_lang) for spec in corpus_specs(model.train)]
     found: dict[str, BuiltinSet] = {}
     for label, spec, src, tgt in specs:
-        path = spec.path if Path(spec.path).is_absolute() else str(checkpoints.REPO / spec.path)
-        spec = CorpusSpec(spec.name, path, columns=spec.columns)
+        spec = CorpusSpec(spec.name, locate_corpus(spec.path, checkpoints.REPO), columns=spec.columns)
         suffix = "" if (src, tgt) == checkpoints.DEFAULT_DIRECTION else f" ({src}→{tgt})"
         for split in held_out_split_names(spec, src):
             found.setdefault(f"{label}/{split}{suffix}", BuiltinSet(f"{label}/{split}{suffix}", spec, split, src, tgt))

@@ -1,6 +1,8 @@
-"""Render ``checkpoints/README.md`` (one model card per shipped checkpoint) from their card.json.
+"""Render ``checkpoints/README.md`` (one model card per shipped checkpoint) from their card.json,
+and the results page ``docs/results.md`` (one summary per pair of models trained together).
 
-    python -m viz.model_cards [FOLDER]      (default: checkpoints)
+    python -m viz.model_cards [FOLDER]                              (default: checkpoints)
+    python -m viz.model_cards --results docs/results.md [FOLDER]    (writes only the results page)
 
 Training curves go in as PNGs next to the README when plotly's static export works, else as tables.
 """
@@ -11,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from model.catalogue import LANGUAGES
+from model.checkpoint import read_config
 from model.errors import CheckpointError
 from model.model_card import Ablation, Card, read_model_card
 
@@ -154,21 +158,148 @@ def read_cards(folder: Path) -> list[Card]:
     return [c for c in cards if c is not None and c.test_scores]
 
 
+RESULTS_HEADER = """# Results of the shipped models
+
+This page is generated from the models' cards (`checkpoints/*/card.json`) by
+`python -m viz.model_cards --results docs/results.md`. The full cards, with training curves,
+commands, decoding grids, sacreBLEU signatures and limitations, are in
+[checkpoints/README.md](../checkpoints/README.md) and on the app's Models page.
+
+## How the models are scored
+
+- **Decoding:** each model translates with its own default decoding, recorded in its card
+  (beam size and length normalisation, chosen on validation BLEU where the card says so).
+- **BLEU:** sacreBLEU, cased, 13a tokenisation, on detokenised output. **lc** is the same,
+  lowercased. **chrF** is sacreBLEU's character n-gram F-score.
+- Published Multi30k results use `multi-bleu.perl -lc` on Moses-tokenised text; each card's
+  "lc, Moses-tokenised" column reproduces that convention and is the one to compare with them.
+- **Length stress test** (the paper's Figure 2 effect): consecutive test sentences are joined
+  k at a time, so the inputs get k times longer while the content stays the same; the table gives
+  BLEU at each k, with the mean source length in words.
+- **Paired comparison:** paired bootstrap resampling (sacreBLEU, 1,000 samples) of the two models
+  of a pair; p = 0.001 is the smallest p-value it can report.
+
+"""
+
+
+def _percent(value: float, base: float) -> str:
+    return f"{100 * value / base:.0f}%" if base else ""
+
+
+def _arch_label(card: Card, attention: str) -> str:
+    if card.arch == "rnnencdec":
+        return "RNNencdec"
+    return "RNNsearch" if attention == "additive" else f"RNNsearch, {attention} attention (Luong)"
+
+
+def _group_order(card: Card, attention: str) -> tuple:
+    return (card.arch != "rnnsearch", attention != "additive", card.name)
+
+
+def test_sets_section(cards: list[Card]) -> list[str]:
+    """Every test set the cards score, with its corpus and size, then what each corpus is."""
+    out = ["## Test sets", "", "| test set | corpus | sentences |", "|---|---|---|"]
+    sizes: dict[str, int] = {}
+    corpora = {}
+    for card in cards:
+        for name, score in card.test_scores.items():
+            sizes.setdefault(name, score.sentences)
+        corpora.update({d.name: d for d in card.data if d.name not in corpora})
+    out += [f"| `{name}` | {name.split('/')[0]} | {n:,} |" for name, n in sizes.items()]
+    out.append("")
+    for corpus in corpora.values():
+        out.append(f"- **{corpus.name}:** {corpus.description}. Licence: {corpus.licence}. Splits: {corpus.splits}.")
+    for name, n in sizes.items():
+        base = name.removesuffix(", unseen references")
+        if base != name and base in sizes:
+            out.append(f"- `{name}` is `{base}` without the {sizes[base] - n:,} pairs whose reference also occurs "
+                       "as a training target (different source sentences can share one translation).")
+    return out + [""]
+
+
+def group_section(title: str, members: list[tuple[Card, str]]) -> list[str]:
+    """One pair of models trained together: scores, length stress test, paired comparison."""
+    cards = [c for c, _ in members]
+    sets = list(dict.fromkeys(k for c in cards for k in c.test_scores))
+    first = cards[0]
+    corpora = ", ".join(f"{d.name} ({d.training_pairs:,} training pairs, weight {d.weight:g})" for d in first.data)
+    out = [f"## {title}", "", f"Trained together, on the same data: {corpora}. Training commands and how each "
+           "copy was trained: [checkpoints/README.md](../checkpoints/README.md).", "",
+           "BLEU / lc / chrF on each test set:", "",
+           "| model | architecture | decoding | " + " | ".join(f"`{s}`" for s in sets) + " |",
+           "|---|---|---|" + "---|" * len(sets)]
+    for card, attention in members:
+        cells = [f"{t.bleu:.2f} / {t.bleu_lc:.2f} / {t.chrf:.2f}" if (t := card.test_scores.get(s)) else ""
+                 for s in sets]
+        d = card.decoding
+        out.append(f"| {card.name} | {_arch_label(card, attention)} | beam {d.beam}, λ {d.length_norm:g} | "
+                   + " | ".join(cells) + " |")
+    out.append("")
+    for test_set in dict.fromkeys(k for c in cards for k in c.length_stress):
+        rows = {c.name: c.length_stress[test_set] for c in cards if test_set in c.length_stress}
+        ks = next(iter(rows.values()))
+        out += [f"Length stress test on `{test_set}`, BLEU with k sentences joined (mean source words):", "",
+                "| model | " + " | ".join(f"k = {r.k} ({r.source_words:g})" for r in ks) + " | last k / k = 1 |",
+                "|---|" + "---|" * (len(ks) + 1)]
+        for name, stress in rows.items():
+            out.append(f"| {name} | " + " | ".join(f"{r.bleu:.2f}" for r in stress) + " | "
+                       + _percent(stress[-1].bleu, stress[0].bleu) + " |")
+        out.append("")
+    done = set()
+    for card in cards:
+        c = card.comparison
+        if not c or c.other not in {x.name for x in cards} or frozenset((card.name, c.other)) in done:
+            continue
+        done.add(frozenset((card.name, c.other)))
+        out += [f"{card.name} against {c.other}, {c.test}:", "",
+                f"| test set | {card.name} | {c.other} | difference | p |", "|---|---|---|---|---|"]
+        out += [f"| `{r.test_set}` | {r.ours:.2f} | {r.theirs:.2f} | {r.difference:+.2f} | "
+                f"{'' if r.p_value is None else f'{r.p_value:.3f}'} |" for r in c.rows]
+        out.append("")
+    return out
+
+
+def results_text(folder: Path, cards: list[Card]) -> str:
+    """``docs/results.md``: how the models are scored, the test sets, and one section per
+    language direction and pair of models trained together (the everyday pair first)."""
+    groups: dict[tuple, list[tuple[Card, str]]] = {}
+    for card in cards:
+        model, train, _ = read_config(folder / card.name)
+        direction = (train.src_lang, train.tgt_lang) if train else ("en", "fr")
+        groups.setdefault((direction, card.pair or card.name), []).append((card, model.attention))
+    out = [RESULTS_HEADER.rstrip("\n"), "", *test_sets_section(cards)]
+    for (direction, pair), members in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] != "everyday", g[0][1])):
+        members.sort(key=lambda m: _group_order(*m))
+        label = " → ".join(LANGUAGES.get(lang, lang) for lang in direction)
+        out += group_section(f"{label}: {members[0][0].trained_on or pair}", members)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m viz.model_cards", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", nargs="?", default="checkpoints",
                         help="folder of checkpoint folders; README.md is written there (default: checkpoints)")
-    folder = Path(parser.parse_args(argv).folder)
+    parser.add_argument("--results", metavar="FILE",
+                        help="write the results page (e.g. docs/results.md) instead of the folder's README.md")
+    args = parser.parse_args(argv)
+    folder = Path(args.folder)
     try:
         if not folder.is_dir():
             raise CheckpointError(f"{folder}: not a folder")
         cards = read_cards(folder)
         if not cards:  # an empty README over a real one would lose every card
             raise CheckpointError(f"{folder}: no */card.json with test scores; nothing to render")
+        if args.results:
+            text = results_text(folder, cards)
     except CheckpointError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.results:
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(text)
+        print(f"wrote {args.results} ({len(cards)} cards)")
+        return 0
     text = HEADER + "## Comparison\n\n" + comparison_table(cards) + "\n" + "\n".join(card_section(c, folder) for c in cards)
     (folder / "README.md").write_text(text)
     print(f"wrote {folder / 'README.md'} ({len(cards)} cards)")

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from model.card import build, main as card_main, pick_decoding
+from model.card import DEVIATIONS, ENCDEC_SUMMARY, build, deviations, main as card_main, pick_decoding
 from model.model_card import read_model_card
 from model.translate import Translator
 from viz import model_cards
@@ -39,10 +39,11 @@ def run_on_two_corpora(tiny_checkpoints, tiny_corpus, tmp_path):
 def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     run, out = run_on_two_corpora["rnnsearch"], tmp_path / "ship" / "rnnsearch-tiny"
     card = build(run, out, "python -m model.train --preset tiny", pair="everyday", trained_on="toy sentences",
-                 tune=True, limitations="Knows twenty words.")
+                 tune=True, limitations="Knows twenty words.", how_trained="One run on one thread.")
     saved = json.loads((out / "card.json").read_text())
     typed = read_model_card(out)  # what the pages read: the same scores, typed
     assert (typed.pair, typed.trained_on, typed.limitations) == ("everyday", "toy sentences", "Knows twenty words.")
+    assert typed.how_trained == "One run on one thread." and ENCDEC_SUMMARY not in typed.deviations
     assert {k: v.bleu for k, v in typed.test_scores.items()} == {k: v["bleu"] for k, v in card["test_scores"].items()}
     assert typed.replay and typed.replay[0].step == 0  # the training replay travels into the card
     assert set(saved["test_scores"]) == {"tatoeba/test", "tatoeba/test, unseen references", "multi30k/test_2016_flickr",
@@ -68,6 +69,11 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     for text in ("## rnnsearch-tiny", "| tatoeba/test |", "Limitations", "Knows twenty words.",
                  "Tatoeba Project (tatoeba.org)", "reset gate"):
         assert text in readme, text
+
+
+def test_only_rnnencdec_cards_list_the_encoder_summary_deviation():
+    assert deviations("rnnencdec") == DEVIATIONS and ENCDEC_SUMMARY in DEVIATIONS
+    assert deviations("rnnsearch") == [d for d in DEVIATIONS if d != ENCDEC_SUMMARY]
 
 
 def _grid(*rows):

@@ -173,5 +173,5 @@ def test_model_cards_refuses_folders_without_cards(tmp_path, case):
 def test_model_cards_help_is_help_not_a_folder():
     result = run_cli("viz.model_cards", "--help")
     assert result.returncode == 0 and b"Traceback" not in result.stderr
-    assert result.stdout.startswith(b"usage: python -m viz.model_cards [-h] [folder]")
+    assert result.stdout.startswith(b"usage: python -m viz.model_cards [-h] [--results FILE] [folder]")
     assert not (REPO / "--help").exists()

@@ -132,3 +132,18 @@ def test_download_tatoeba_with_a_mocked_opener(tmp_path):
     assert read_pair_file(out).src == ["Go."]
     with pytest.raises(DataError, match="not the expected zip"):
         download_tatoeba(tmp_path / "bad", opener=lambda req: FakeResponse(b"<html>blocked</html>"))
+
+
+@pytest.mark.parametrize("named, present, expected", [
+    ("data/multi30k", "data/multi30k", "data/multi30k"),  # where it says
+    ("../shared/data/multi30k", "data/multi30k", "data/multi30k"),  # written elsewhere, downloaded here
+    ("../shared/data/tatoeba/eng-fra.tsv.gz", "data/tatoeba/eng-fra.tsv.gz", "data/tatoeba/eng-fra.tsv.gz"),
+    ("../elsewhere/corpus", "data/corpus", "../elsewhere/corpus"),  # no data/ in the name: as given
+])
+def test_a_config_s_corpus_is_found_where_the_downloads_put_it(tmp_path, named, present, expected):
+    from model.corpora import locate_corpus
+
+    root = tmp_path / "repo"
+    (root / present).parent.mkdir(parents=True, exist_ok=True)
+    (root / present).write_text("x")
+    assert locate_corpus(named, root) == str(root / expected)

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from model.card import held_out_sets
+from model.card import ENCDEC_SUMMARY, held_out_sets
+from model.catalogue import corpus_facts
 from model.config import TrainConfig, dataclass_from_dict
 from model.corpora import corpus_specs
 from model.eval_set import EvalSet
@@ -47,6 +48,18 @@ def test_every_shipped_card_reads_and_names_its_data(name):
     card = CARDS[name]
     assert card.name == name and card.data and all(d.licence and d.attribution for d in card.data)
     assert card.test_scores and card.checks and card.training and card.training.where
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_shipped_card_says_how_a_user_trains_it(name):
+    """The command runs on a user's machine (data where the download commands write it); the
+    story of this copy's training is in how_trained; RNNencdec cards name its encoder summary."""
+    card = CARDS[name]
+    assert card.command.startswith("python -m model.train ") and "../" not in card.command
+    for corpus in card.data:
+        assert corpus_facts(corpus.name, "en", "fr").path in card.command, corpus.name
+    assert card.how_trained
+    assert (ENCDEC_SUMMARY in card.deviations) == (card.arch == "rnnencdec")
 
 
 def test_the_default_everyday_pair_is_shipped():
