@@ -91,6 +91,7 @@ def card_section(card: Card, folder: Path) -> str:
     for ablation in card.ablations:
         out += ablation_section(card, ablation)
     out += replay_section(card)
+    out += alignment_section(card)
     out += ["### Training curves", "", curves(card, folder), ""]
     if card.deviations:
         out += ["### Deviations from the paper", ""] + [f"- {d}" for d in card.deviations] + [""]
@@ -124,6 +125,18 @@ def ablation_section(card: Card, ablation: Ablation) -> list[str]:
         for ours, theirs in zip(card.length_stress.get(name, ()), rows):
             out.append(f"| {ours.k} | {ours.bleu} / {ours.length_ratio} | {theirs.bleu} / {theirs.length_ratio} |")
     return out + [""]
+
+
+def alignment_section(card: Card) -> list[str]:
+    """Alignment error rates against human word alignments (python -m model.align --card)."""
+    out = []
+    for gold, result in card.alignment.items():
+        out += [f"### Word alignment ({gold}, {result.sentences} sentences; AER, lower is better)", "",
+                "| source | links | AER | precision | recall | sentences |", "|---|---|---|---|---|---|"]
+        out += [f"| {'this model' if r.model else 'baseline'}: {r.method} | {r.extraction} | {r.aer:.3f} | "
+                f"{r.precision:.3f} | {r.recall:.3f} | {r.sentences} |" for r in result.rows]
+        out += ["", f"Command: `{result.command}`", ""]
+    return out
 
 
 def replay_section(card: Card) -> list[str]:

@@ -58,6 +58,13 @@ def card_ui(model: ModelInfo) -> None:
         if value:
             st.markdown(f"**{title}:** {md(value)}")
     stress_ui(model.name, card)
+    for gold, result in card.alignment.items():
+        st.markdown(f"**Word alignment against human links** ({md(gold)}, {result.sentences} sentences; AER, lower "
+                    "is better):")
+        st.dataframe(pd.DataFrame([{"source": f"{'this model' if r.model else 'baseline'}: {r.method}",
+                                    "links": r.extraction, "AER": r.aer, "precision": r.precision,
+                                    "recall": r.recall, "sentences": r.sentences} for r in result.rows]),
+                     hide_index=True, key=f"alignment_{model.name}_{gold}")
     if card.comparison:
         c = card.comparison
         st.markdown(f"**Against {md(c.other)}** ({md(c.test)}):")

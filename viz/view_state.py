@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Callable, Mapping
 from urllib.parse import urlencode
 
+from .text import md
+
 MAX_PARAM_CHARS = 2000  # the longest sentence a link may carry (the page's input limit)
 TABS = ("alignment", "steps", "beam", "whatif", "saliency", "downloads")  # the tab slugs used in links
 
@@ -39,8 +41,8 @@ def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_fo
     notices = []
     pair = str(params.get("pair", default_pair))
     if pair not in pairs:
-        notices.append(f"The link's language pair {pair[:20]!r} is not offered here; showing "
-                       f"{default_pair} instead.")
+        notices.append(f"The link's language pair {md(repr(pair[:20]))} is not offered here; showing "
+                       f"{md(default_pair)} instead.")  # shown as markdown: the link's text escaped
         pair = default_pair
     models = pairs[pair]
     checks = {

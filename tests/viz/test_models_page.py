@@ -42,6 +42,9 @@ def shipped_like(tiny_checkpoints, tmp_path, monkeypatch):
                                       "everyday-rnnencdec": 38.0, "difference": 7.0, "p_value": 0.001,
                                       "signature": "nrefs:1"}]},
                 deviations=["The encoder GRU applies its reset gate after the recurrent product."],
+                alignment={"golden100": {"sentences": 100, "rows": [
+                    {"model": "everyday-rnnsearch", "method": "attention", "extraction": "target", "aer": 0.605,
+                     "precision": 0.405, "recall": 0.384, "sentences": 100}]}},
                 limitations="Short everyday sentences only.")
     (folder / "card.json").write_text(json.dumps(card))
     monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
@@ -57,5 +60,6 @@ def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
     frames = [d.value for d in at.dataframe]
     assert any("attribution" in f.columns and "Tatoeba Project" in f["attribution"][0] for f in frames)
     assert any("p" in f.columns and f["p"][0] == 0.001 and f["difference"][0] == 7.0 for f in frames)
+    assert any("AER" in f.columns and f["AER"][0] == 0.605 and f["source"][0] == "this model: attention" for f in frames)
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "tatoeba/test" in titles and any(t.startswith("Length stress test, tatoeba/test") for t in titles)

@@ -31,3 +31,20 @@ def test_the_cli_writes_the_results_page(tmp_path):
     assert model_cards.main(["--results", str(out), str(CHECKPOINTS)]) == 0
     assert out.read_text() == RESULTS.read_text()
     assert not (tmp_path / "README.md").exists()
+
+
+def test_a_card_s_alignment_scores_are_rendered_with_their_command():
+    from model.model_card import parse_model_card
+    from viz.model_cards import alignment_section
+
+    card = parse_model_card({"name": "m", "arch": "rnnsearch", "alignment": {"gold": {
+        "sentences": 37, "command": "python -m model.align --card", "rows": [
+            {"model": "m", "method": "attention", "extraction": "target", "aer": 0.5451, "precision": 0.46,
+             "recall": 0.44, "sentences": 37},
+            {"model": None, "method": "diagonal", "extraction": "target", "aer": 0.591, "precision": 0.44,
+             "recall": 0.33, "sentences": 36}]}}})
+    text = "\n".join(alignment_section(card))
+    assert "### Word alignment (gold, 37 sentences" in text
+    assert "| this model: attention | target | 0.545 | 0.460 | 0.440 | 37 |" in text
+    assert "| baseline: diagonal | target | 0.591 | 0.440 | 0.330 | 36 |" in text
+    assert "`python -m model.align --card`" in text
