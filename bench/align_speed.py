@@ -2,7 +2,7 @@
 silver set (the first 310 Multi30k test_2016_flickr sentences, eflomal's own symmetrised links
 as the answer), 447 sentences, with the everyday pair and all four sources in one run.
 
-    python bench/align_speed.py [--threads 2]
+    python bench/align_speed.py [--threads 2] [--silver-tokens spaces] [--methods attention,diagonal]
 
 Reads ``$NMT_SHARED_DATA`` (default ``../shared/data``): ``alignments/`` and ``multi30k/``.
 Prints the time of each source and AER per set and source.
@@ -25,7 +25,7 @@ from model.alignment import Counts, GoldSentence, GoldSet, read_gold  # noqa: E4
 from model.checkpoint import read_config  # noqa: E402
 from model.corpora import corpus_specs, load_split  # noqa: E402
 from model.data import find_split  # noqa: E402
-from model.statistical_aligner import eflomal_links, tokenise  # noqa: E402
+from model.statistical_aligner import TOKEN, eflomal_links  # noqa: E402
 from model.textfile import read_text  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -33,12 +33,14 @@ MODELS = [REPO / "checkpoints" / "everyday-rnnsearch-en-fr", REPO / "checkpoints
 SILVER = 310
 
 
-def silver_set() -> GoldSet:
+def silver_set(tokens: str) -> GoldSet:
     """Multi30k test sentences, tokenised, with eflomal's links (trained on the models' corpora)
     as sure links: a silver standard for text like the training data."""
     folder = SHARED_DATA / "multi30k"
     en, fr = (read_text(find_split(folder, "test_2016_flickr", lang)).splitlines()[:SILVER] for lang in ("en", "fr"))
-    src, tgt = [tuple(tokenise(s)) for s in en], [tuple(tokenise(t)) for t in fr]
+    # the models read the sentences in their own case; eflomal lowercases what it reads itself
+    split = TOKEN.findall if tokens == "punctuation" else str.split
+    src, tgt = [tuple(split(s)) for s in en], [tuple(split(t)) for t in fr]
     os.chdir(REPO)  # the cards' corpus paths are relative to the repository
     _, train, _ = read_config(MODELS[0])
     corpus = []
@@ -51,19 +53,22 @@ def silver_set() -> GoldSet:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--silver-tokens", choices=("punctuation", "spaces"), default="spaces",
+                        help="tokenise the silver set's sentences into words and punctuation, or split at spaces")
+    parser.add_argument("--methods", default="attention,saliency,eflomal,diagonal")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     gold_dir = SHARED_DATA / "alignments"
     sets = [read_gold(gold_dir / f"{n}.en", gold_dir / f"{n}.fr", gold_dir / f"{n}.wa") for n in ("wpt03-trial", "golden100")]
     start = time.perf_counter()
-    sets.append(silver_set())
+    sets.append(silver_set(args.silver_tokens))
     silver_s = time.perf_counter() - start
     joined = GoldSet("all", tuple(s for g in sets for s in g.sentences))
     start = time.perf_counter()
-    report = align_report(joined, MODELS, log=lambda m: print(m, flush=True))
+    report = align_report(joined, MODELS, args.methods.split(","), log=lambda m: print(m, flush=True))
     total = time.perf_counter() - start
-    print(f"\n{len(joined.sentences)} sentences, 2 models, four sources: {total:.1f} s with {args.threads} torch "
+    print(f"\n{len(joined.sentences)} sentences, 2 models, {args.methods}: {total:.1f} s with {args.threads} torch "
           f"thread(s) ({report.seconds}); building the silver set took {silver_s:.1f} s")
     print(f"{'source':<44}" + "".join(f"{g.name:>18}" for g in sets))
     for row in report.rows:
