@@ -20,11 +20,12 @@ CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 def corpus(split: str) -> tuple[list[str], list[str], str]:
     """(english, french, where from): Multi30k when present, else synthetic sentences with
     Multi30k's length distribution (about 13 +- 4 words), so figures stay comparable."""
-    from model.data import find_split, read_lines
+    from model.data import find_split
+    from model.textfile import read_text
 
     if SHARED.is_dir():
-        return (read_lines(find_split(SHARED, split, "en")), read_lines(find_split(SHARED, split, "fr")),
-                str(SHARED))
+        return (read_text(find_split(SHARED, split, "en")).splitlines(),
+                read_text(find_split(SHARED, split, "fr")).splitlines(), str(SHARED))
     rng = random.Random(0)
     words = "a man woman dog child street red blue small big runs sits plays in on the with".split()
     n = 29000 if split == "train" else 1000
