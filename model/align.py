@@ -37,7 +37,7 @@ from .config import CorpusSpec
 from .corpora import corpus_specs, is_pair_file, load_split, locate_corpus
 from .data import read_pair_file
 from .errors import UserError
-from .saliency import saliency
+from .saliency import saliency_many
 from .translate import MAX_SOURCE_TOKENS, Translator
 from .vocab import BOS, EOS, PAD, Vocab
 
@@ -128,13 +128,15 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
             unscored.append(Unscored(name, k + 1, reason))
         encoded.append(None if reason else (src_ids, src_spans, tgt_ids, tgt_spans))
     attention = _forced_attention(translator, encoded) if translator.model.has_attention else [None] * len(encoded)
+    saliencies = iter(saliency_many(translator.model, [(e[0], e[2] + [EOS]) for e in encoded if e is not None])
+                      if with_saliency else ())
     out: list[Optional[WordMatrices]] = []
     for item, alpha in zip(encoded, attention):
         if item is None:
             out.append(None)
             continue
         src_ids, src_spans, tgt_ids, tgt_spans = item
-        sal = saliency(translator.model, src_ids, tgt_ids + [EOS])[:len(tgt_ids)] if with_saliency else None
+        sal = next(saliencies)[:len(tgt_ids)] if with_saliency else None  # the </s> row left out
         words = [None if m is None else word_matrix(m, src_spans, tgt_spans) for m in (alpha, sal)]
         out.append(WordMatrices(*[None if m is None else (m.T if reverse else m) for m in words]))
     return out, unscored

@@ -16,28 +16,60 @@ from .seq2seq import NMTModel
 from .vocab import BOS, PAD
 
 
+MAX_COPIES = 256  # output tokens explained in one batch (each is one copy of its sentence)
+
+
 def saliency(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> np.ndarray:
     """(len(out_ids), len(src_ids)) row-normalised gradient x input for one sentence pair.
 
     ``out_ids`` are the output tokens to explain (typically a trace's ``target_ids``,
     including </s>). Uses only local tensors, so shared models stay untouched.
     """
-    if not src_ids or not out_ids:
-        return np.zeros((len(out_ids), len(src_ids)))
-    T = len(out_ids)
-    src = torch.tensor([list(src_ids)] * T)  # one copy of the sentence per output token to explain
-    prefix = [BOS] + list(out_ids[:-1])
-    tgt_in = torch.tensor([prefix[:i + 1] + [PAD] * (T - i - 1) for i in range(T)])  # copy i stops at token i
+    return saliency_many(model, [(src_ids, out_ids)])[0]
+
+
+def saliency_many(model: NMTModel, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[np.ndarray]:
+    """``saliency`` of many sentence pairs, batched: every output token to explain gets its own
+    copy of its sentence, decoded up to that token, and the copies of several sentences share
+    one forward and one backward pass (copies share no computation, so the gradient of the sum
+    of their log-probabilities holds each copy's own gradient)."""
+    out: list[np.ndarray] = [np.zeros((len(o), len(s))) for s, o in pairs]
+    todo = [k for k, (s, o) in enumerate(pairs) if len(s) and len(o)]
+    batch: list[int] = []
+    for k in todo + [None]:
+        if batch and (k is None or sum(len(pairs[b][1]) for b in batch) + len(pairs[k][1]) > MAX_COPIES):
+            for b, rows in zip(batch, _saliency_batch(model, [pairs[b] for b in batch])):
+                out[b] = rows
+            batch = []
+        if k is not None:
+            batch.append(k)
+    return out
+
+
+def _saliency_batch(model: NMTModel, pairs) -> list[np.ndarray]:
+    srcs, tgts, picks, owners = [], [], [], []
+    width = max(len(o) for _, o in pairs)
+    for k, (src_ids, out_ids) in enumerate(pairs):
+        prefix = [BOS] + list(out_ids[:-1])
+        for i, token in enumerate(out_ids):  # copy i stops at output token i
+            srcs.append(list(src_ids))
+            tgts.append(prefix[:i + 1] + [PAD] * (width - i - 1))
+            picks.append((i, token))
+            owners.append(k)
+    src_len = torch.tensor([len(s) for s in srcs])
+    src = torch.tensor([s + [PAD] * (int(src_len.max()) - len(s)) for s in srcs])  # (copies, src_len)
     with torch.enable_grad():
-        emb = model.encoder.embed(src).detach().requires_grad_(True)  # (T, src_len, m)
-        annotations, summary = model.encoder.encode_embedded(emb, torch.tensor([len(src_ids)] * T))
+        emb = model.encoder.embed(src).detach().requires_grad_(True)  # (copies, src_len, m)
+        annotations, summary = model.encoder.encode_embedded(emb, src_len)
         enc = model.decoder.prepare(annotations, src != PAD, summary)
-        logits, _ = model.decoder(tgt_in, enc)  # (T, T, V)
-        steps = torch.arange(T)
-        # copy i explains output token i: the copies share no computation, so one backward
-        # pass of the sum gives each copy's gradient of its own log-probability
-        logp = torch.log_softmax(logits[steps, steps], dim=-1)[steps, torch.tensor(list(out_ids))]  # (T,)
+        logits, _ = model.decoder(torch.tensor(tgts), enc)  # (copies, width, V)
+        rows = torch.arange(len(picks))
+        steps, tokens = (torch.tensor(x) for x in zip(*picks))
+        logp = torch.log_softmax(logits[rows, steps], dim=-1)[rows, tokens]  # (copies,)
         (grad,) = torch.autograd.grad(logp.sum(), emb)
-    rows = (grad * emb).sum(-1).abs().detach()  # (T, src_len)
-    scores = rows.numpy()
-    return scores / np.maximum(scores.sum(1, keepdims=True), 1e-12)
+    scores = (grad * emb).sum(-1).abs().detach().numpy()  # (copies, src_len)
+    out = []
+    for k, (src_ids, _) in enumerate(pairs):
+        mine = scores[[c for c, owner in enumerate(owners) if owner == k], :len(src_ids)]
+        out.append(mine / np.maximum(mine.sum(1, keepdims=True), 1e-12))
+    return out

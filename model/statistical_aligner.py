@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .alignment import Link, grow_diag_final_and, parse_links
 from .errors import UserError
@@ -27,17 +27,24 @@ def tokenise(sentence: str) -> list[str]:
     return TOKEN.findall(sentence.lower())
 
 
+def split_words(sentence: str) -> list[str]:
+    """Lowercased words as spaces separate them (punctuation stays on its word), the way the
+    app's word-level heatmaps cut a sentence."""
+    return sentence.lower().split()
+
+
 def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
-                  corpus: Sequence[tuple[str, str]] = ()) -> list[set[Link]]:
+                  corpus: Sequence[tuple[str, str]] = (), split: Callable[[str], list[str]] = tokenise) -> list[set[Link]]:
     """Symmetrised links (source i, target j) for each tokenised pair of ``src``/``tgt``,
-    learnt from those pairs plus ``corpus`` (raw sentence pairs, tokenised here). eflomal
-    samples: two runs may differ in a few links."""
+    learnt from those pairs plus ``corpus`` (raw sentence pairs, cut into words by ``split``,
+    which should cut them as ``src`` and ``tgt`` were). eflomal samples: two runs may differ
+    in a few links."""
     try:
         from eflomal import Aligner
     except ImportError:
         raise AlignerUnavailable("the statistical aligner needs the eflomal package: pip install eflomal") from None
-    src_lines = [" ".join(w.lower() for w in s) for s in src] + [" ".join(tokenise(s)) for s, _ in corpus]
-    tgt_lines = [" ".join(w.lower() for w in t) for t in tgt] + [" ".join(tokenise(t)) for _, t in corpus]
+    src_lines = [" ".join(w.lower() for w in s) for s in src] + [" ".join(split(s)) for s, _ in corpus]
+    tgt_lines = [" ".join(w.lower() for w in t) for t in tgt] + [" ".join(split(t)) for _, t in corpus]
     keep = [bool(s.strip()) and bool(t.strip()) for s, t in zip(src_lines, tgt_lines)]
     keep[:len(src)] = [True] * len(src)  # the sentences to align stay, in order
     src_lines = [line + "\n" for line, k in zip(src_lines, keep) if k]

@@ -86,7 +86,17 @@ def answer_key_heatmap(matrix: np.ndarray, src_words: Sequence[str], tgt_words: 
         ("picked", sorted(set(predicted)),
          {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3, "color": "#2ca02c"}}))
     for name, links, marker in layers:
-        fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=name,
-                                 marker=marker, hoverinfo="skip"))
+        overlay_links(fig, links, name, marker)
+    return fig
+
+
+STATISTICAL_MARKER = {"symbol": "circle-open", "size": 16, "color": "#d62728", "line": {"width": 2, "color": "#d62728"}}
+
+
+def overlay_links(fig: go.Figure, links: Iterable[tuple[int, int]], name: str, marker: dict = STATISTICAL_MARKER) -> go.Figure:
+    """Word links (source i, target j) drawn as markers over a heatmap of ``alignment_heatmap``."""
+    links = sorted(links)
+    fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=name,
+                             marker=marker, hoverinfo="skip"))
     fig.update_layout(legend={"orientation": "h", "y": -0.05}, showlegend=True)
     return fig

@@ -16,7 +16,8 @@ from model.trace import Trace
 
 from model.search import SearchConfig
 
-from .alignment import alignment_heatmap, display_token, merge_to_words, pharaoh
+from . import statistical_overlay
+from .alignment import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from .beam_tree import beam_tree_figure
 from .decoding import Decoded, QueuedSlot, Request, translate
 from .steps import energies_bar, source_strip, topk_bar
@@ -80,6 +81,10 @@ def alignment_tab(results: list[Decoded]) -> None:
                       help="Source pieces of a word are summed; target pieces of a word are averaged, "
                            "so each row still sums to 1.")
     gray = st.toggle("Grayscale (the paper's Figure 3 look)", value=True, key="align_gray")
+    overlay = statistical_overlay.available() and st.toggle(
+        "Overlay a statistical aligner's links (eflomal)", key="align_statistical",
+        help="eflomal, trained on a sample of the model's own training text plus this sentence pair, links words "
+             "by co-occurrence statistics alone; its links are drawn as circles over the attention (whole words).")
     for result in results:
         if result.trace.attention is None:
             st.info(f"{md(result.name)} is an RNNencdec model: it has no attention. It reads the whole sentence "
@@ -89,10 +94,17 @@ def alignment_tab(results: list[Decoded]) -> None:
         with column:  # one heatmap gets the full width: long sentences stay readable
             trace = result.trace
             matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
-            if words:
+            if words or overlay:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
-            st.plotly_chart(alignment_heatmap(matrix, src, tgt, title=f"{result.name}: attention α", grayscale=gray),
-                            key=f"heatmap_{result.name}")
+            fig = alignment_heatmap(matrix, src, tgt, title=f"{result.name}: attention α", grayscale=gray)
+            if overlay:
+                with st.spinner("Aligning with eflomal..."):
+                    links = statistical_overlay.statistical_links(result.name, src, [w for w in tgt if w != "</s>"])
+                if links is None:
+                    st.caption(f"The training text of {md(result.name)} is not on this server: no eflomal links.")
+                else:
+                    overlay_links(fig, links, "eflomal links")
+            st.plotly_chart(fig, key=f"heatmap_{result.name}")
 
 
 def pick_model(results: list[Decoded], key: str) -> Decoded:

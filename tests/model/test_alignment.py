@@ -271,3 +271,20 @@ def test_align_card_flag_records_the_models_rows_and_the_baselines(tiny_checkpoi
     result = read_model_card(folder).alignment["g"]
     assert [(r.model, r.method) for r in result.rows] == [("rnnsearch-tiny", "attention"), (None, "diagonal")]
     assert result.sentences == 4 and result.command.startswith("python -m model.align --src data/alignments/g.en")
+
+
+def test_saliency_of_many_sentences_at_once_equals_one_at_a_time(tiny_checkpoints, monkeypatch):
+    from model import saliency as module
+    from model.checkpoint import load_checkpoint
+
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints["rnnencdec"])
+    model.eval()
+    pairs = [(src_vocab.encode(s), tgt_vocab.encode(t) + [3]) for s, t in
+             [("a dog", "un chien"), ("the small cat sits", "le petit chat assis"),
+              ("a man eats a red ball on the street", "un homme mange une balle rouge dans la rue")]]
+    alone = [module.saliency(model, s, o) for s, o in pairs]
+    monkeypatch.setattr(module, "MAX_COPIES", 12)  # forces the three sentences into two batches
+    together = module.saliency_many(model, pairs + [([], [4])])
+    assert [m.shape for m in together] == [(len(o), len(s)) for s, o in pairs] + [(1, 0)]
+    for a, b in zip(alone, together):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)

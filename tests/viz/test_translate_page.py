@@ -62,6 +62,20 @@ def test_changing_beam_size_and_word_toggle(at):
     assert all(abs(sum(row) - 1) < 1e-4 for row in words["data"][0]["z"])
 
 
+def test_eflomal_links_overlay_the_word_heatmap(at):
+    pytest.importorskip("eflomal")
+    type_sentence(at, "a dog runs in the park")
+    at.toggle(key="align_statistical").set_value(True).run()
+    assert not at.exception, at.exception
+    spec = next(spec for spec in charts(at) if spec["data"][0]["type"] == "heatmap")
+    assert spec["layout"]["xaxis"]["ticktext"] == ["a", "dog", "runs", "in", "the", "park"]  # whole words
+    (links,) = [t for t in spec["data"] if t.get("name") == "eflomal links"]
+    rows, cols = len(spec["data"][0]["z"]), len(spec["data"][0]["z"][0])
+    assert links["x"] and all(0 <= x < cols for x in links["x"]) and all(0 <= y < rows - 1 for y in links["y"])
+    # the tiny corpus is word for word, and this sentence too: eflomal links each word to its translation
+    assert sorted(zip(links["x"], links["y"])) == [(i, i) for i in range(6)]
+
+
 def test_stepping_through_decoding(at):
     type_sentence(at, "a dog runs in the park")
     open_tab(at, "Step by step")
