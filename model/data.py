@@ -171,11 +171,17 @@ def bucket_batches(src_ids, tgt_ids, batch_size: int, pool_batches: int, rng: ra
     return batches
 
 
+def epoch_rng(seed: int, epoch: int) -> random.Random:
+    """The random generator of one epoch's data order: a pure function of (seed, epoch), so a
+    resumed run replays exactly the same order."""
+    return random.Random(seed * 1_000_003 + epoch)
+
+
 def epoch_batches(src_ids, tgt_ids, epoch: int, seed: int, batch_size: int, pool_batches: int,
                   join_prob: float = 0.0, join_max: int = 4) -> tuple[list, list, list[list[int]]]:
     """The examples and batch order of one epoch, a pure function of (seed, epoch) so a
     resumed run replays exactly the same data order."""
-    rng = random.Random(seed * 1_000_003 + epoch)
+    rng = epoch_rng(seed, epoch)
     src, tgt, sizes = join_examples(src_ids, tgt_ids, join_prob, join_max, rng)
     return src, tgt, bucket_batches(src, tgt, batch_size, pool_batches, rng, sizes)
 

@@ -174,12 +174,12 @@ def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int) -> Candidates:
     is_eos = token == EOS
     rank = torch.arange(top_score.size(1), device=token.device).unsqueeze(0)
     finish = is_eos & (rank < k) & torch.isfinite(top_score)
-    kept = ~is_eos & ((~is_eos).cumsum(dim=1) <= k)
-    order = torch.argsort((~kept).int(), dim=1, stable=True)[:, :k]  # kept ranks, best first
+    in_beam = ~is_eos & ((~is_eos).cumsum(dim=1) <= k)  # the k best that do not end: they fill the beam
+    order = torch.argsort((~in_beam).int(), dim=1, stable=True)[:, :k]  # their ranks, best first
     new_slot = torch.full_like(token, -1)
     new_slot.scatter_(1, order, torch.arange(k, device=token.device).expand(n_active, k).contiguous())
     status = torch.full_like(token, PRUNED)
-    status[kept] = KEPT
+    status[in_beam] = KEPT
     status[finish] = FINISHED
     return Candidates(top_score, parent, token, status, new_slot, order)
 

@@ -19,7 +19,8 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Callable, Iterator, Optional, Sequence
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -30,7 +31,7 @@ from .checkpoint import (SRC_VOCAB, TGT_VOCAB, CheckpointError, load_checkpoint,
                          save_checkpoint)
 from .config import PRESETS, Config, TrainConfig, preset
 from .corpora import corpus_specs, load_split, mix_indices
-from .data import (DataError, bucket_batches, epoch_batches, filter_by_length, find_split, iter_chunks,
+from .data import (DataError, bucket_batches, epoch_batches, epoch_rng, filter_by_length, find_split, iter_chunks,
                    join_examples, make_batch, reservoir_sample, stream_pairs)
 from .loss import linear_cross_entropy
 from .errors import ConfigError, UserError
@@ -40,6 +41,7 @@ from .replay import (append_snapshot, parse_snapshots, probe_sentences, read_pro
 from .search import SearchConfig, greedy_search
 from .distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
 from .seq2seq import NMTModel
+from .translate import MAX_SOURCE_TOKENS
 from .vocab import EOS, Vocab, train_vocab
 
 STATE_JSON, STATE_TENSORS = "train_state.json", "train_state.safetensors"
@@ -115,8 +117,8 @@ class Data:
             self.val_ref += val.tgt[:n]
             self.val_slices[spec.name] = (start, start + n)
             log(f"{spec.name}: {n} validation pairs")
-        self.val_src = [ids[:200] for ids in self.src_vocab.encode_batch(self.val_src_text)]
-        self.val_tgt = [ids[:200] for ids in self.tgt_vocab.encode_batch(self.val_ref)]
+        self.val_src = [ids[:MAX_SOURCE_TOKENS] for ids in self.src_vocab.encode_batch(self.val_src_text)]
+        self.val_tgt = [ids[:MAX_SOURCE_TOKENS] for ids in self.tgt_vocab.encode_batch(self.val_ref)]
 
     def encode(self, src: list[str], tgt: list[str]):
         """Token ids of both sides, length-filtered: (src ids, tgt ids, pairs dropped)."""
@@ -155,7 +157,7 @@ class Data:
         """Streaming: read pools of ``pool_batches * batch_size`` pairs, shuffle and bucket each
         pool on its own (shuffle a big corpus on disk once; order beyond a pool is the file's)."""
         t = self.t
-        rng = random.Random(t.seed * 1_000_003 + epoch)
+        rng = epoch_rng(t.seed, epoch)
         pool = t.batch_size * t.pool_batches * max(1, round(1 + t.join_prob * (t.join_max - 1)))
         for chunk in iter_chunks(stream_pairs(*self.paths), pool):
             src_ids, tgt_ids, _ = self.encode([s for s, _ in chunk], [t_ for _, t_ in chunk])
@@ -199,6 +201,49 @@ def validate(model: NMTModel, data: Data, batch_size: int = 100) -> dict:
             "val_example": hyps[0], **({"val_bleu_by_corpus": by_corpus} if len(by_corpus) > 1 else {})}
 
 
+@dataclass
+class Progress:
+    """Where a run is; saved in last/train_state.json as it is, and read back to resume."""
+
+    epoch: int = 0  # epochs finished
+    batch: int = 0  # batches done in the current epoch
+    step: int = 0  # updates done
+    best_bleu: float = -1.0  # the best validation BLEU so far
+    bad_rounds: int = 0  # validations since the last new best
+    elapsed_s: float = 0.0  # training and validation wall time so far
+    first_step: int = 0  # the update this run started from (train.init_from), where the warm-up counts from
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Progress":
+        data = dict(data)
+        data.setdefault("bad_rounds", data.pop("bad_epochs", 0))  # runs saved before validation rounds
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class RoundStats:
+    """What ``train_epoch`` measured over one round of training, summed over ranks."""
+
+    loss_sum: float  # training loss summed over target tokens
+    tokens: int  # target tokens trained on
+    seconds: float  # training time (per rank)
+    epoch_done: bool  # the round ended with its epoch
+    fraction: float  # how much of the epoch was done when it ended
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every part of a training run works with."""
+
+    model: NMTModel  # the model itself (``net`` in train_epoch may wrap it for torchrun)
+    data: "Data"
+    cfg: Config
+    optimizer: torch.optim.Optimizer
+    out: Path  # the run folder
+    log: Callable[[str], None]  # report lines (rank 0 only)
+    rt: Runtime
+
+
 def make_optimizer(model: NMTModel, cfg: Config) -> torch.optim.Optimizer:
     if cfg.train.optimizer == "adam":  # fused: one kernel for all tensors, not ~10 ops per tensor
         return torch.optim.Adam(model.parameters(), lr=cfg.train.lr, fused=True)
@@ -207,22 +252,22 @@ def make_optimizer(model: NMTModel, cfg: Config) -> torch.optim.Optimizer:
     raise ConfigError(f"unknown optimizer {cfg.train.optimizer!r}; use adam or adadelta")
 
 
-def save_state(folder: Path, model, data: Data, cfg: Config, optimizer, progress: dict) -> None:
+def save_state(run: Run, folder: Path, progress: Progress) -> None:
     """Checkpoint plus what resuming needs: optimizer tensors, RNG state, data position."""
-    save_checkpoint(folder, model, data.src_vocab, data.tgt_vocab, cfg.train)
-    opt = optimizer.state_dict()
+    save_checkpoint(folder, run.model, run.data.src_vocab, run.data.tgt_vocab, run.cfg.train)
+    opt = run.optimizer.state_dict()
     tensors = {f"state.{i}.{k}": torch.as_tensor(v).clone() for i, st in opt["state"].items() for k, v in st.items()}
     tensors["rng"] = torch.get_rng_state()
     save_file(tensors, str(folder / STATE_TENSORS))
-    (folder / STATE_JSON).write_text(json.dumps({"progress": progress, "param_groups": opt["param_groups"]}, indent=2))
+    (folder / STATE_JSON).write_text(json.dumps({"progress": asdict(progress), "param_groups": opt["param_groups"]},
+                                                indent=2))
 
 
-def load_state(folder: Path, model, optimizer) -> dict:
-    """Restore weights, optimizer and RNG from ``folder``; returns the saved progress dict."""
+def load_state(folder: Path, model, optimizer) -> Progress:
+    """Restore weights, optimizer and RNG from ``folder``; returns the saved progress."""
     loaded, _, _, _ = load_checkpoint(folder)
     model.load_state_dict(loaded.state_dict())
     meta = read_json(folder / STATE_JSON)
-    meta["progress"].setdefault("bad_rounds", meta["progress"].pop("bad_epochs", 0))  # runs saved before rounds
     tensors = load_file(str(folder / STATE_TENSORS))
     torch.set_rng_state(tensors.pop("rng"))
     state: dict = {}
@@ -230,27 +275,27 @@ def load_state(folder: Path, model, optimizer) -> dict:
         _, index, name = key.split(".", 2)
         state.setdefault(int(index), {})[name] = value
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
-    return meta["progress"]
+    return Progress.from_json(meta["progress"])
 
 
 class ProgressReport:
     """Training progress: a tqdm bar on a terminal; under nohup or in a log file, one plain
     line every ``interval`` seconds instead of a bar redrawn per batch."""
 
-    def __init__(self, progress: dict, total: Optional[int], enabled: bool, interval: float = 10.0):
+    def __init__(self, progress: Progress, total: Optional[int], enabled: bool, interval: float = 10.0):
         self.enabled, self.interval, self.last = enabled, interval, time.perf_counter()
-        self.epoch, self.total = progress["epoch"] + 1, total
+        self.epoch, self.total = progress.epoch + 1, total
         self.tty = enabled and sys.stderr.isatty()
-        self.bar = tqdm(initial=progress["batch"], total=total, desc=f"epoch {self.epoch}", unit="batch",
+        self.bar = tqdm(initial=progress.batch, total=total, desc=f"epoch {self.epoch}", unit="batch",
                         dynamic_ncols=True, mininterval=2.0) if self.tty else None
 
-    def update(self, progress: dict, loss: float, tokens_per_s: float) -> None:
+    def update(self, progress: Progress, loss: float, tokens_per_s: float) -> None:
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{tokens_per_s:.0f}")
         elif self.enabled and time.perf_counter() - self.last >= self.interval:
             self.last = time.perf_counter()
-            print(f"epoch {self.epoch} batch {progress['batch']}/{self.total or '?'} step {progress['step']}: "
+            print(f"epoch {self.epoch} batch {progress.batch}/{self.total or '?'} step {progress.step}: "
                   f"loss {loss:.3f}, {tokens_per_s:.0f} tok/s", file=sys.stderr, flush=True)
 
     def close(self) -> None:
@@ -258,14 +303,13 @@ class ProgressReport:
             self.bar.close()
 
 
-def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progress: dict, out: Path,
-                rt: Runtime, show_bar: bool = True) -> dict:
+def train_epoch(run: Run, net, progress: Progress, show_bar: bool = True) -> RoundStats:
     """Train until the epoch ends, or ``val_every`` updates pass, or ``max_steps`` is reached
     (when resuming, from the saved batch); returns loss, tokens and seconds summed over ranks
     and whether the epoch ended. Each rank trains ``net`` (``model``, DDP-wrapped under
     torchrun) on its own slice of every global batch."""
-    t = cfg.train
-    batches, total = data.batches_from(progress["epoch"], progress["batch"])
+    model, data, optimizer, rt, t = run.model, run.data, run.optimizer, run.rt, run.cfg.train
+    batches, total = data.batches_from(progress.epoch, progress.batch)
     net.train()
     loss_sum, tokens, seconds, epoch_done = 0.0, 0, 0.0, True
     report = ProgressReport(progress, total, show_bar and rt.main)
@@ -284,67 +328,67 @@ def train_epoch(net, model: NMTModel, data: Data, cfg: Config, optimizer, progre
         if not dummy:
             tokens += batch.n_tgt_tokens
             loss_sum += float(loss.detach()) * global_tokens / rt.world
-        progress["batch"] += 1
-        progress["step"] += 1
+        progress.batch += 1
+        progress.step += 1
         report.update(progress, loss_sum / max(tokens, 1), tokens * rt.world / seconds)
-        if progress["step"] % t.save_every == 0 and rt.main:
-            save_state(out / "last", model, data, cfg, optimizer, progress)
-        if (t.max_steps and progress["step"] >= t.max_steps) or (t.val_every and progress["step"] % t.val_every == 0):
-            epoch_done = total is not None and progress["batch"] >= total
-            data.pause(progress["epoch"], progress["batch"], batches, total)
+        if progress.step % t.save_every == 0 and rt.main:
+            save_state(run, run.out / "last", progress)
+        if (t.max_steps and progress.step >= t.max_steps) or (t.val_every and progress.step % t.val_every == 0):
+            epoch_done = total is not None and progress.batch >= total
+            data.pause(progress.epoch, progress.batch, batches, total)
             break
     report.close()
     loss_sum, tokens, seconds = all_sum([loss_sum, tokens, seconds], rt)
-    return {"loss_sum": loss_sum, "tokens": tokens, "seconds": seconds / rt.world, "epoch_done": epoch_done,
-            "fraction": 1.0 if epoch_done or not total else progress["batch"] / total}
+    return RoundStats(loss_sum, int(tokens), seconds / rt.world, epoch_done,
+                      1.0 if epoch_done or not total else progress.batch / total)
 
 
-def end_round(model, data: Data, cfg: Config, optimizer, progress: dict, stats: dict, out: Path, log,
-              rt: Runtime) -> bool:
+def end_round(run: Run, progress: Progress, stats: RoundStats) -> bool:
     """After an epoch or ``val_every`` updates: validate (rank 0), log, keep the best, adjust
     the learning rate; True to stop training."""
+    t = run.cfg.train
     val_start = time.perf_counter()
-    val = broadcast(validate(model, data) if rt.main else None, rt)
+    val = broadcast(validate(run.model, run.data) if run.rt.main else None, run.rt)
     val_seconds = time.perf_counter() - val_start
-    improved = val["val_bleu"] > progress["best_bleu"]
-    progress["bad_rounds"] = 0 if improved else progress["bad_rounds"] + 1
-    epoch = progress["epoch"] + 1 if stats["epoch_done"] else round(progress["epoch"] + stats["fraction"], 3)
-    record = {"epoch": epoch, "step": progress["step"],
-              "train_loss": stats["loss_sum"] / max(stats["tokens"], 1), **val,
-              "tokens_per_s": stats["tokens"] / max(stats["seconds"], 1e-9),
-              "epoch_seconds": stats["seconds"], "lr": optimizer.param_groups[0]["lr"],
-              "val_seconds": val_seconds, "elapsed_s": progress["elapsed_s"] + stats["seconds"] + val_seconds}
-    progress["elapsed_s"] = record["elapsed_s"]
-    if stats["epoch_done"]:
-        progress.update(epoch=progress["epoch"] + 1, batch=0)
+    improved = val["val_bleu"] > progress.best_bleu
+    progress.bad_rounds = 0 if improved else progress.bad_rounds + 1
+    epoch = progress.epoch + 1 if stats.epoch_done else round(progress.epoch + stats.fraction, 3)
+    record = {"epoch": epoch, "step": progress.step,
+              "train_loss": stats.loss_sum / max(stats.tokens, 1), **val,
+              "tokens_per_s": stats.tokens / max(stats.seconds, 1e-9),
+              "epoch_seconds": stats.seconds, "lr": run.optimizer.param_groups[0]["lr"],
+              "val_seconds": val_seconds, "elapsed_s": progress.elapsed_s + stats.seconds + val_seconds}
+    progress.elapsed_s = record["elapsed_s"]
+    if stats.epoch_done:
+        progress.epoch, progress.batch = progress.epoch + 1, 0
     if improved:
-        progress["best_bleu"] = val["val_bleu"]
-    if not improved and cfg.train.optimizer == "adam":  # before last/ is written, so resuming keeps it
-        for group in optimizer.param_groups:
-            group["lr"] *= cfg.train.lr_decay
-    if rt.main:
-        record_probes(model, data, cfg, out, progress["step"], epoch, val["val_bleu"])
-        write_round(model, data, cfg, optimizer, progress, record, improved, out, log)
-    t = cfg.train
-    out_of_time = t.time_limit_min and (record["elapsed_s"] + stats["seconds"] + val_seconds) / 60 > t.time_limit_min
+        progress.best_bleu = val["val_bleu"]
+    if not improved and t.optimizer == "adam":  # before last/ is written, so resuming keeps it
+        for group in run.optimizer.param_groups:
+            group["lr"] *= t.lr_decay
+    if run.rt.main:
+        record_probes(run, progress.step, epoch, val["val_bleu"])
+        write_round(run, progress, record, improved)
+    out_of_time = t.time_limit_min and (record["elapsed_s"] + stats.seconds + val_seconds) / 60 > t.time_limit_min
     if out_of_time:
-        log(f"stopping: another round would pass the {t.time_limit_min} minute limit")
-    stop_early = progress["bad_rounds"] >= t.patience
-    return bool(stop_early or out_of_time or (t.max_steps and progress["step"] >= t.max_steps))
+        run.log(f"stopping: another round would pass the {t.time_limit_min} minute limit")
+    stop_early = progress.bad_rounds >= t.patience
+    return bool(stop_early or out_of_time or (t.max_steps and progress.step >= t.max_steps))
 
 
-def record_probes(model: NMTModel, data: Data, cfg: Config, out: Path, step: int, epoch: float,
-                  val_bleu: Optional[float]) -> None:
-    """Decode the run's probe sentences and add the snapshot to ``out``/probes.jsonl."""
-    sources = probe_sentences(cfg.train.src_lang, cfg.train.tgt_lang, cfg.train.probes)
+def record_probes(run: Run, step: int, epoch: float, val_bleu: Optional[float]) -> None:
+    """Decode the run's probe sentences and add the snapshot to the run's probes.jsonl."""
+    t = run.cfg.train
+    sources = probe_sentences(t.src_lang, t.tgt_lang, t.probes)
     if sources:
-        append_snapshot(out, take_snapshot(model, (data.src_vocab, data.tgt_vocab), sources, step, epoch, val_bleu))
+        vocabs = (run.data.src_vocab, run.data.tgt_vocab)
+        append_snapshot(run.out, take_snapshot(run.model, vocabs, sources, step, epoch, val_bleu))
 
 
-def write_round(model, data: Data, cfg: Config, optimizer, progress: dict, record: dict, improved: bool,
-                out: Path, log) -> None:
+def write_round(run: Run, progress: Progress, record: dict, improved: bool) -> None:
     """Rank 0's writes after a validation: the log line, best/ when improved, step-N/ when
     ``keep_last`` asks for it (dropping the oldest), and last/."""
+    model, data, cfg, out = run.model, run.data, run.cfg, run.out
     with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     card = {"arch": cfg.model.arch, "training": record, "config": cfg.to_dict(), "parameters": model.num_parameters()}
@@ -354,15 +398,16 @@ def write_round(model, data: Data, cfg: Config, optimizer, progress: dict, recor
         save_checkpoint(out / "best", model, data.src_vocab, data.tgt_vocab, cfg.train,
                         card={**card, "log": log_records, "replay": replay})
     if cfg.train.keep_last:
-        save_checkpoint(out / f"step-{progress['step']:07d}", model, data.src_vocab, data.tgt_vocab, cfg.train,
+        save_checkpoint(out / f"step-{progress.step:07d}", model, data.src_vocab, data.tgt_vocab, cfg.train,
                         card=card)
         for old in sorted(out.glob("step-*"))[:-cfg.train.keep_last]:
             shutil.rmtree(old)
     by_corpus = ", ".join(f"{k} {v:.2f}" for k, v in record.get("val_bleu_by_corpus", {}).items())
-    log(f"epoch {record['epoch']} step {record['step']}: train loss {record['train_loss']:.3f}, "
-        f"val loss {record['val_loss']:.3f}, val BLEU {record['val_bleu']:.2f}{f' ({by_corpus})' if by_corpus else ''}"
-        f"{' (best)' if improved else ''}, {record['tokens_per_s']:.0f} tok/s")
-    save_state(out / "last", model, data, cfg, optimizer, progress)
+    run.log(f"epoch {record['epoch']} step {record['step']}: train loss {record['train_loss']:.3f}, "
+            f"val loss {record['val_loss']:.3f}, val BLEU {record['val_bleu']:.2f}"
+            f"{f' ({by_corpus})' if by_corpus else ''}{' (best)' if improved else ''}, "
+            f"{record['tokens_per_s']:.0f} tok/s")
+    save_state(run, out / "last", progress)
 
 
 def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -> Path:
@@ -383,14 +428,15 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     cfg.model.src_vocab_size, cfg.model.tgt_vocab_size = len(data.src_vocab), len(data.tgt_vocab)
     model = NMTModel(cfg.model).to(rt.device)
     optimizer = make_optimizer(model, cfg)
-    progress = {"epoch": 0, "batch": 0, "step": 0, "best_bleu": -1.0, "bad_rounds": 0, "elapsed_s": 0.0}
+    progress = Progress()
     if resuming:
         progress = load_state(last, model, optimizer)
-        log(f"resuming from {last}: epoch {progress['epoch'] + 1}, batch {progress['batch']}, step {progress['step']}")
+        log(f"resuming from {last}: epoch {progress.epoch + 1}, batch {progress.batch}, step {progress.step}")
     elif t.init_from:
         progress = warm_start(Path(t.init_from), start[0], model, out if rt.main else None)
-        log(f"continuing {t.init_from} from update {progress['step']} with a fresh optimizer, at epoch "
-            f"{progress['epoch'] + 1}")
+        log(f"continuing {t.init_from} from update {progress.step} with a fresh optimizer, at epoch "
+            f"{progress.epoch + 1}")
+    run = Run(model, data, cfg, optimizer, out, log, rt)
     if rt.main:  # the vocabularies too, so a second model can share them (train.vocab_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
@@ -398,24 +444,24 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
         data.tgt_vocab.save(out / TGT_VOCAB)
         (out / "host.json").write_text(json.dumps(host_description(rt, t.threads), indent=2) + "\n")
         if resuming:
-            truncate_probe_log(out, progress["step"])
-        elif progress["step"] == 0:
-            record_probes(model, data, cfg, out, 0, 0.0, None)
+            truncate_probe_log(out, progress.step)
+        elif progress.step == 0:
+            record_probes(run, 0, 0.0, None)
     log(f"config: {json.dumps(cfg.to_dict())}")
     log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters; {rt.world} process(es) on {rt.device}")
     net = DistributedDataParallel(model) if rt.world > 1 else model
-    while progress["epoch"] < t.epochs:
-        stats = train_epoch(net, model, data, cfg, optimizer, progress, out, rt, show_bar)
-        if stats["tokens"] == 0 and stats["epoch_done"]:  # a stream that ended right after a validation
-            progress.update(epoch=progress["epoch"] + 1, batch=0)
+    while progress.epoch < t.epochs:
+        stats = train_epoch(run, net, progress, show_bar)
+        if stats.tokens == 0 and stats.epoch_done:  # a stream that ended right after a validation
+            progress.epoch, progress.batch = progress.epoch + 1, 0
             continue
-        if end_round(model, data, cfg, optimizer, progress, stats, out, log, rt):
+        if end_round(run, progress, stats):
             break
     cleanup(rt)
     return out / "best"
 
 
-def warm_start(folder: Path, loaded: NMTModel, model: NMTModel, out: Optional[Path]) -> dict:
+def warm_start(folder: Path, loaded: NMTModel, model: NMTModel, out: Optional[Path]) -> Progress:
     """Start this run from a finished checkpoint (``train.init_from``): its weights, and its
     card's update count, wall time and log (written to ``out``/log.jsonl when ``out`` is given),
     so curves and update counts run on. Training resumes at the start of the epoch after the
@@ -433,13 +479,13 @@ def warm_start(folder: Path, loaded: NMTModel, model: NMTModel, out: Optional[Pa
         write_probe_log(out, parse_snapshots((read_card(folder).get("replay") or {}).get("snapshots", []),
                                              f"{folder}/card.json replay"))
     last = records[-1]
-    return {"epoch": math.ceil(last["epoch"]), "batch": 0, "step": last["step"], "first_step": last["step"],
-            "best_bleu": max(r["val_bleu"] for r in records), "bad_rounds": 0, "elapsed_s": last["elapsed_s"]}
+    return Progress(epoch=math.ceil(last["epoch"]), step=last["step"], first_step=last["step"],
+                    best_bleu=max(r["val_bleu"] for r in records), elapsed_s=last["elapsed_s"])
 
 
-def warm_lr(optimizer, t: TrainConfig, progress: dict) -> None:
+def warm_lr(optimizer, t: TrainConfig, progress: Progress) -> None:
     """Linear warm-up over this run's first ``t.warmup`` updates, ending at ``t.lr``."""
-    done = progress["step"] - progress.get("first_step", 0)
+    done = progress.step - progress.first_step
     if done < t.warmup:
         for group in optimizer.param_groups:
             group["lr"] = t.lr * (done + 1) / t.warmup

@@ -7,7 +7,7 @@ from safetensors.torch import load_file
 
 from model.config import preset
 from model.checkpoint import CheckpointError
-from model.train import main, parse_overrides, train, warm_lr
+from model.train import Progress, main, parse_overrides, train, warm_lr
 from model.errors import ConfigError
 
 
@@ -91,7 +91,7 @@ def test_warm_up_rises_linearly_from_the_first_update_of_the_run_then_leaves_the
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(3))], lr=123.0)
     seen = []
     for step in range(7, 13):
-        warm_lr(optimizer, t, {"step": step, "first_step": 7})
+        warm_lr(optimizer, t, Progress(step=step, first_step=7))
         seen.append(optimizer.param_groups[0]["lr"])
         optimizer.param_groups[0]["lr"] *= 0.5 if step == 11 else 1.0  # a decay after warm-up is kept
     assert seen == pytest.approx([0.2, 0.4, 0.6, 0.8, 0.8, 0.4])
@@ -140,11 +140,11 @@ def test_progress_in_a_log_file_is_a_line_every_few_seconds(monkeypatch, capsys)
     clock = iter(float(t) for t in range(0, 1000))
     monkeypatch.setattr(train_module.time, "perf_counter", lambda: next(clock))
     monkeypatch.setattr(train_module.sys.stderr, "isatty", lambda: False, raising=False)
-    progress = {"epoch": 0, "batch": 0, "step": 0}
+    progress = train_module.Progress()
     report = train_module.ProgressReport(progress, total=500, enabled=True, interval=10.0)
     for _ in range(95):  # one "second" per batch
-        progress["batch"] += 1
-        progress["step"] += 1
+        progress.batch += 1
+        progress.step += 1
         report.update(progress, loss=2.5, tokens_per_s=1000.0)
     report.close()
     lines = capsys.readouterr().err.splitlines()
@@ -199,3 +199,9 @@ def test_resuming_between_validation_rounds_gives_the_same_run(two_corpora, tmp_
             for run in ("a", "b")]
     assert [r["step"] for r in logs[0]] == [7, 14, 20]
     assert logs[1][-2:] == logs[0][-2:]  # the rounds after the restart match the straight run's
+
+
+def test_progress_reads_what_older_runs_saved():
+    old = {"epoch": 3, "batch": 17, "step": 900, "best_bleu": 40.5, "bad_epochs": 2, "elapsed_s": 12.5}
+    assert Progress.from_json(old) == Progress(epoch=3, batch=17, step=900, best_bleu=40.5, bad_rounds=2,
+                                               elapsed_s=12.5, first_step=0)
