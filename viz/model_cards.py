@@ -209,7 +209,7 @@ def _group_order(card: Card, attention: str) -> tuple:
     return (card.arch != "rnnsearch", attention != "additive", card.name)
 
 
-def test_sets_section(cards: list[Card]) -> list[str]:
+def held_out_section(cards: list[Card]) -> list[str]:
     """Every test set the cards score, with its corpus and size, then what each corpus is."""
     out = ["## Test sets", "", "| test set | corpus | sentences |", "|---|---|---|"]
     sizes: dict[str, int] = {}
@@ -280,7 +280,7 @@ def results_text(folder: Path, cards: list[Card]) -> str:
         model, train, _ = read_config(folder / card.name)
         direction = (train.src_lang, train.tgt_lang) if train else ("en", "fr")
         groups.setdefault((direction, card.pair or card.name), []).append((card, model.attention))
-    out = [RESULTS_HEADER.rstrip("\n"), "", *test_sets_section(cards)]
+    out = [RESULTS_HEADER.rstrip("\n"), "", *held_out_section(cards)]
     for (direction, pair), members in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] != "everyday", g[0][1])):
         members.sort(key=lambda m: _group_order(*m))
         label = " → ".join(LANGUAGES.get(lang, lang) for lang in direction)
