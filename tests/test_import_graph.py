@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("model", "viz")
-FORBIDDEN_IN_MODEL = ("streamlit", "plotly", "viz")
+FORBIDDEN_IN_MODEL = ("streamlit", "plotly", "matplotlib", "viz")
 
 
 def imports_of(path: Path) -> set[str]:
