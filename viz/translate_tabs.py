@@ -16,7 +16,7 @@ from model.trace import Trace
 
 from model.search import SearchConfig
 
-from . import statistical_overlay
+from . import html_report, statistical_overlay
 from .alignment import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from .beam_tree import beam_tree_figure
 from .decoding import Decoded, QueuedSlot, Request, translate
@@ -265,7 +265,12 @@ def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded) -> np
 
 
 def downloads_tab(results: list[Decoded]) -> None:
-    st.caption("Figures: use the camera icon in each chart's toolbar for PNG.")
+    st.caption("Figures: use the camera icon in each chart's toolbar for PNG; `python -m viz.paper_figures` "
+               "writes the paper's figure styles as PDF, SVG or PNG.")
+    text = results[0].trace.source if results else ""
+    st.download_button("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
+                       "opens offline)", html_report.report_html(text, [(r.name, r.trace) for r in results]),
+                       file_name="translation-report.html", mime="text/html", key="dl_report")
     for name, trace in ((r.name, r.trace) for r in results):
         st.download_button(f"{name}: trace (JSON)", json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
                            file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")

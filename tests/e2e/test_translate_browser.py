@@ -39,3 +39,28 @@ def test_user_text_is_never_rendered_as_html(page, app_url, checkpoint_dir):
     assert page.locator("img[src='x']").count() == 0
     scripts = page.locator("script").all_inner_texts()
     assert not any("__pwned" in s for s in scripts)
+
+
+def test_the_html_report_draws_offline_and_runs_no_user_text(browser, tiny_checkpoints, tmp_path):
+    """The report file in a browser with every network request refused: all charts draw, and
+    the hostile sentence stays text."""
+    from model.search import SearchConfig
+    from model.translate import Translator
+    from viz.html_report import report_html
+
+    traces = [(f"{arch}-tiny", Translator.from_checkpoint(tiny_checkpoints[arch]).translate([HOSTILE],
+                                                                                          SearchConfig(beam=3))[0])
+              for arch in ("rnnsearch", "rnnencdec")]
+    path = tmp_path / "report.html"
+    path.write_text(report_html(HOSTILE, traces), encoding="utf-8")
+    context = browser.new_context()
+    requests = []
+    context.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
+                  if not route.request.url.startswith("file:") else route.continue_())
+    page = context.new_page()
+    page.goto(path.as_uri())
+    expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible(timeout=60_000)
+    assert page.locator(".js-plotly-plot").count() == 3 and page.locator(".heatmaplayer").count() == 1
+    assert page.evaluate("window.__pwned") is None and page.locator("img[src='x']").count() == 0
+    assert requests == []  # it asked the network for nothing
+    context.close()

@@ -76,6 +76,13 @@ def test_eflomal_links_overlay_the_word_heatmap(at):
     assert sorted(zip(links["x"], links["y"])) == [(i, i) for i in range(6)]
 
 
+def test_the_downloads_tab_offers_the_report_trace_and_alignment(at):
+    type_sentence(at, "a dog runs in the park")
+    open_tab(at, "Downloads")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[0].startswith("Report of this translation") and len(labels) == 1 + 2 + 1  # report, 2 traces, 1 Pharaoh
+
+
 def test_stepping_through_decoding(at):
     type_sentence(at, "a dog runs in the park")
     open_tab(at, "Step by step")

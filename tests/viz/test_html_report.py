@@ -1,0 +1,36 @@
+"""The standalone HTML report of one translation: both models, plotly.js once, user text escaped."""
+import pytest
+
+from model.search import SearchConfig
+from model.translate import Translator
+from viz.html_report import main, report_html
+
+HOSTILE = '<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> a dog'
+
+
+@pytest.fixture(scope="module")
+def traces(tiny_checkpoints):
+    out = []
+    for arch in ("rnnsearch", "rnnencdec"):
+        translator = Translator.from_checkpoint(tiny_checkpoints[arch])
+        out.append((f"{arch}-tiny", translator.translate([HOSTILE], SearchConfig(beam=3))[0]))
+    return out
+
+
+def test_one_file_with_both_models_plotly_once_and_user_text_escaped(traces):
+    page = report_html(HOSTILE, traces)
+    assert page.count("<h2>") == 2 and "rnnsearch-tiny" in page and "rnnencdec-tiny" in page
+    assert page.count("Plotly.newPlot") == 3  # RNNsearch's heatmap and both beam trees
+    assert page.count('* plotly.js v') == 1  # the plotly.js library, embedded once
+    assert "<script src=" not in page  # nothing fetched from a CDN
+    assert "window.__pwned = 1</script>" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page  # the source, shown as text
+    assert page.count("<tr>") == sum(len(t.target_tokens) + 1 for _, t in traces)  # a row per output piece
+
+
+def test_the_command_writes_the_report(tiny_checkpoints, tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert main(["--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--text", "a dog runs", str(out)]) == 0
+    assert out.read_text().startswith("<!doctype html>")
+    assert main(["--checkpoint", str(tmp_path / "missing"), "--text", "a", str(out)]) == 2
+    assert "error:" in capsys.readouterr().err

@@ -1,0 +1,100 @@
+"""One translation as a standalone HTML file: each model's output, attention heatmap, beam
+tree and step-by-step table, with plotly.js embedded once, so the file opens offline in any
+browser. Every piece of user text is HTML-escaped.
+
+    python -m viz.html_report --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
+        --checkpoint checkpoints/everyday-rnnencdec-en-fr --text "I would like a cup of coffee." out.html
+
+The Translate page's Downloads tab offers the same file.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import math
+import sys
+from typing import Sequence
+
+from model.errors import UserError
+from model.trace import Trace
+
+from .alignment import alignment_heatmap, display_token
+from .beam_tree import beam_tree_figure
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+         "table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
+         "th{background:#f4f4f4}.output{font-size:20px;margin:.3em 0 1em}.note{color:#666;font-size:13px}")
+
+
+def report_html(text: str, traces: Sequence[tuple[str, Trace]]) -> str:
+    """The whole page for ``text`` translated by each (model name, trace)."""
+    parts, first = [], [True]
+
+    def figure(fig) -> str:  # plotly.js goes into the first figure only
+        out = fig.to_html(include_plotlyjs=first[0], full_html=False, config={"displaylogo": False})
+        first[0] = False
+        return out
+
+    for name, trace in traces:
+        parts.append(f"<h2>{html.escape(name)} <span class='note'>({html.escape(trace.model)})</span></h2>")
+        parts.append(f"<p class='output'>{html.escape(trace.translation)}</p>")
+        parts.append(f"<p class='note'>score {trace.score:.3f} · log p {trace.logprob:.2f} · "
+                     f"{len(trace.target_ids)} output pieces</p>")
+        if trace.attention is not None:
+            parts.append(figure(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
+                                                  title=f"{html.escape(name)}: attention α", grayscale=True)))
+        else:
+            parts.append("<p class='note'>An RNNencdec model has no attention: it reads the whole sentence into "
+                         "one fixed vector.</p>")
+        if trace.beam:
+            parts.append(figure(beam_tree_figure([n.to_json() for n in trace.beam],
+                                                 f"{html.escape(name)}: beam search")))
+        parts.append(steps_table(trace))
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Inside attention NMT: translation report"
+            f"</title><style>{STYLE}</style></head><body><h1>Translation report</h1>"
+            f"<p><b>Source:</b> {html.escape(text)}</p>{''.join(parts)}"
+            "<p class='note'>Made by Inside attention NMT (RNNsearch and RNNencdec, Bahdanau, Cho &amp; Bengio "
+            "2015).</p></body></html>")
+
+
+def steps_table(trace: Trace) -> str:
+    """One row per output piece: its probability, where the attention looked most, and the
+    other candidates the model considered."""
+    rows = []
+    for i, piece in enumerate(trace.target_tokens):
+        prob = math.exp(trace.step_logprobs[i]) if i < len(trace.step_logprobs) else float("nan")
+        looked = ""
+        if trace.attention is not None and i < len(trace.attention):
+            j = int(trace.attention[i].argmax())
+            looked = f"{display_token(trace.source_tokens[j])} ({trace.attention[i][j]:.2f})"
+        others = ", ".join(f"{display_token(c.token)} {c.prob:.2f}" for c in (trace.topk[i] if i < len(trace.topk) else []))
+        rows.append(f"<tr><td>{i + 1}</td><td>{display_token(piece)}</td><td>{prob:.3f}</td><td>{looked}</td>"
+                    f"<td>{others}</td></tr>")
+    return ("<table><tr><th>step</th><th>output</th><th>p</th><th>most attention on (α)</th>"
+            f"<th>top candidates</th></tr>{''.join(rows)}</table>")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from model.search import SearchConfig
+    from model.translate import Translator
+
+    parser = argparse.ArgumentParser(prog="python -m viz.html_report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", action="append", required=True, help="a model folder (repeatable)")
+    parser.add_argument("--text", required=True)
+    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("out")
+    args = parser.parse_args(argv)
+    try:
+        translators = [Translator.from_checkpoint(path) for path in args.checkpoint]
+        traces = [(t.name, t.translate([args.text], SearchConfig(beam=args.beam))[0]) for t in translators]
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(report_html(args.text, traces))
+    except (UserError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
