@@ -68,3 +68,19 @@ def test_uploaded_files_and_a_bad_links_file(gold_folder):
     at.file_uploader(key="align_links").upload("bad.wa", b"1 9 1 S\n").run()
     assert not at.exception
     assert [e.value for e in at.error] == [r"bad\.wa, line 1\: position 9\-1 is past the sentence \(3 source and 3 target words\)"]
+
+
+@pytest.mark.parametrize("english, links, message", [
+    (b"\x00\x01\x02binary", b"0-0\n", "mine.en: contains NUL bytes"),
+    (b"", b"", "line counts differ"),  # an empty English file against three French lines
+    ("é".encode("latin-1") + b"\n" * 3, b"0-0\n" * 3, "mine.en"),  # not UTF-8
+])
+def test_bad_uploads_get_one_clear_error_naming_the_users_file(gold_folder, english, links, message):
+    at = AppTest.from_function(_script, default_timeout=120).run()
+    at.radio(key="align_source").set_value("Upload three files").run()
+    at.file_uploader(key="align_src").upload("mine.en", english).run()
+    at.file_uploader(key="align_tgt").upload("mine.fr", FR.encode()).run()
+    at.file_uploader(key="align_links").upload("mine.align", links).run()
+    assert not at.exception, at.exception
+    (error,) = [e.value.replace("\\", "") for e in at.error]
+    assert message in error and "/tmp" not in error
