@@ -1,0 +1,57 @@
+"""The notebook API: translations that show themselves, views by name, a pair side by side; and
+the example notebook, executed headlessly against the fixture models."""
+from pathlib import Path
+
+import pytest
+
+from viz.notebook import VIEWS, UnknownView, compare, load
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def models(tiny_checkpoints):
+    return load(tiny_checkpoints["rnnsearch"]), load(tiny_checkpoints["rnnencdec"])
+
+
+def test_a_translation_shows_its_text_heatmap_and_beam(models):
+    search, _ = models
+    t = search.translate("a dog runs in the park")
+    page = t._repr_html_()
+    assert t.text == "un chien court dans le parc" and t.text in page
+    assert "heatmap" in page and "Beam search:" in page and "<ol><li>un chien court dans le parc" in page
+    assert len(search.translate(["a dog", "the cat"])) == 2
+
+
+def test_every_view_renders_and_an_unknown_one_names_them(models):
+    search, encdec = models
+    t = search.translate("<b>a</b> dog", words=True)
+    for view in VIEWS:
+        assert t.show(view).html
+    assert "<b>a</b>" not in t.show("steps").html  # user text escaped
+    assert "no attention" in encdec.translate("a dog").show("alignment").html
+    assert "heatmap" in encdec.translate("a dog").show("saliency").html  # RNNencdec still gets saliency
+    with pytest.raises(UnknownView, match="no view 'tree'; choose one of: alignment, beam, steps, saliency"):
+        t.show("tree")
+
+
+def test_two_models_side_by_side(models):
+    page = compare(*models, "a dog runs")._repr_html_()
+    assert page.count("<b>") == 2 and "display:flex" in page and "no attention" in page
+
+
+def test_the_example_notebook_runs_top_to_bottom(checkpoint_dir, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(checkpoint_dir))
+    monkeypatch.setenv("NOTEBOOK_SEARCH", "rnnsearch-tiny")
+    monkeypatch.setenv("NOTEBOOK_ENCDEC", "rnnencdec-tiny")
+    notebook = nbformat.read(REPO / "notebooks" / "paper.ipynb", as_version=4)
+    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO)}}).execute()
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    shown = [out for cell in code[1:] for out in cell.outputs if "text/html" in out.get("data", {})]
+    assert len(shown) == len(code) - 1  # every cell after the set-up shows a figure or table
+    assert sum("plotly" in out["data"]["text/html"].lower() for out in shown) >= 3
+    assert not any(out.get("output_type") == "error" for cell in code for out in cell.outputs)

@@ -1,0 +1,148 @@
+"""Inside attention NMT in a notebook (Jupyter, JupyterLab, VS Code): translations that show
+themselves.
+
+    from viz.notebook import load, compare
+    search = load("everyday-rnnsearch-en-fr")          # a shipped model, or a checkpoint folder
+    t = search.translate("I would like a cup of coffee, please.")
+    t                                                  # the translation, its heatmap, a beam summary
+    t.show("beam")                                     # also "alignment", "steps", "saliency"
+    compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
+
+Figures are plotly; the first one shown in a kernel embeds plotly.js, so notebooks work offline.
+"""
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, Union
+
+from model.saliency import saliency
+from model.search import SearchConfig
+from model.trace import Trace
+from model.translate import Translator
+
+from .alignment import alignment_heatmap, merge_to_words
+from .beam_tree import beam_tree_figure
+from .html_report import steps_table
+
+VIEWS = ("alignment", "beam", "steps", "saliency")
+REPO = Path(__file__).resolve().parents[1]
+_PLOTLY_SHOWN = [False]  # plotly.js goes into the first figure a kernel shows
+
+
+class UnknownView(ValueError):
+    """``show`` was asked for a view that does not exist."""
+
+
+@dataclass(frozen=True)
+class HTML:
+    """A piece of HTML that a notebook displays as it is."""
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def _figure(fig) -> str:
+    out = fig.to_html(include_plotlyjs=not _PLOTLY_SHOWN[0], full_html=False, config={"displaylogo": False})
+    _PLOTLY_SHOWN[0] = True
+    return out
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One sentence translated by one model, with everything the decode recorded (``trace``)."""
+
+    model: str  # the checkpoint's name
+    trace: Trace
+    translator: Translator
+    words: bool = False  # heatmaps over whole words instead of subword pieces
+
+    @property
+    def text(self) -> str:
+        return self.trace.translation
+
+    def _repr_html_(self) -> str:
+        return self._header() + self.show("alignment").html + self._beam_summary()
+
+    def show(self, view: str = "alignment") -> HTML:
+        """One view of this translation: ``alignment`` (attention heatmap), ``beam`` (the search
+        tree), ``steps`` (a table per output piece) or ``saliency`` (gradient x input)."""
+        if view not in VIEWS:
+            raise UnknownView(f"no view {view!r}; choose one of: {', '.join(VIEWS)}")
+        trace = self.trace
+        if view == "beam":
+            return HTML(_figure(beam_tree_figure([n.to_json() for n in trace.beam], f"{self.model}: beam search")))
+        if view == "steps":
+            return HTML(steps_table(trace))
+        if view == "saliency":
+            matrix = saliency(self.translator.model, trace.source_ids, trace.target_ids)
+            return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)"))
+        if trace.attention is None:
+            return HTML("<p>An RNNencdec model has no attention: it reads the whole sentence into one fixed vector. "
+                        "Try <code>show(\"saliency\")</code>.</p>")
+        return HTML(self._heatmap(trace.attention, f"{self.model}: attention α"))
+
+    def _heatmap(self, matrix, title: str) -> str:
+        src, tgt = self.trace.source_tokens, self.trace.target_tokens
+        if self.words:
+            matrix, src, tgt = merge_to_words(matrix, src, tgt)
+        return _figure(alignment_heatmap(matrix, src, tgt, title=html.escape(title), grayscale=True))
+
+    def _header(self) -> str:
+        return (f"<p><b>{html.escape(self.model)}</b> ({html.escape(self.trace.model)}): "
+                f"<span style='font-size:1.2em'>{html.escape(self.trace.translation)}</span></p>")
+
+    def _beam_summary(self) -> str:
+        finished = sorted((n for n in self.trace.beam if n.status in ("finished", "best") and n.token == "</s>"),
+                          key=lambda n: -n.norm_score)[:3]
+        decode = self.translator.tgt_vocab.decode
+        lines = "".join(f"<li>{html.escape(decode([p.token_id for p in self.trace.path(n.id)])[:200])} "
+                        f"(score {n.norm_score:.3f})</li>" for n in finished)
+        return (f"<p>Beam search: {len(self.trace.beam)} hypotheses scored; the best finished ones:</p><ol>{lines}</ol>"
+                if lines else "")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The same sentence translated by several models, side by side."""
+
+    translations: tuple[Translation, ...]
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<div style='flex:1;min-width:0'>{t._header()}{t.show('alignment').html}</div>"
+                        for t in self.translations)
+        return f"<div style='display:flex;gap:1em'>{cells}</div>"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A loaded checkpoint, ready to translate."""
+
+    name: str
+    translator: Translator
+
+    def translate(self, text: Union[str, Sequence[str]], beam: int = 5, words: bool = False):
+        """A Translation of ``text``, or a list of them for a list of sentences."""
+        sentences = [text] if isinstance(text, str) else list(text)
+        traces = self.translator.translate(sentences, SearchConfig(beam=beam))
+        out = [Translation(self.name, trace, self.translator, words) for trace in traces]
+        return out[0] if isinstance(text, str) else out
+
+
+def load(name_or_path: str | Path) -> Model:
+    """A checkpoint folder by path, or a shipped model by name (from $NMT_CHECKPOINTS, else
+    ``checkpoints/``)."""
+    path = Path(name_or_path)
+    if not path.is_dir():
+        path = Path(os.environ.get("NMT_CHECKPOINTS", REPO / "checkpoints")) / str(name_or_path)
+    translator = Translator.from_checkpoint(path)
+    return Model(path.name, translator)
+
+
+def compare(first: Model, second: Model, text: str, beam: int = 5, words: bool = False) -> Comparison:
+    """Both models on the same sentence, side by side (RNNsearch and RNNencdec, say)."""
+    return Comparison(tuple(m.translate(text, beam, words) for m in (first, second)))
