@@ -86,6 +86,23 @@ class Translation:
                         "Try <code>show(\"saliency\")</code>.</p>")
         return HTML(self._heatmap(trace.attention, f"{self.model}: attention α"))
 
+    def save(self, path: str | Path, view: str = "alignment") -> Path:
+        """The paper-style figure of ``view`` ("alignment" or "saliency": Figure 3's grayscale
+        matrix) as a PDF, SVG or PNG file, by the path's suffix."""
+        from .paper_figures import alignment_figure, save
+
+        if view not in ("alignment", "saliency"):
+            raise UnknownView(f"files are drawn for 'alignment' and 'saliency', not {view!r}")
+        trace = self.trace
+        matrix = trace.attention if view == "alignment" else saliency(self.translator.model, trace.source_ids,
+                                                                       trace.target_ids)
+        if matrix is None:
+            raise UnknownView(f"{self.model} has no attention; save(path, 'saliency') draws what it depends on")
+        src, tgt = trace.source_tokens, trace.target_tokens
+        if self.words:
+            matrix, src, tgt = merge_to_words(matrix, src, tgt)
+        return save(alignment_figure(matrix, src, tgt), path)
+
     def _heatmap(self, matrix, title: str) -> str:
         src, tgt = self.trace.source_tokens, self.trace.target_tokens
         if self.words:

@@ -94,6 +94,18 @@ def save(fig: plt.Figure, path: str | Path) -> Path:
     return path
 
 
+def figure_bytes(fig: plt.Figure, kind: str) -> bytes:
+    """``fig`` as the bytes of a PDF, SVG or PNG file (for a download button)."""
+    import io
+
+    if kind not in FORMATS:
+        raise ValueError(f"{kind!r}: choose pdf, svg or png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=kind, dpi=200 if kind == "png" else None, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
 def report_series(report_dir: Path) -> dict[str, list[tuple[float, float]]]:
     """BLEU by length from a ``model.evaluate`` report's scores.json: (bucket middle, BLEU)."""
     rows = json.loads((report_dir / "scores.json").read_text())["bleu_by_length"]

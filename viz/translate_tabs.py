@@ -16,7 +16,7 @@ from model.trace import Trace
 
 from model.search import SearchConfig
 
-from . import html_report, statistical_overlay
+from . import html_report, paper_figures, statistical_overlay
 from .alignment import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from .beam_tree import beam_tree_figure
 from .decoding import Decoded, QueuedSlot, Request, translate
@@ -272,6 +272,12 @@ def downloads_tab(results: list[Decoded]) -> None:
                        "opens offline)", html_report.report_html(text, [(r.name, r.trace) for r in results]),
                        file_name="translation-report.html", mime="text/html", key="dl_report")
     for name, trace in ((r.name, r.trace) for r in results):
+        if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
+            columns = st.columns(len(paper_figures.FORMATS))
+            for column, kind in zip(columns, paper_figures.FORMATS):
+                figure = paper_figures.alignment_figure(trace.attention, trace.source_tokens, trace.target_tokens)
+                column.download_button(f"{name}: heatmap ({kind.upper()})", paper_figures.figure_bytes(figure, kind),
+                                       file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}")
         st.download_button(f"{name}: trace (JSON)", json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
                            file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
         if trace.attention is not None:

@@ -55,3 +55,13 @@ def test_the_example_notebook_runs_top_to_bottom(checkpoint_dir, monkeypatch):
     assert len(shown) == len(code) - 1  # every cell after the set-up shows a figure or table
     assert sum("plotly" in out["data"]["text/html"].lower() for out in shown) >= 3
     assert not any(out.get("output_type") == "error" for cell in code for out in cell.outputs)
+
+
+@pytest.mark.parametrize("kind, magic", [("pdf", b"%PDF"), ("svg", b"<?xml"), ("png", b"\x89PNG")])
+def test_a_translation_saves_the_paper_style_figure(models, tmp_path, kind, magic):
+    search, encdec = models
+    path = search.translate("a dog runs", words=True).save(tmp_path / f"fig.{kind}")
+    assert path.read_bytes().startswith(magic)
+    assert encdec.translate("a dog").save(tmp_path / f"sal.{kind}", "saliency").read_bytes().startswith(magic)
+    with pytest.raises(UnknownView, match="has no attention"):
+        encdec.translate("a dog").save(tmp_path / f"x.{kind}")

@@ -80,7 +80,9 @@ def test_the_downloads_tab_offers_the_report_trace_and_alignment(at):
     type_sentence(at, "a dog runs in the park")
     open_tab(at, "Downloads")
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels[0].startswith("Report of this translation") and len(labels) == 1 + 2 + 1  # report, 2 traces, 1 Pharaoh
+    assert labels[0].startswith("Report of this translation")
+    assert labels[1:4] == [f"rnnsearch-tiny: heatmap ({kind})" for kind in ("PDF", "SVG", "PNG")]  # RNNsearch only
+    assert len(labels) == 1 + 3 + 2 + 1  # report, heatmap files, 2 traces, 1 Pharaoh
 
 
 def test_stepping_through_decoding(at):
