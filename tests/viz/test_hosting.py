@@ -169,7 +169,13 @@ def _models_page():
     models_page.render()
 
 
-@pytest.mark.parametrize("page", [_translate_page, _evaluate_page, _models_page])
+def _alignment_page():
+    from viz import alignment_page
+
+    alignment_page.render()
+
+
+@pytest.mark.parametrize("page", [_translate_page, _evaluate_page, _models_page, _alignment_page])
 @pytest.mark.parametrize("setup", ["empty root", "broken checkpoint"])
 def test_pages_name_no_server_path_in_production(tmp_path, monkeypatch, page, setup):
     root = tmp_path / "root"
