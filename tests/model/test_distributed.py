@@ -37,8 +37,16 @@ def _worker(rank: int, world: int, port: int, cfg_dict: dict, resume: bool) -> N
 
 
 def run_two(cfg, resume=False):
-    mp.start_processes(_worker, args=(2, free_port(), cfg.to_dict(), resume), nprocs=2, join=True,
-                       start_method="spawn")
+    """Two ranks on a free port; a port another process took between our probe and the ranks'
+    bind (it was free a moment earlier) gets one more try on a new port."""
+    for attempt in range(2):
+        try:
+            mp.start_processes(_worker, args=(2, free_port(), cfg.to_dict(), resume), nprocs=2, join=True,
+                               start_method="spawn")
+            return
+        except mp.ProcessRaisedException as exc:
+            if attempt or "address already in use" not in str(exc).lower():
+                raise
 
 
 def weights(folder):
