@@ -20,10 +20,8 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from model.align import align_report  # noqa: E402
+from model.align import align_report, training_corpus  # noqa: E402
 from model.alignment import Counts, GoldSentence, GoldSet, read_gold  # noqa: E402
-from model.checkpoint import read_config  # noqa: E402
-from model.corpora import corpus_specs, load_split  # noqa: E402
 from model.data import find_split  # noqa: E402
 from model.statistical_aligner import TOKEN, eflomal_links  # noqa: E402
 from model.textfile import read_text  # noqa: E402
@@ -41,12 +39,7 @@ def silver_set(tokens: str) -> GoldSet:
     # the models read the sentences in their own case; eflomal lowercases what it reads itself
     split = TOKEN.findall if tokens == "punctuation" else str.split
     src, tgt = [tuple(split(s)) for s in en], [tuple(split(t)) for t in fr]
-    os.chdir(REPO)  # the cards' corpus paths are relative to the repository
-    _, train, _ = read_config(MODELS[0])
-    corpus = []
-    for spec in corpus_specs(train):
-        part = load_split(spec, "train", "en", "fr")
-        corpus += list(zip(part.src, part.tgt))
+    corpus, _ = training_corpus(MODELS[:1], [], "en", "fr", root=REPO)
     links = eflomal_links(src, tgt, corpus)
     return GoldSet("multi30k-silver", tuple(GoldSentence(s, t, frozenset(a), frozenset(a)) for s, t, a in zip(src, tgt, links)))
 

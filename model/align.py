@@ -199,8 +199,9 @@ def diagonal_rows(gold: GoldSet, extractions: Sequence[str]) -> list[Row]:
     return [Row(None, "diagonal", extractions[0], total, tuple(per))]
 
 
-def eflomal_row(gold: GoldSet, corpus: Sequence[tuple[str, str]]) -> Row:
-    total, per = score(eflomal_gold_links(gold, corpus), gold)
+def eflomal_row(gold: GoldSet, links: Sequence[set]) -> Row:
+    """The statistical aligner's row from its links for each gold sentence."""
+    total, per = score(links, gold)
     return Row(None, "eflomal", SYMMETRISED, total, tuple(per))
 
 
@@ -274,7 +275,7 @@ def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[s
     if "eflomal" in methods:
         start = time.perf_counter()
         pairs, note = training_corpus(checkpoints, corpus, src_lang, tgt_lang)
-        rows.append(eflomal_row(gold, pairs))
+        rows.append(eflomal_row(gold, eflomal_gold_links(gold, pairs)))
         seconds["eflomal"] = round(time.perf_counter() - start, 2)
         log(f"eflomal on {note}: {seconds['eflomal']} s")
     if "diagonal" in methods:

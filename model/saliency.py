@@ -47,15 +47,14 @@ def saliency_many(model: NMTModel, pairs: Sequence[tuple[Sequence[int], Sequence
 
 
 def _saliency_batch(model: NMTModel, pairs) -> list[np.ndarray]:
-    srcs, tgts, picks, owners = [], [], [], []
+    srcs, tgts, picks = [], [], []
     width = max(len(o) for _, o in pairs)
-    for k, (src_ids, out_ids) in enumerate(pairs):
+    for src_ids, out_ids in pairs:
         prefix = [BOS] + list(out_ids[:-1])
         for i, token in enumerate(out_ids):  # copy i stops at output token i
             srcs.append(list(src_ids))
             tgts.append(prefix[:i + 1] + [PAD] * (width - i - 1))
             picks.append((i, token))
-            owners.append(k)
     src_len = torch.tensor([len(s) for s in srcs])
     src = torch.tensor([s + [PAD] * (int(src_len.max()) - len(s)) for s in srcs])  # (copies, src_len)
     with torch.enable_grad():
@@ -68,8 +67,9 @@ def _saliency_batch(model: NMTModel, pairs) -> list[np.ndarray]:
         logp = torch.log_softmax(logits[rows, steps], dim=-1)[rows, tokens]  # (copies,)
         (grad,) = torch.autograd.grad(logp.sum(), emb)
     scores = (grad * emb).sum(-1).abs().detach().numpy()  # (copies, src_len)
-    out = []
-    for k, (src_ids, _) in enumerate(pairs):
-        mine = scores[[c for c, owner in enumerate(owners) if owner == k], :len(src_ids)]
+    out, start = [], 0
+    for src_ids, out_ids in pairs:  # each sentence's copies are consecutive
+        mine = scores[start:start + len(out_ids), :len(src_ids)]
         out.append(mine / np.maximum(mine.sum(1, keepdims=True), 1e-12))
+        start += len(out_ids)
     return out

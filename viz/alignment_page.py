@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.align import (METHODS, SYMMETRISED, Row, Unscored, WordMatrices, diagonal_rows, eflomal_gold_links,
+from model.align import (METHODS, Row, Unscored, WordMatrices, diagonal_rows, eflomal_gold_links, eflomal_row,
                          score_model, training_corpus)
-from model.alignment import EXTRACTIONS, GoldSet, diagonal_matrix, extract, read_gold, score
+from model.alignment import EXTRACTIONS, GoldSet, diagonal_matrix, extract, read_gold
 from model.errors import DataError, UserError
 
-from . import checkpoints, hosting
+from . import checkpoints, hosting, statistical_overlay
 from .alignment import answer_key_heatmap
 from .decoding import QueuedSlot, load_translator, shared_store
 from .text import md
@@ -84,7 +84,7 @@ def render() -> None:
     if gold is None:
         return
     chosen = models_ui(models)
-    methods = st.multiselect("Sources", METHODS, default=[m for m in METHODS if m != "eflomal" or _has_eflomal()],
+    methods = st.multiselect("Sources", METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
                              format_func=lambda m: f"{m}: {METHOD_HELP[m]}", key="align_methods")
     if not chosen and not set(methods) & {"eflomal", "diagonal"}:
         st.info("Choose a model or a baseline.")
@@ -101,14 +101,6 @@ def render() -> None:
         st.error(hosting.error_text(exc, "The measurement could not run on this server."))
         return
     results_ui(gold, measured)
-
-
-def _has_eflomal() -> bool:
-    try:
-        import eflomal  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def gold_ui() -> Optional[GoldSet]:
@@ -194,8 +186,7 @@ def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...]) ->
         folders = [checkpoints.resolve_checkpoint(n) for n in names]
         corpus, note = training_corpus(folders, [], *ALIGN_LANGS, root=checkpoints.REPO)
         links = tuple(eflomal_gold_links(gold, corpus))
-        total, per = score(links, gold)
-        rows.append(Row(None, "eflomal", SYMMETRISED, total, tuple(per)))
+        rows.append(eflomal_row(gold, links))
     if "diagonal" in methods:
         rows += diagonal_rows(gold, ("target",))
     return Measured(tuple(rows), tuple(unscored), matrices, links, note)

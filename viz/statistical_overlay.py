@@ -8,8 +8,7 @@ from typing import Optional, Sequence
 
 import streamlit as st
 
-from model.corpora import corpus_specs, load_split, locate_corpus
-from model.errors import DataError
+from model.align import training_corpus
 from model.statistical_aligner import eflomal_links, split_words
 
 from . import checkpoints
@@ -33,14 +32,8 @@ def training_sample(name: str) -> tuple[tuple[str, str], ...]:
     model = checkpoints.info(name)
     if model is None or model.train is None:
         return ()
-    pairs = []
-    for spec in corpus_specs(model.train):
-        spec = type(spec)(spec.name, locate_corpus(spec.path, checkpoints.REPO), spec.weight, spec.columns)
-        try:
-            part = load_split(spec, "train", model.src_lang, model.tgt_lang)
-        except DataError:  # not on this server
-            continue
-        pairs += zip(part.src, part.tgt)
+    pairs, _ = training_corpus([checkpoints.resolve_checkpoint(name)], [], model.src_lang, model.tgt_lang,
+                               root=checkpoints.REPO)
     return tuple(random.Random(0).sample(pairs, min(SAMPLE_PAIRS, len(pairs))))
 
 

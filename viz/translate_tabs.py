@@ -16,7 +16,7 @@ from model.trace import Trace
 
 from model.search import SearchConfig
 
-from . import html_report, paper_figures, statistical_overlay
+from . import html_report, statistical_overlay
 from .alignment import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from .beam_tree import beam_tree_figure
 from .decoding import Decoded, QueuedSlot, Request, translate
@@ -271,6 +271,8 @@ def downloads_tab(results: list[Decoded]) -> None:
     st.download_button("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
                        "opens offline)", html_report.report_html(text, [(r.name, r.trace) for r in results]),
                        file_name="translation-report.html", mime="text/html", key="dl_report")
+    from . import paper_figures  # matplotlib: 0.4 s to import, paid when this tab first opens, not at start-up
+
     for name, trace in ((r.name, r.trace) for r in results):
         if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
             columns = st.columns(len(paper_figures.FORMATS))
