@@ -12,9 +12,8 @@ import streamlit as st
 
 from model.errors import NoHypothesisError
 from model.saliency import saliency
-from model.trace import Trace
-
 from model.search import SearchConfig
+from model.trace import Trace
 
 from . import html_report, statistical_overlay
 from .alignment import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
