@@ -8,6 +8,7 @@ import os
 import streamlit as st
 
 from viz.pages import all_pages
+from viz.widgets import chart_format_ui
 
 parser = argparse.ArgumentParser(prog="streamlit run app.py --")
 parser.add_argument("--data-dir", help="a folder of test*.en / test*.fr files the Evaluate page offers too")
@@ -28,4 +29,6 @@ if args.decode_slots:
     os.environ["NMT_DECODE_SLOTS"] = str(max(1, args.decode_slots))
 
 st.set_page_config(page_title="Inside attention NMT", layout="wide")
-st.navigation(all_pages()).run()
+pages = st.navigation(all_pages())
+chart_format_ui()  # the sidebar's first setting, for every page's charts
+pages.run()

@@ -16,7 +16,7 @@ from model.align import (METHODS, Row, Unscored, WordMatrices, diagonal_rows, ef
 from model.alignment import EXTRACTIONS, GoldSet, diagonal_matrix, extract, read_gold
 from model.errors import DataError, UserError
 
-from . import checkpoints, hosting, statistical_overlay
+from . import checkpoints, hosting, statistical_overlay, widgets
 from .alignment import answer_key_heatmap
 from .decoding import QueuedSlot, load_translator, shared_store
 from .text import md
@@ -231,9 +231,9 @@ def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
         return
     sentence = gold.sentences[k]
     picked = set(measured.eflomal[k]) if row.method == "eflomal" else extract(matrix, row.extraction)
-    st.plotly_chart(answer_key_heatmap(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
-                                       f"{labels[pick]}, sentence {k + 1}", value_name=row.method),
-                    key="align_heatmap")
+    widgets.show_chart(answer_key_heatmap(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
+                                          f"{labels[pick]}, sentence {k + 1}", value_name=row.method),
+                       key="align_heatmap")
 
 
 def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[np.ndarray]:

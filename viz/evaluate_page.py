@@ -210,7 +210,8 @@ def results_ui(test: EvalSet, runs: list[ModelRun], settings: SearchConfig, pair
     scores_ui(key, test, runs)
     width = st.slider("Length bucket width (words)", 2, 20, 10, key="eval_width")
     rows = _length_rows(key, width, test, runs)
-    st.plotly_chart(length_chart(rows, f"BLEU by source sentence length, {html.escape(test.name)}"), key="eval_length_chart")
+    widgets.show_chart(length_chart(rows, f"BLEU by source sentence length, {html.escape(test.name)}"),
+                       key="eval_length_chart")
     table_ui(test, runs, pair)
     downloads_ui(test, runs, rows)
 
@@ -266,8 +267,8 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None
             st.markdown(f"**{md(run.name)}**")
             st.text(trace.translation)
             if trace.attention is not None:
-                st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
-                                key=f"eval_heatmap_{run.name}")
+                widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
+                                   key=f"eval_heatmap_{run.name}")
     if st.button("Open in the Translate page", key="eval_open"):
         names = [r.name for r in runs if r.name.rpartition("+")[2] not in ABLATIONS]  # models, not their ablations
         st.session_state.update(direction=pair, model_left=names[0], model_right=names[-1], source=test.src[i],
@@ -291,6 +292,6 @@ def stress_ui(test: EvalSet, runs: dict[int, list[ModelRun]]) -> None:
     """BLEU against source length over all joined versions: the paper's Figure 2 on demand."""
     st.subheader("Length stress test")
     rows, summary = stress_report(test, runs)
-    st.plotly_chart(length_chart(rows, f"BLEU by source length, k = {', '.join(map(str, runs))} joined lines"),
-                    key="eval_stress_chart")
+    widgets.show_chart(length_chart(rows, f"BLEU by source length, k = {', '.join(map(str, runs))} joined lines"),
+                       key="eval_stress_chart")
     st.dataframe(pd.DataFrame(summary), hide_index=True, key="eval_stress_table")

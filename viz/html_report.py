@@ -20,6 +20,7 @@ from model.trace import Trace
 
 from .alignment import alignment_heatmap, display_token
 from .beam_tree import beam_tree_figure
+from .chart_download import plotly_config
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
          "table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
@@ -30,8 +31,8 @@ def report_html(text: str, traces: Sequence[tuple[str, Trace]]) -> str:
     """The whole page for ``text`` translated by each (model name, trace)."""
     parts, first = [], [True]
 
-    def figure(fig) -> str:  # plotly.js goes into the first figure only
-        out = fig.to_html(include_plotlyjs=first[0], full_html=False, config={"displaylogo": False})
+    def figure(fig, name: str) -> str:  # plotly.js goes into the first figure only
+        out = fig.to_html(include_plotlyjs=first[0], full_html=False, config=plotly_config(name=name))
         first[0] = False
         return out
 
@@ -42,13 +43,14 @@ def report_html(text: str, traces: Sequence[tuple[str, Trace]]) -> str:
                      f"{len(trace.target_ids)} output pieces</p>")
         if trace.attention is not None:
             parts.append(figure(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
-                                                  title=f"{html.escape(name)}: attention α", grayscale=True)))
+                                                  title=f"{html.escape(name)}: attention α", grayscale=True),
+                                f"{name}_attention"))
         else:
             parts.append("<p class='note'>An RNNencdec model has no attention: it reads the whole sentence into "
                          "one fixed vector.</p>")
         if trace.beam:
             parts.append(figure(beam_tree_figure([n.to_json() for n in trace.beam],
-                                                 f"{html.escape(name)}: beam search")))
+                                                 f"{html.escape(name)}: beam search"), f"{name}_beam_search"))
         parts.append(steps_table(trace))
     return ("<!doctype html><html><head><meta charset='utf-8'><title>Inside attention NMT: translation report"
             f"</title><style>{STYLE}</style></head><body><h1>Translation report</h1>"

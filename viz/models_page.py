@@ -72,7 +72,7 @@ def card_ui(model: ModelInfo) -> None:
                                     "difference": r.difference, "p": r.p_value} for r in c.rows]),
                      hide_index=True, key=f"comparison_{model.name}")
     if card.log:
-        st.plotly_chart(training_curves(card.log, f"{model.name}: training"), key=f"curves_{model.name}")
+        widgets.show_chart(training_curves(card.log, f"{model.name}: training"), key=f"curves_{model.name}")
     for title, value in (("Deviations from the paper", " ".join(card.deviations)), ("Limitations", card.limitations)):
         if value:
             st.markdown(f"**{title}:** " + md(value))
@@ -101,8 +101,8 @@ def training_ui(card: Card) -> None:
 def stress_ui(name: str, card: Card) -> None:
     """The card's length stress tests: BLEU against mean source length (k sentences joined)."""
     for test_set, rows in card.length_stress.items():
-        st.plotly_chart(stress_chart({name: rows}, f"Length stress test, {test_set} (k sentences joined)"),
-                        key=f"stress_{name}_{test_set}")
+        widgets.show_chart(stress_chart({name: rows}, f"Length stress test, {test_set} (k sentences joined)"),
+                           key=f"stress_{name}_{test_set}")
 
 
 def stress_overview(models: list[ModelInfo]) -> None:
@@ -114,7 +114,7 @@ def stress_overview(models: list[ModelInfo]) -> None:
     if by_set:
         st.subheader("Length stress tests (BLEU as k test sentences are joined)")
     for test_set, series in by_set.items():
-        st.plotly_chart(stress_chart(series, test_set), key=f"stress_all_{test_set}")
+        widgets.show_chart(stress_chart(series, test_set), key=f"stress_all_{test_set}")
 
 
 def _score_rows(model: ModelInfo) -> list[dict]:

@@ -25,6 +25,7 @@ from model.translate import Translator
 
 from .alignment import alignment_heatmap, merge_to_words
 from .beam_tree import beam_tree_figure
+from .chart_download import plotly_config
 from .html_report import steps_table
 
 VIEWS = ("alignment", "beam", "steps", "saliency")
@@ -46,8 +47,9 @@ class HTML:
         return self.html
 
 
-def _figure(fig) -> str:
-    out = fig.to_html(include_plotlyjs=not _PLOTLY_SHOWN[0], full_html=False, config={"displaylogo": False})
+def _figure(fig, name: str) -> str:
+    """``fig`` as HTML; its camera button downloads a PNG file named after ``name``."""
+    out = fig.to_html(include_plotlyjs=not _PLOTLY_SHOWN[0], full_html=False, config=plotly_config(name=name))
     _PLOTLY_SHOWN[0] = True
     return out
 
@@ -75,16 +77,17 @@ class Translation:
             raise UnknownView(f"no view {view!r}; choose one of: {', '.join(VIEWS)}")
         trace = self.trace
         if view == "beam":
-            return HTML(_figure(beam_tree_figure([n.to_json() for n in trace.beam], f"{self.model}: beam search")))
+            return HTML(_figure(beam_tree_figure([n.to_json() for n in trace.beam], f"{self.model}: beam search"),
+                                f"{self.model}_beam_search"))
         if view == "steps":
             return HTML(steps_table(trace))
         if view == "saliency":
             matrix = saliency(self.translator.model, trace.source_ids, trace.target_ids)
-            return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)"))
+            return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)", f"{self.model}_saliency"))
         if trace.attention is None:
             return HTML("<p>An RNNencdec model has no attention: it reads the whole sentence into one fixed vector. "
                         "Try <code>show(\"saliency\")</code>.</p>")
-        return HTML(self._heatmap(trace.attention, f"{self.model}: attention α"))
+        return HTML(self._heatmap(trace.attention, f"{self.model}: attention α", f"{self.model}_attention"))
 
     def save(self, path: str | Path, view: str = "alignment") -> Path:
         """The paper-style figure of ``view`` ("alignment" or "saliency": Figure 3's grayscale
@@ -103,11 +106,11 @@ class Translation:
             matrix, src, tgt = merge_to_words(matrix, src, tgt)
         return save(alignment_figure(matrix, src, tgt), path)
 
-    def _heatmap(self, matrix, title: str) -> str:
+    def _heatmap(self, matrix, title: str, name: str) -> str:
         src, tgt = self.trace.source_tokens, self.trace.target_tokens
         if self.words:
             matrix, src, tgt = merge_to_words(matrix, src, tgt)
-        return _figure(alignment_heatmap(matrix, src, tgt, title=html.escape(title), grayscale=True))
+        return _figure(alignment_heatmap(matrix, src, tgt, title=html.escape(title), grayscale=True), name)
 
     def _header(self) -> str:
         return (f"<p><b>{html.escape(self.model)}</b> ({html.escape(self.trace.model)}): "

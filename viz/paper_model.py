@@ -10,7 +10,7 @@ import streamlit as st
 from model.anatomy import Anatomy, StepAnatomy, dissect
 from model.search import candidates
 
-from . import checkpoints, nav
+from . import checkpoints, nav, widgets
 from .alignment import display_token
 from .decoding import Decoded, QueuedSlot, Request, translate
 from .steps import energies_bar, norms_bar, source_strip, topk_bar
@@ -115,15 +115,15 @@ def equation(key: str):
 def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vocab) -> None:
     norms = np.linalg.norm(anatomy.annotations, axis=1)
     with equation("h"):
-        st.plotly_chart(norms_bar(norms, src_tokens, "‖h_j‖ per source piece"), key="paper_h")
+        widgets.show_chart(norms_bar(norms, src_tokens, "‖h_j‖ per source piece"), key="paper_h")
     with equation("s0"):
         st.markdown(f"‖s_0‖ = {np.linalg.norm(anatomy.s0):.3f}")
     with equation("e"):
-        st.plotly_chart(energies_bar(s.energies, src_tokens, f"e_{s.step}j"), key="paper_e")
+        widgets.show_chart(energies_bar(s.energies, src_tokens, f"e_{s.step}j"), key="paper_e")
     with equation("alpha"):
         softmax = np.exp(s.energies - s.energies.max())
         softmax /= softmax.sum()
-        st.plotly_chart(source_strip(s.alpha, src_tokens, f"α_{s.step}j"), key="paper_alpha")
+        widgets.show_chart(source_strip(s.alpha, src_tokens, f"α_{s.step}j"), key="paper_alpha")
         st.markdown(f"Σ_j α_{s.step}j = {s.alpha.sum():.4f} · max_j |softmax(e_{s.step})_j − α_{s.step}j| = "
                     f"{np.abs(softmax - s.alpha).max():.1e}")
     with equation("c"):
@@ -139,7 +139,7 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
     with equation("out"):
         best = np.argsort(-s.probs)[:5]
         top = candidates(tgt_vocab, s.probs[best], best)
-        st.plotly_chart(topk_bar(top, s.token_id, f"p(y_{s.step} | y_<{s.step}, x), top 5"), key="paper_out")
+        widgets.show_chart(topk_bar(top, s.token_id, f"p(y_{s.step} | y_<{s.step}, x), top 5"), key="paper_out")
 
 
 def fixed_context_ui(encdec: str, text: str) -> None:

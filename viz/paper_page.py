@@ -80,9 +80,9 @@ def figure2(search: str, encdec: str, pair: str) -> None:
     tables = {name: card.length_stress if card else {} for name, card in cards.items()}
     shared = [t for t in tables[search] if all(t in rows for rows in tables.values())]
     for test_set in shared:
-        st.plotly_chart(stress_chart({name: rows[test_set] for name, rows in tables.items()},
-                                     f"BLEU by source length, {test_set} (from the model cards)"),
-                        key=f"paper_fig2_{test_set}")
+        widgets.show_chart(stress_chart({name: rows[test_set] for name, rows in tables.items()},
+                                        f"BLEU by source length, {test_set} (from the model cards)"),
+                           key=f"paper_fig2_{test_set}")
     if not shared:
         st.info("The cards of this pair hold no shared length stress test; recompute one below.")
     recompute_ui(search, encdec, tuple(pair.split("-")))
@@ -114,8 +114,8 @@ def recompute_ui(search: str, encdec: str, direction: tuple[str, str]) -> None:
             part = join_consecutive(test, k) if k > 1 else test
             runs[k] = [_run(name, part, label) for name in (search, encdec)]
     rows, summary = stress_report(test, runs)
-    st.plotly_chart(length_chart(rows, f"BLEU by source length, first {len(test.src)} of {label}, "
-                                       f"k = {', '.join(map(str, STRESS_K))}"), key="paper_fig2_live")
+    widgets.show_chart(length_chart(rows, f"BLEU by source length, first {len(test.src)} of {label}, "
+                                          f"k = {', '.join(map(str, STRESS_K))}"), key="paper_fig2_live")
     st.dataframe(pd.DataFrame(summary), hide_index=True, key="paper_fig2_table")
 
 
@@ -186,8 +186,8 @@ def grid(name: str, sentences: list[str], key: str) -> None:
                 trace = paper_model.decode(name, sentence).trace
                 st.text(trace.translation)
                 if trace.attention is not None:
-                    st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
-                                                      grayscale=True), key=f"{key}_{row}_{sentence[:20]}")
+                    widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
+                                                         grayscale=True), key=f"{key}_{row}_{sentence[:20]}")
                 st.page_link(nav.link("translate"), label="Open on the Translate page",
                              query_params=_translate_link(name, sentence), icon=":material/arrow_forward:")
 

@@ -14,6 +14,7 @@ import streamlit as st
 from model.model_card import Card
 from model.replay import Snapshot
 
+from . import widgets
 from .alignment import alignment_heatmap
 from .text import md
 
@@ -53,9 +54,9 @@ def snapshot_ui(card: Card, snapshot: Snapshot, probe: int, key: str) -> None:
     if record.attention is None:
         st.caption("RNNencdec has no attention: the whole source reaches the decoder as one vector.")
         return
-    st.plotly_chart(alignment_heatmap(record.attention, record.source_tokens, record.target_tokens,
-                                      title=f"attention α at update {snapshot.step:,}", grayscale=True),
-                    key=f"{key}_heatmap")
+    widgets.show_chart(alignment_heatmap(record.attention, record.source_tokens, record.target_tokens,
+                                         title=f"attention α at update {snapshot.step:,}", grayscale=True),
+                       key=f"{key}_heatmap")
 
 
 def _bleu(val_bleu: Optional[float]) -> str:

@@ -17,7 +17,7 @@ from model.familiarity import familiarity_note
 from model.search import SearchConfig
 from model.translate import MAX_BEAM, MAX_SOURCE_TOKENS
 
-from . import checkpoints, hosting, nav, translate_tabs, view_state, widgets
+from . import chart_download, checkpoints, hosting, nav, translate_tabs, view_state, widgets
 from .checkpoints import ModelInfo
 from .decoding import Decoded, Request, load_translator, translate_all
 from .examples import examples
@@ -94,8 +94,9 @@ def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -
     carries parameters this page did not write itself (a link followed from another page).
     What a link does not name keeps the session's value (e.g. a sentence the Evaluate page sent
     here) unless the link changes the language pair, else the default. Each parameter that
-    could not be used gets a notice."""
-    state, params = st.session_state, st.query_params.to_dict()
+    could not be used gets a notice. The chart download format is the app's, not this view's."""
+    state = st.session_state
+    params = {name: value for name, value in st.query_params.to_dict().items() if name != chart_download.PARAM}
     first = not state.get("view_restored")
     if first or (params and params != state.get("view_written")):
         view, notices = view_state.parse(params, pairs, defaults_for, default_pair, MAX_BEAM)
@@ -126,8 +127,9 @@ def share_ui(view: View, defaults: View, default_pair: str) -> None:
 
 
 def write_url(params: dict[str, str]) -> None:
-    """Set the URL's parameters, remembering them so the next run knows they are its own."""
-    st.query_params.from_dict(params)
+    """Set the URL's parameters (keeping the app's chart download format), remembering them so
+    the next run knows they are its own."""
+    st.query_params.from_dict({**params, **widgets.chart_format_params()})
     st.session_state["view_written"] = dict(params)
 
 

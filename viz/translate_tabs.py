@@ -15,7 +15,7 @@ from model.saliency import saliency
 from model.search import SearchConfig
 from model.trace import Trace
 
-from . import html_report, statistical_overlay
+from . import html_report, statistical_overlay, widgets
 from .alignment import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from .beam_tree import beam_tree_figure
 from .decoding import Decoded, QueuedSlot, Request, translate
@@ -103,7 +103,7 @@ def alignment_tab(results: list[Decoded]) -> None:
                     st.caption(f"The training text of {md(result.name)} is not on this server: no eflomal links.")
                 else:
                     overlay_links(fig, links, "eflomal links")
-            st.plotly_chart(fig, key=f"heatmap_{result.name}")
+            widgets.show_chart(fig, key=f"heatmap_{result.name}")
 
 
 def pick_model(results: list[Decoded], key: str) -> Decoded:
@@ -147,10 +147,10 @@ def step_view(result: Decoded) -> None:
         st.info("RNNencdec has no attention: every step sees the same fixed summary of the source. "
                 "What it does have is a distribution over next tokens:")
     else:
-        st.plotly_chart(source_strip(trace.attention[i], trace.source_tokens, f"attention α_{step}j at step {step}"),
-                        key="step_strip")
-        st.plotly_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
-    st.plotly_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
+        strip = source_strip(trace.attention[i], trace.source_tokens, f"attention α_{step}j at step {step}")
+        widgets.show_chart(strip, key="step_strip")
+        widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
+    widgets.show_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
 
 
 def step_controls(n_steps: int) -> int:
@@ -180,8 +180,8 @@ def beam_tab(results: list[Decoded]) -> None:
                        help="Hide them for a compact tree of what the beam kept")
     shown = nodes if pruned else [n for n in nodes if n["status"] != "pruned"]
     st.caption(f"{len(nodes)} hypotheses ({len(shown)} shown). Click a node to see its text and attention.")
-    event = st.plotly_chart(beam_tree_figure(shown, f"{name}: beam search"), key=f"beam_tree_{name}",
-                            on_select="rerun", selection_mode="points")
+    event = widgets.show_chart(beam_tree_figure(shown, f"{name}: beam search"), key=f"beam_tree_{name}",
+                               on_select="rerun", selection_mode="points")
     picked = _clicked_node(event)
     if picked is not None:  # a click moves the number box (its value lives under its key)
         st.session_state[f"beam_node_{name}"] = picked
@@ -207,9 +207,9 @@ def _show_hypothesis(result: Decoded, node_id: int) -> None:
     st.markdown(f"**Hypothesis {node_id}** ({node.status}): {md(text) or '(empty)'}")
     st.caption(f"log p {node.score:.3f}, normalised {node.norm_score:.3f}, {node.step} tokens")
     if path and path[0].attention is not None:
-        st.plotly_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens,
-                                          [n.token for n in path], title="attention α along this hypothesis"),
-                        key="beam_node_heatmap")
+        widgets.show_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens,
+                                             [n.token for n in path], title="attention α along this hypothesis"),
+                           key="beam_node_heatmap")
 
 
 def what_if_tab(results: list[Decoded], text: str, settings: SearchConfig) -> None:
@@ -243,8 +243,8 @@ def _compare(old: Trace, new: Trace) -> None:
             st.markdown(f"**{label}** · score {trace.score:.3f}")
             st.text(trace.translation)
             if trace.attention is not None:
-                st.plotly_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
-                                key=f"whatif_heatmap_{label}")
+                widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
+                                   key=f"whatif_heatmap_{label}")
 
 
 def saliency_tab(results: list[Decoded]) -> None:
@@ -252,9 +252,9 @@ def saliency_tab(results: list[Decoded]) -> None:
         with column:
             trace = result.trace
             sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result)
-            st.plotly_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
-                                              title=f"{result.name}: saliency", value_name="saliency"),
-                            key=f"saliency_{result.name}")
+            widgets.show_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
+                                                 title=f"{result.name}: saliency", value_name="saliency"),
+                               key=f"saliency_{result.name}")
 
 
 @st.cache_data(show_spinner="Computing saliency...", max_entries=256)

@@ -1,4 +1,4 @@
-"""Widgets more than one page draws."""
+"""Widgets more than one page draws, and the one way a page shows a chart (``show_chart``)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -7,6 +7,7 @@ from model.catalogue import LANGUAGES
 from model.search import SearchConfig
 from model.translate import MAX_BEAM
 
+from .chart_download import DEFAULT_FORMAT, FORMATS, PARAM, parse_format, plotly_config
 from .checkpoints import DEFAULT_DIRECTION, ModelInfo
 
 DEFAULTS = SearchConfig()
@@ -56,3 +57,37 @@ def direction_ui(codes: list[str], key: str = "direction", on_change=None) -> st
     return st.sidebar.selectbox("Translate from → to", codes, key=key, on_change=on_change,
                                 format_func=lambda code: direction_label(tuple(code.split("-"))),
                                 label_visibility="collapsed", persist_state="session")
+
+
+def chart_format_ui() -> str:
+    """The format the camera button on every chart downloads, "png" or "svg" (sidebar; app.py
+    draws it once for every page). A session starts with the URL's ``chart_format`` (an unknown
+    value means PNG), and the URL then follows the choice."""
+    state, url = st.session_state, st.query_params
+    if PARAM not in state:
+        state[PARAM] = parse_format(url.get(PARAM))
+    fmt = st.sidebar.radio("Chart downloads", FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
+                           help="The camera button on each chart (top right, shown on hover) downloads the "
+                                "chart in this format: PNG for documents and slides, SVG to scale or edit.")
+    wanted = chart_format_params().get(PARAM)
+    if url.get(PARAM) != wanted:  # set only on a change: each write sends the browser a new URL
+        if wanted:
+            url[PARAM] = wanted
+        else:
+            del url[PARAM]
+    return fmt
+
+
+def chart_format_params() -> dict[str, str]:
+    """The URL parameter for the chosen chart format, none for the default so links stay short
+    (a page that rewrites the whole URL adds these)."""
+    fmt = parse_format(st.session_state.get(PARAM))
+    return {} if fmt == DEFAULT_FORMAT else {PARAM: fmt}
+
+
+def show_chart(fig, key: str, **kwargs):
+    """``st.plotly_chart(fig, key=key, **kwargs)`` with the camera button downloading the chosen
+    format, in a file named after ``key``; returns what st.plotly_chart returns (the selection,
+    with ``on_select``)."""
+    config = plotly_config(parse_format(st.session_state.get(PARAM)), key)
+    return st.plotly_chart(fig, key=key, config=config, **kwargs)

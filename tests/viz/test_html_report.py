@@ -1,4 +1,6 @@
 """The standalone HTML report of one translation: both models, plotly.js once, user text escaped."""
+import re
+
 import pytest
 
 from model.search import SearchConfig
@@ -26,6 +28,13 @@ def test_one_file_with_both_models_plotly_once_and_user_text_escaped(traces):
     assert "window.__pwned = 1</script>" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page  # the source, shown as text
     assert page.count("<tr>") == sum(len(t.target_tokens) + 1 for _, t in traces)  # a row per output piece
+
+
+def test_each_chart_downloads_a_png_named_after_its_model_and_view(traces):
+    page = report_html(HOSTILE, traces)
+    names = re.findall(r'"toImageButtonOptions": \{"format": "png", "filename": "([^"]+)"', page)
+    assert names == ["rnnsearch-tiny_attention", "rnnsearch-tiny_beam_search", "rnnencdec-tiny_beam_search"]
+    assert page.count('"displaylogo": false') == 3
 
 
 def test_the_command_writes_the_report(tiny_checkpoints, tmp_path, capsys):

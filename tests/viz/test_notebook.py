@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from viz.chart_download import file_stem
 from viz.notebook import VIEWS, UnknownView, compare, load
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +34,14 @@ def test_every_view_renders_and_an_unknown_one_names_them(models):
     assert "heatmap" in encdec.translate("a dog").show("saliency").html  # RNNencdec still gets saliency
     with pytest.raises(UnknownView, match="no view 'tree'; choose one of: alignment, beam, steps, saliency"):
         t.show("tree")
+
+
+@pytest.mark.parametrize("view, chart", [("alignment", "attention"), ("beam", "beam_search"), ("saliency", "saliency")])
+def test_each_chart_downloads_a_png_named_after_its_model_and_chart(models, view, chart):
+    search, _ = models
+    page = search.translate("a dog runs").show(view).html
+    stem = file_stem(f"{search.name}_{chart}")
+    assert f'"toImageButtonOptions": {{"format": "png", "filename": "{stem}"' in page
 
 
 def test_two_models_side_by_side(models):
