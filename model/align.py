@@ -32,14 +32,15 @@ import torch
 
 from .alignment import (DEFAULT_EXTRACTION, EXTRACTIONS, Counts, GoldSet, diagonal_matrix, extract, read_gold,
                         score, word_matrix)
-from .checkpoint import CARD, read_config, read_json
+from .checkpoint import CARD, describe_folder, is_imported, read_config, read_header, read_json
 from .config import CorpusSpec
 from .corpora import corpus_specs, is_pair_file, load_split, locate_corpus
 from .data import read_pair_file
 from .errors import UserError
 from .saliency import saliency_many
 from .translate import MAX_SOURCE_TOKENS, Translator
-from .vocab import BOS, EOS, PAD, Vocab
+from .decodable import Vocabulary
+from .vocab import BOS, EOS, PAD
 
 METHODS = ("attention", "saliency", "eflomal", "diagonal")
 SYMMETRISED = "grow-diag-final-and"
@@ -101,15 +102,18 @@ class WordMatrices:
 # ---------------------------------------------------------------- the models' matrices
 
 
-def encode_words(vocab: Vocab, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
+def encode_words(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
     """Piece ids of ``words`` encoded one by one, and each word's [start, end) piece span (the
-    same pieces as encoding the joined sentence: SentencePiece splits at spaces first)."""
-    ids, spans = [], []
+    same pieces as encoding the joined sentence: SentencePiece splits at spaces first). A
+    vocabulary that ends a source with </s> (Joey NMT's) gets one </s> after the last word."""
+    ids, spans, suffix = [], [], []
     for word in words:
         pieces = vocab.encode(word)
+        if pieces and pieces[-1] == EOS:
+            pieces, suffix = pieces[:-1], [EOS]
         spans.append((len(ids), len(ids) + len(pieces)))
         ids += pieces
-    return ids, spans
+    return ids + suffix, spans
 
 
 def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, reverse: bool = False,
@@ -164,8 +168,9 @@ def _forced_attention(translator: Translator, encoded) -> list[Optional[np.ndarr
         srcs = [encoded[k][0] for k in chunk]
         tgts = [[BOS] + encoded[k][2] for k in chunk]  # the decoder's inputs: <s> y_1 .. y_T (it then emits </s>)
         src = _pad(srcs)
+        model = translator.model
         with torch.inference_mode():
-            _, alpha = translator.model(src, torch.tensor([len(s) for s in srcs]), _pad(tgts))  # (B, T+1, S)
+            _, alpha = model.teacher_forced(model.encode(src, torch.tensor([len(s) for s in srcs])), _pad(tgts))  # (B, T+1, S)
         for row, k in enumerate(chunk):
             n_tgt, n_src = len(encoded[k][2]), len(encoded[k][0])
             out[k] = alpha[row, :n_tgt, :n_src].numpy()  # the </s> row left out
@@ -221,7 +226,7 @@ def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang:
     specs = [CorpusSpec(name=Path(p).name, path=p, columns=f"{src_lang}-{tgt_lang}") for p in extra]
     if not extra:
         for folder in checkpoints:
-            _, train, _ = read_config(folder)
+            train = None if is_imported(read_header(folder)) else read_config(folder)[1]  # imports say no corpus
             if train is not None:
                 found = [CorpusSpec(s.name, locate_corpus(s.path, Path(root or ".")), s.weight, s.columns)
                          for s in corpus_specs(train)]
@@ -265,8 +270,8 @@ def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[s
     rows, unscored, seconds, note = [], [], {}, ""
     for folder in checkpoints:
         start, name = time.perf_counter(), Path(folder).name
-        _, train, _ = read_config(folder)
-        direction = (train.src_lang, train.tgt_lang) if train else (src_lang, tgt_lang)
+        _, model_src, model_tgt = describe_folder(folder)
+        direction = (model_src, model_tgt)
         found, missed, _ = score_model(name, Translator.from_checkpoint(folder), direction, gold, methods,
                                        extractions, src_lang, tgt_lang)
         rows, unscored = rows + found, unscored + missed

@@ -21,6 +21,7 @@ from .errors import DataError
 from .textfile import read_text
 
 WORD_START = "\u2581"  # SentencePiece's word-boundary mark
+BPE_JOINER = "@@"  # subword-nmt's mark on a piece the next one continues (Joey NMT's BPE models)
 MAX_GOLD_BYTES = 64 * 2**20  # a gold file larger than this is refused
 MAX_GOLD_SENTENCES = 20_000
 EXTRACTIONS = ("target", "source", "intersect", "union", "threshold")
@@ -167,11 +168,15 @@ def read_gold(src_path: str | Path, tgt_path: str | Path, links_path: str | Path
 
 
 def word_spans(pieces: Sequence[str]) -> list[tuple[int, int]]:
-    """[start, end) piece ranges of whole words: a piece starting with the boundary mark
-    starts a new word; special tokens such as </s> are words of their own."""
+    """[start, end) piece ranges of whole words. SentencePiece pieces: one starting with the
+    boundary mark starts a word. Without any such mark, subword-nmt's convention: a piece
+    continues the word when the one before ends with "@@" (a word-level vocabulary has no "@@",
+    so every piece is a word). Special tokens such as </s> are words of their own."""
     spans: list[tuple[int, int]] = []
+    sentencepiece = any(p.startswith(WORD_START) for p in pieces)
     for i, piece in enumerate(pieces):
-        if not spans or piece.startswith(WORD_START) or _is_special(piece) or _is_special(pieces[i - 1]):
+        starts = piece.startswith(WORD_START) if sentencepiece else not pieces[i - 1].endswith(BPE_JOINER)
+        if not spans or starts or _is_special(piece) or _is_special(pieces[i - 1]):
             spans.append((i, i + 1))
         else:
             spans[-1] = (spans[-1][0], i + 1)

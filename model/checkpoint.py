@@ -7,7 +7,9 @@
     card.json           training summary and test scores (optional)
 
 Loading validates everything before trusting it and raises CheckpointError naming the
-file and the problem. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy;
+file and the problem. A folder whose config.json says ``"family": "joey-rnn"`` holds a Joey NMT
+model imported with ``python -m model.checkpoint import-joey JOEY_DIR OUT`` (model/joey.py);
+it loads through the decoding interface like the project's own models. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy;
 ``python -m model.checkpoint average OUT IN [IN ...]`` writes the mean of the weights of
 checkpoints of one model (the last few of a run, as well-run NMT systems ship).
 """
@@ -17,16 +19,19 @@ import argparse
 import json
 import shutil
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from .config import ModelConfig, TrainConfig, dataclass_from_dict
+from .decodable import Decodable, ModelDescription, Vocabulary
 from .errors import CheckpointError, ConfigError
+from .joey import FAMILY as JOEY_FAMILY
+from .joey import build_joey, describe_raw, read_joey_dir
 from .seq2seq import NMTModel
 from .vocab import Vocab
 
@@ -74,13 +79,34 @@ def read_json(path: Path) -> dict:
     return data
 
 
-def read_config(folder: Path) -> tuple[ModelConfig, Optional[TrainConfig], dict]:
+OWN_FAMILY = "bahdanau"  # config.json without "family": a model of this project
+
+
+def read_header(folder: Path) -> dict:
+    """config.json of a checkpoint folder, with its format and version checked."""
     raw = read_json(folder / CONFIG)
     if raw.get("format") != FORMAT:
         raise CheckpointError(f"{folder / CONFIG}: not a {FORMAT} config (format={raw.get('format')!r})")
     if raw.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"{folder / CONFIG}: unknown format_version {raw.get('format_version')!r}; "
                               f"this code reads version {FORMAT_VERSION}")
+    if not isinstance(raw.get("family", OWN_FAMILY), str) or raw.get("family", OWN_FAMILY) not in FAMILIES:
+        raise CheckpointError(f"{folder / CONFIG}: unknown model family {str(raw.get('family'))[:40]!r} "
+                              f"(known: {', '.join(sorted(FAMILIES))})")
+    return raw
+
+
+def is_imported(raw: dict) -> bool:
+    """Whether config.json ``raw`` describes a model imported from another toolkit."""
+    return raw.get("family", OWN_FAMILY) != OWN_FAMILY
+
+
+def read_config(folder: Path) -> tuple[ModelConfig, Optional[TrainConfig], dict]:
+    """The model and training configs of one of this project's checkpoints (CheckpointError
+    for an imported model, which has neither)."""
+    raw = read_header(folder)
+    if is_imported(raw):
+        raise CheckpointError(f"{folder}: an imported {raw.get('family')} model, not one trained by this project")
     try:
         model_cfg = dataclass_from_dict(ModelConfig, raw.get("model"))
         model_cfg.validate()
@@ -149,8 +175,89 @@ def _read_vocab(path: Path, size: int, side: str) -> Vocab:
     return vocab
 
 
+def describe_folder(folder: Path) -> tuple[ModelDescription, str, str]:
+    """(what the model is, source language, target language) from config.json alone, without
+    loading weights (the pickers read this for every offered folder)."""
+    raw = read_header(folder)
+    return FAMILIES[raw.get("family", OWN_FAMILY)].describe(folder, raw)
+
+
+def load_model(path: str | Path) -> tuple[Decodable, Vocabulary, Vocabulary, dict]:
+    """Any checkpoint folder, this project's, imported or of a registered family: (model in
+    eval mode, source vocabulary, target vocabulary, config.json dict)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
+    raw = read_header(folder)
+    model, src_vocab, tgt_vocab = FAMILIES[raw.get("family", OWN_FAMILY)].load(folder, raw)
+    return model.eval(), src_vocab, tgt_vocab, raw
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to open checkpoint folders whose config.json says ``"family": <name>``."""
+
+    load: Callable[[Path, dict], tuple[Decodable, Vocabulary, Vocabulary]]  # (folder, config.json) -> model, vocabularies
+    describe: Callable[[Path, dict], tuple[ModelDescription, str, str]]  # -> description, source and target language
+
+
+def _describe_own(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
+    model_cfg, train_cfg, _ = read_config(folder)
+    langs = (train_cfg.src_lang, train_cfg.tgt_lang) if train_cfg else ("en", "fr")
+    has_attention = model_cfg.arch == "rnnsearch"
+    return ModelDescription(model_cfg.arch, has_attention, model_cfg.attention if has_attention else ""), *langs
+
+
+def _load_own(folder: Path, raw: dict):
+    return load_checkpoint(folder)[:3]
+
+
+def _load_joey(folder: Path, raw: dict):
+    model, src_vocab, tgt_vocab = build_joey(folder, raw)
+    tensors = _read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.joey.state_dict().items()})
+    model.joey.load_state_dict({k: v.float() for k, v in tensors.items()})
+    return model, src_vocab, tgt_vocab
+
+
+FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),
+                               JOEY_FAMILY: Family(_load_joey, lambda folder, raw: describe_raw(raw, folder / CONFIG))}
+
+
+def register_family(name: str, family: Family) -> None:
+    """Open folders whose config.json says ``"family": name`` with ``family``: how a model of
+    one's own reaches the app and the command lines (docs/own-model.md). A config.json may only
+    name a registered family, so no file can make the server import code."""
+    if name in (OWN_FAMILY, JOEY_FAMILY):
+        raise ValueError(f"{name!r} is built in")
+    FAMILIES[name] = family
+
+
+def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
+    """Convert a Joey NMT 2.x recurrent model folder into a checkpoint folder (model/joey.py):
+    Joey's parameters as safetensors, its settings in config.json, its token lists and
+    tokenizer files, and a card saying where it came from."""
+    out = Path(out)
+    found = read_joey_dir(joey_dir, ckpt, name=out.name)
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().float().clone().contiguous() for k, v in found.state.items()},  # clone: tied weights
+              str(out / (WEIGHTS + ".tmp")))
+    (out / (WEIGHTS + ".tmp")).replace(out / WEIGHTS)
+    for side in ("src", "trg"):
+        (out / found.data[side]["voc_file"]).write_text("\n".join(found.tokens[side]) + "\n", encoding="utf-8")
+    for name, source in found.files.items():
+        shutil.copyfile(source, out / name)
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": JOEY_FAMILY,
+              "joeynmt_version": found.version, "train": None,
+              "joey": {"model": found.settings.model, "data": found.data,
+                       "special_symbols": found.settings.special_symbols}}
+    (out / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / CARD).write_text(json.dumps(found.card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out
+
+
 def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
-    """Rebuild (model in eval mode, source vocab, target vocab, config.json dict) from a folder."""
+    """Rebuild one of this project's models (in eval mode), its source and target vocabularies
+    and config.json from a folder; ``load_model`` also opens imported ones."""
     folder = Path(path)
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
@@ -210,6 +317,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.checkpoint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    joey = sub.add_parser("import-joey", help="convert a Joey NMT 2.x recurrent model folder into a checkpoint folder")
+    joey.add_argument("joey_dir", help="Joey's model_dir (config.yaml, src_vocab.txt, trg_vocab.txt, *.ckpt)")
+    joey.add_argument("out", help="checkpoint folder to write")
+    joey.add_argument("--ckpt", default="", help="checkpoint file in joey_dir (default best.ckpt, else latest.ckpt)")
     ex = sub.add_parser("export", help="write an fp16 copy of a checkpoint")
     ex.add_argument("src")
     ex.add_argument("dst")
@@ -220,13 +331,17 @@ def main(argv=None) -> int:
     avg.add_argument("inputs", nargs="+")
     args = parser.parse_args(argv)
     try:
-        if args.command == "export":
+        if args.command == "import-joey":
+            out = import_joey(args.joey_dir, args.out, args.ckpt)
+            model, _, _, _ = load_model(out)
+            print(f"wrote {out}: {model.description.summary}")
+        elif args.command == "export":
             print(f"wrote {export(args.src, args.dst)}")
         elif args.command == "average":
             print(f"wrote {average(args.inputs, args.out)} (mean of {len(args.inputs)} checkpoints)")
         else:
-            model, src_vocab, tgt_vocab, _ = load_checkpoint(args.path)
-            print(f"{args.path}: {model.config.arch}, {model.num_parameters():,} parameters, "
+            model, src_vocab, tgt_vocab, _ = load_model(args.path)
+            print(f"{args.path}: {model.description.arch}, {model.num_parameters():,} parameters, "
                   f"vocab {len(src_vocab)}/{len(tgt_vocab)}")
     except CheckpointError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from .attention import make_attention
+from .decodable import Step
 from .layernorm_gru import BlockLayerNorm
 from .precision import autocast, pad_rows
 from .dropout import Dropout
@@ -47,16 +48,6 @@ class EncoderState:
     def head(self, k: int) -> "EncoderState":
         """The first ``k`` rows, as views (no copy): the sentences still decoding at a step."""
         return self.map(lambda t: t[:k])
-
-
-@dataclass
-class Step:
-    """One decoder step's outputs (batch rows as in the input)."""
-
-    logprobs: torch.Tensor  # (batch, tgt_vocab) log p(y_i | y_<i, x)
-    state: torch.Tensor  # (batch, n) s_i
-    alpha: Optional[torch.Tensor]  # (batch, src_len) attention, None for RNNencdec
-    energies: Optional[torch.Tensor]  # (batch, src_len) e_ij before the softmax, None for RNNencdec
 
 
 class Decoder(nn.Module):

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .decodable import Vocabulary
 from .trace import Trace
-from .vocab import Vocab
+from .vocab import UNK
 
 FRAGMENTED_PIECES = 3  # a word cut into at least this many pieces counts as rare
 FRAGMENTED_SHARE = 0.34  # warn when more than this share of the words (and at least 2) are rare
@@ -35,11 +36,11 @@ def fragmented_words(pieces: list[str]) -> tuple[int, int]:
     return sum(n >= FRAGMENTED_PIECES for n in lengths), len(lengths)
 
 
-def familiarity_note(trace: Trace, src_vocab: Vocab) -> Optional[str]:
+def familiarity_note(trace: Trace, src_vocab: Vocabulary) -> Optional[str]:
     """One short line when ``trace``'s input looks unlike the model's training data, else None."""
     if not trace.source_ids or not trace.target_ids:
         return None
-    unknown = sum(i == src_vocab.sp.unk_id() for i in trace.source_ids)
+    unknown = sum(i == UNK for i in trace.source_ids)
     if unknown:
         return f"{unknown} source piece(s) are unknown to this model (<unk>): it never saw those characters."
     rare, words = fragmented_words(trace.source_tokens)

@@ -2,8 +2,8 @@
 
 For output token y_i, saliency_ij = |grad_{E x_j} log p(y_i | y_<i, x) . E x_j| (the dot
 product over embedding dimensions), then each row is normalised to sum to 1 so it can
-be drawn on the same scale as attention. Works for both models, so RNNencdec, which has
-no attention, still gets a "what matters" map.
+be drawn on the same scale as attention. Works for any model with the decoding interface
+(model/decodable.py), so RNNencdec, which has no attention, still gets a "what matters" map.
 """
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .seq2seq import NMTModel
+from .decodable import Decodable
 from .vocab import BOS, PAD
 
 
 MAX_COPIES = 128  # output tokens explained in one batch (each is one copy of its sentence); 64-256 are about as fast
 
 
-def saliency(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> np.ndarray:
+def saliency(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int]) -> np.ndarray:
     """(len(out_ids), len(src_ids)) row-normalised gradient x input for one sentence pair.
 
     ``out_ids`` are the output tokens to explain (typically a trace's ``target_ids``,
@@ -28,7 +28,7 @@ def saliency(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) ->
     return saliency_many(model, [(src_ids, out_ids)])[0]
 
 
-def saliency_many(model: NMTModel, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[np.ndarray]:
+def saliency_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[np.ndarray]:
     """``saliency`` of many sentence pairs, batched: every output token to explain gets its own
     copy of its sentence, decoded up to that token, and the copies of several sentences share
     one forward and one backward pass (copies share no computation, so the gradient of the sum
@@ -46,7 +46,7 @@ def saliency_many(model: NMTModel, pairs: Sequence[tuple[Sequence[int], Sequence
     return out
 
 
-def _saliency_batch(model: NMTModel, pairs) -> list[np.ndarray]:
+def _saliency_batch(model: Decodable, pairs) -> list[np.ndarray]:
     srcs, tgts, picks = [], [], []
     width = max(len(o) for _, o in pairs)
     for src_ids, out_ids in pairs:
@@ -58,13 +58,11 @@ def _saliency_batch(model: NMTModel, pairs) -> list[np.ndarray]:
     src_len = torch.tensor([len(s) for s in srcs])
     src = torch.tensor([s + [PAD] * (int(src_len.max()) - len(s)) for s in srcs])  # (copies, src_len)
     with torch.enable_grad():
-        emb = model.encoder.embed(src).detach().requires_grad_(True)  # (copies, src_len, m)
-        annotations, summary = model.encoder.encode_embedded(emb, src_len)
-        enc = model.decoder.prepare(annotations, src != PAD, summary)
-        logits, _ = model.decoder(torch.tensor(tgts), enc)  # (copies, width, V)
+        emb = model.embed_source(src).detach().requires_grad_(True)  # (copies, src_len, m)
+        logprobs, _ = model.teacher_forced(model.encode(src, src_len, embedded=emb), torch.tensor(tgts))  # (copies, width, V)
         rows = torch.arange(len(picks))
         steps, tokens = (torch.tensor(x) for x in zip(*picks))
-        logp = torch.log_softmax(logits[rows, steps], dim=-1)[rows, tokens]  # (copies,)
+        logp = logprobs[rows, steps, tokens]  # (copies,)
         (grad,) = torch.autograd.grad(logp.sum(), emb)
     scores = (grad * emb).sum(-1).abs().detach().numpy()  # (copies, src_len)
     out, start = [], 0

@@ -5,7 +5,8 @@ Beam search keeps ``beam`` hypotheses per sentence for a whole batch at once, as
 no Python loop over tokens. Sentences whose search ended leave the batch, so results
 do not depend on which other sentences share it.
 
-Search is split into start / step (``Decoder.step``) / prune (``_prune``) / finish
+Search runs on any model with the decoding interface (model/decodable.py). It is split into
+start / step (``Decodable.step``) / prune (``_prune``) / finish
 (``_finish``). With ``SearchConfig.trace`` a ``_TreeRecorder`` adds every candidate to its
 sentence's beam tree as it is scored, and keeps each step's attention, energies and top-k;
 ``_make_trace`` then reads the chosen hypothesis's evidence off the tree in one place.
@@ -20,9 +21,8 @@ import torch
 
 from .ablation import ablated_alpha
 from .data import pad
-from .decoder import Step
+from .decodable import Decodable, Step
 from .errors import NoHypothesisError
-from .seq2seq import NMTModel
 from .trace import BeamNode, Candidate, Trace
 from .vocab import BOS, EOS, UNK, Vocab
 
@@ -80,7 +80,7 @@ def _max_lengths(src_len: torch.Tensor, cfg: SearchConfig) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
+def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
                 prefixes: Optional[Sequence[Sequence[int]]] = None,
                 attend: Optional[dict[int, int]] = None) -> list[Trace]:
     """Decode a batch of source id lists (``vocabs``: source and target); one Trace each.
@@ -94,7 +94,7 @@ def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequ
     enc = model.encode(pad(src).to(dev), src_len)
     rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
     enc = enc.select(rows)
-    state = model.decoder.init_state(enc.summary)  # (n*k, hidden)
+    state = model.init_state(enc)  # decoder state of the n*k rows
     y = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
     scores = torch.full((n, k), float("-inf"), device=dev)
     scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
@@ -104,14 +104,14 @@ def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequ
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
     recorder = _TreeRecorder(src_len.tolist(), vocabs[1], cfg) if cfg.trace else None
     for t in range(int(max_len.max())):
-        out = model.decoder.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
+        out = model.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
         cand = _prune(scores, logprobs, k)
         nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
         _finish(cand, hyps, active, t, finished, cfg, nodes)
         keep_rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand.kept_values(cand.parent)).view(-1)
         hyps = torch.cat([hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
-        state, y = out.state.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1)
+        state, y = model.reorder(out.state, keep_rows), cand.kept_values(cand.token).view(-1)
         scores = cand.kept_values(cand.score)
         done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev)
         if done.all():
@@ -119,13 +119,13 @@ def beam_search(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequ
         if done.any():  # drop finished sentences from the batch
             alive = (~done).nonzero().squeeze(1)
             alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k, device=dev)).view(-1)
-            enc, state, y, hyps = (enc.select(alive_rows), state.index_select(0, alive_rows),
+            enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
                                    y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
             scores, active = scores.index_select(0, alive), active.index_select(0, alive)
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    return [_make_trace(model.config.arch, vocabs, ids, hyp, recorder, sent)
+    return [_make_trace(model.description.arch, vocabs, ids, hyp, recorder, sent)
             for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
@@ -138,7 +138,7 @@ def _ablation(kind: str, t: int, enc):
 def _attend_override(attend, t: int, enc):
     if not attend or t not in attend:
         return None
-    alpha = torch.zeros(enc.mask.shape, dtype=enc.annotations.dtype, device=enc.mask.device)
+    alpha = torch.zeros(enc.mask.shape, dtype=torch.float, device=enc.mask.device)
     alpha[:, attend[t]] = 1.0
     return alpha
 
@@ -296,32 +296,33 @@ def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], 
     trace.topk = [recorder.topk(sent, node) for node in path]
     if path and path[0].attention is not None:
         trace.attention = np.stack([node.attention for node in path])  # (tgt_len, src_len)
-        trace.energies = np.stack([recorder.energies(sent, node) for node in path])
+        energies = [recorder.energies(sent, node) for node in path]
+        trace.energies = None if energies[0] is None else np.stack(energies)  # None: the model has no energies
     return trace
 
 
-def greedy_traces(model: NMTModel, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
+def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
                   cfg: SearchConfig) -> list[Trace]:
     """Greedy decoding's outputs as Traces without evidence (the fast path for plain text)."""
-    return [_make_trace(model.config.arch, vocabs, ids, hyp, None, i)
+    return [_make_trace(model.description.arch, vocabs, ids, hyp, None, i)
             for i, (ids, hyp) in enumerate(zip(src, greedy_search(model, src, cfg)))]
 
 
 @torch.inference_mode()
-def greedy_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
+def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
     """Argmax decoding of a batch (the reference beam size 1 must match)."""
     model.eval()
     n, dev = len(src), next(model.parameters()).device
     src_len = torch.tensor([len(s) for s in src])
     enc = model.encode(pad(src).to(dev), src_len)
-    state = model.decoder.init_state(enc.summary)
+    state = model.init_state(enc)
     y = torch.full((n,), BOS, dtype=torch.long, device=dev)
     max_len = _max_lengths(src_len, cfg).to(dev)
     out_ids = [[] for _ in range(n)]
     logprob = [0.0] * n
     active = torch.arange(n, device=dev)
     for t in range(int(max_len.max())):
-        out = model.decoder.step(y, state, enc)
+        out = model.step(y, state, enc)
         lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None)
         best_lp, y = lp.max(dim=-1)
         for sent, tok, lp_value in zip(active.tolist(), y.tolist(), best_lp.tolist()):
@@ -330,5 +331,5 @@ def greedy_search(model: NMTModel, src: Sequence[Sequence[int]], cfg: SearchConf
         alive = (y != EOS).nonzero().squeeze(1)
         if alive.numel() == 0:
             break
-        enc, state, y, active = enc.select(alive), out.state.index_select(0, alive), y[alive], active[alive]
+        enc, state, y, active = enc.select(alive), model.reorder(out.state, alive), y[alive], active[alive]
     return [Hypothesis(ids, lp, _norm(lp, len(ids), cfg.length_norm)) for ids, lp in zip(out_ids, logprob)]

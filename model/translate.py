@@ -16,15 +16,14 @@ from typing import Callable, ContextManager, Optional, Sequence
 import torch
 
 from .ablation import ABLATIONS
-from .checkpoint import load_checkpoint
+from .checkpoint import load_model
 from .cli import int_range
 from .data import iter_chunks
 from .errors import ConfigError, UserError
 from .textfile import read_text
 from .search import SearchConfig, beam_search, greedy_traces
-from .seq2seq import NMTModel
+from .decodable import Decodable, Vocabulary
 from .trace import Trace
-from .vocab import Vocab
 
 # Inputs longer than this (subword pieces) are cut; the trace says so.
 MAX_SOURCE_TOKENS = 200
@@ -36,20 +35,21 @@ MAX_STDIN_BYTES = 64 * 2**20
 
 
 class Translator:
-    """A model with its vocabularies, ready to decode. Read-only: safe to share across threads."""
+    """A model (any ``Decodable``: model/decodable.py) with its vocabularies, ready to decode.
+    Read-only: safe to share across threads."""
 
-    def __init__(self, model: NMTModel, src_vocab: Vocab, tgt_vocab: Vocab, name: str = ""):
+    def __init__(self, model: Decodable, src_vocab: Vocabulary, tgt_vocab: Vocabulary, name: str = ""):
         self.model, self.src_vocab, self.tgt_vocab = model.eval(), src_vocab, tgt_vocab
-        self.name = name or model.config.arch
+        self.name = name or model.description.arch
 
     @classmethod
     def from_checkpoint(cls, path: str | Path) -> "Translator":
-        model, src_vocab, tgt_vocab, _ = load_checkpoint(path)
+        model, src_vocab, tgt_vocab, _ = load_model(path)
         return cls(model, src_vocab, tgt_vocab, Path(path).name)
 
     @property
     def arch(self) -> str:
-        return self.model.config.arch
+        return self.model.description.arch
 
     def source_ids(self, text: str) -> tuple[list[int], bool]:
         """Subword ids of ``text``, cut to MAX_SOURCE_TOKENS; (ids, truncated)."""

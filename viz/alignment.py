@@ -11,7 +11,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from model.alignment import WORD_START, word_matrix, word_spans
+from model.alignment import BPE_JOINER, WORD_START, word_matrix, word_spans
 
 
 def display_token(piece: str) -> str:
@@ -30,8 +30,8 @@ def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Se
     """
     src_spans, tgt_spans = word_spans(src_pieces), word_spans(tgt_pieces)
     rows = word_matrix(matrix, src_spans, tgt_spans)
-    join = lambda pieces, spans: ["".join(pieces[a:b]).replace(WORD_START, "") or WORD_START  # noqa: E731
-                                  for a, b in spans]
+    join = lambda pieces, spans: ["".join(pieces[a:b]).replace(WORD_START, "").replace(BPE_JOINER, "")  # noqa: E731
+                                  or WORD_START for a, b in spans]
     return rows, join(src_pieces, src_spans), join(tgt_pieces, tgt_spans)
 
 

@@ -9,8 +9,9 @@ from typing import Optional
 
 import streamlit as st
 
-from model.checkpoint import read_config
+from model.checkpoint import describe_folder, is_imported, read_config, read_header
 from model.config import TrainConfig
+from model.decodable import OWN_ORIGIN, ModelDescription
 from model.errors import CheckpointError
 from model.model_card import Card, read_model_card
 from model.search import SearchConfig
@@ -59,13 +60,23 @@ class ModelInfo:
     """What the pickers and pages need to know about one offered checkpoint, without loading it."""
 
     name: str
-    arch: str  # "rnnsearch" or "rnnencdec"
-    attention: str  # the alignment model ("additive" is the paper's)
+    arch: str  # "rnnsearch" or "rnnencdec" (this project's); another family's name, e.g. "joey-rnn"
+    attention: str  # the alignment model ("additive" is the paper's); "" without attention
     src_lang: str
     tgt_lang: str
     train: Optional[TrainConfig]  # how it was trained (its corpora), None when config.json does not say
     card: Optional[Card]  # None when it has none, or it is malformed (``card_problem`` says why)
     card_problem: str = ""
+    description: Optional[ModelDescription] = None  # what it is; its origin when not this project's
+
+    @property
+    def imported(self) -> bool:
+        """Built and trained outside this project (a Joey NMT import, a registered family)."""
+        return self.description is not None and self.description.origin != OWN_ORIGIN
+
+    @property
+    def has_attention(self) -> bool:
+        return self.description.has_attention if self.description else self.arch == "rnnsearch"
 
     @property
     def direction(self) -> tuple[str, str]:
@@ -74,7 +85,9 @@ class ModelInfo:
     @property
     def trained_on(self) -> str:
         """What it learned from, in a few words, for pickers and captions."""
-        return (self.card.trained_on if self.card else "") or "training data not stated in its card"
+        if self.card and self.card.trained_on:
+            return self.card.trained_on
+        return f"from {self.description.origin}" if self.imported else "training data not stated in its card"
 
     @property
     def label(self) -> str:
@@ -102,15 +115,15 @@ def info(name: str) -> Optional[ModelInfo]:
 def _info(path: Path, name: str) -> Optional[ModelInfo]:
     """Shared by every session (not copied per call, as st.cache_data would): read-only."""
     try:
-        model_cfg, train_cfg, _ = read_config(path)
+        description, src, tgt = describe_folder(path)
+        train_cfg = None if is_imported(read_header(path)) else read_config(path)[1]
     except CheckpointError:
         return None
     try:
         card, problem = read_model_card(path), ""
     except CheckpointError as exc:  # CardError included: the Models page shows the problem
         card, problem = None, str(exc)
-    src, tgt = (train_cfg.src_lang, train_cfg.tgt_lang) if train_cfg else DEFAULT_DIRECTION
-    return ModelInfo(name, model_cfg.arch, model_cfg.attention, src, tgt, train_cfg, card, problem)
+    return ModelInfo(name, description.arch, description.attention, src, tgt, train_cfg, card, problem, description)
 
 
 def offered() -> list[ModelInfo]:
@@ -125,12 +138,13 @@ def trained_on(name: str) -> str:
 
 def default_pair(models: list[ModelInfo]) -> tuple[str, str]:
     """RNNsearch and RNNencdec of the default pair (cards with ``pair == DEFAULT_PAIR``) when both
-    exist, else the first RNNsearch (the paper's additive attention first) and RNNencdec, else
-    the first two names."""
+    exist, else the first RNNsearch (the paper's additive attention first; else any model with
+    attention, an imported one say) and RNNencdec, else the first two names."""
     if not models:
         raise ValueError("default_pair needs at least one model")
     preferred = [m for m in models if m.card and m.card.pair == DEFAULT_PAIR] or models
-    search = sorted((m for m in preferred if m.arch == "rnnsearch"), key=lambda m: m.attention != "additive")
+    search = sorted((m for m in preferred if m.has_attention),
+                    key=lambda m: (m.arch != "rnnsearch", m.attention != "additive"))
     encdec = [m for m in preferred if m.arch == "rnnencdec"]
     first = (search or models)[0].name
     second = (encdec or [m for m in models if m.name != first] or models)[0].name

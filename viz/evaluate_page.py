@@ -89,7 +89,7 @@ def ablations_ui(chosen: list[str]) -> tuple[str, ...]:
 
 def _has_attention(name: str) -> bool:
     found = checkpoints.info(name)
-    return found is not None and found.arch == "rnnsearch"
+    return found is not None and found.has_attention
 
 
 def models_ui(models: list[checkpoints.ModelInfo]) -> list[str]:

@@ -46,8 +46,10 @@ def card_ui(model: ModelInfo) -> None:
         st.error(hosting.error_text(Exception(model.card_problem), f"{model.name}/card.json is malformed.",
                                     local=md(model.card_problem)))
     card = model.card
-    st.markdown(f"**Architecture:** {model.arch} · attention {model.attention if model.arch == 'rnnsearch' else 'none'}"
+    st.markdown(f"**Architecture:** {md(model.arch)} · attention {md(model.attention) if model.has_attention else 'none'}"
                 + (f" · {card.parameters:,} parameters" if card and card.parameters else ""))
+    if model.imported:
+        st.markdown(f"**From:** {md(model.description.origin)}. {md(model.description.summary)}")
     if card is None:
         st.caption("No card.json in this checkpoint: nothing is known about its data or training.")
         return

@@ -3,6 +3,7 @@ model/ that computes it, and its value for a sentence the reader types, at a ste
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import streamlit as st
@@ -67,7 +68,9 @@ def decode(name: str, text: str) -> Decoded:
     return translate(Request(name, text, checkpoints.info(name).decoding))
 
 
-def render(search: str, encdec: str, sentence: str) -> None:
+def render(search: str, encdec: str, sentence: str, choices: Sequence[str] = ()) -> None:
+    """The equations followed for one sentence with ``search`` (or, when ``choices`` offers more
+    attention models, the one picked); an imported model gets the list of how its equations differ."""
     st.markdown("**The claim.** A fixed-length vector is a bottleneck. RNNsearch keeps one annotation h_j per "
                 "source word and, before writing each target word, scores every annotation against its state "
                 "(e_ij), turns the scores into weights (α_ij) and reads their weighted sum (c_i). RNNencdec "
@@ -79,7 +82,13 @@ def render(search: str, encdec: str, sentence: str) -> None:
         st.warning(message)
     if not text.strip():
         return
+    if len(choices) > 1:
+        search = st.selectbox("Follow the equations with", list(choices), key="paper_model_choice",
+                              format_func=lambda name: checkpoints.info(name).label if checkpoints.info(name) else name)
     model = checkpoints.info(search)
+    if model is not None and model.imported:
+        differences_ui(model)
+        return
     if model is None or model.arch != "rnnsearch":
         st.info("No RNNsearch checkpoint is installed for this language pair, so there are no e_ij and α_ij to show.")
         return
@@ -100,6 +109,16 @@ def render(search: str, encdec: str, sentence: str) -> None:
     fixed_context_ui(encdec, text)
     st.page_link(nav.link("translate"), label="Step through this sentence on the Translate page",
                  query_params={"src": text, "tab": "steps", "step": str(step)}, icon=":material/arrow_forward:")
+
+
+def differences_ui(model: checkpoints.ModelInfo) -> None:
+    """An imported model's own account of how it differs from RNNsearch, instead of equations
+    it does not compute."""
+    st.info(f"**{md(model.name)}** comes from {md(model.description.origin)}: {md(model.description.summary)}. "
+            "This tab follows RNNsearch's equations, which this model does not compute, so they are not "
+            "shown for it. How it differs from the paper:")
+    st.markdown("\n".join(f"- {md(line)}" for line in model.description.differences) or "- (its description lists none)")
+    st.caption("Its attention, beam tree, saliency and step table are on the Translate page, as for any model.")
 
 
 def equation(key: str):

@@ -61,7 +61,8 @@ def render() -> None:
     st.caption(f"Language pair: {widgets.direction_label(tuple(pair.split('-')))} · RNNsearch: {md(search)} · "
                f"RNNencdec: {md(encdec)} (change the pair in the sidebar).")
     sentence = (reordering(src_lang) or [text for _, text in examples(src_lang)] or [""])[0]
-    views = {"model": lambda: paper_model.render(search, encdec, sentence),
+    attention_models = [search] + [m.name for m in mine if m.has_attention and m.name != search]
+    views = {"model": lambda: paper_model.render(search, encdec, sentence, attention_models),
              "figure2": lambda: figure2(search, encdec, pair), "figure3": lambda: figure3(search, encdec, src_lang),
              "table1": lambda: table1(models)}
     tabs = st.tabs(list(SECTIONS.values()), key="paper_section", on_change="rerun")

@@ -149,7 +149,10 @@ def step_view(result: Decoded) -> None:
     else:
         strip = source_strip(trace.attention[i], trace.source_tokens, f"attention α_{step}j at step {step}")
         widgets.show_chart(strip, key="step_strip")
-        widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
+        if trace.energies is not None:
+            widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
+        else:
+            st.caption("This model does not expose its energies e_ij before the softmax; only α is shown.")
     widgets.show_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
 
 

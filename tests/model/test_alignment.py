@@ -288,3 +288,13 @@ def test_saliency_of_many_sentences_at_once_equals_one_at_a_time(tiny_checkpoint
     assert [m.shape for m in together] == [(len(o), len(s)) for s, o in pairs] + [(1, 0)]
     for a, b in zip(alone, together):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("pieces, spans", [
+    (["\u2581the", "\u2581do", "g", "\u2581runs", "</s>"], [(0, 1), (1, 3), (3, 4), (4, 5)]),  # SentencePiece
+    (["the", "do@@", "g", "run@@", "n@@", "ing", "</s>"], [(0, 1), (1, 3), (3, 6), (6, 7)]),  # subword-nmt
+    (["the", "dog", "runs", "</s>"], [(0, 1), (1, 2), (2, 3), (3, 4)]),  # whole words (Joey's word level)
+    (["<unk>", "dog@@", "s"], [(0, 1), (1, 3)]),
+])
+def test_word_spans_read_each_subword_convention(pieces, spans):
+    assert word_spans(pieces) == spans

@@ -1,0 +1,538 @@
+"""Joey NMT 2.x recurrent models through the decoding interface, and their one-time import.
+
+    python -m model.checkpoint import-joey JOEY_MODEL_DIR OUT_DIR [--ckpt best.ckpt]
+
+Joey NMT (github.com/joeynmt/joeynmt) saves checkpoints with pickle. The import reads one
+with PyTorch's restricted loader (``weights_only=True``: tensors and plain containers only, no
+code runs) and writes a folder in this project's format: ``model.safetensors`` (Joey's own
+parameter names), ``config.json`` (``"family": "joey-rnn"`` and the Joey model and data
+settings), Joey's token lists and tokenizer files, and ``card.json``. Serving never unpickles.
+
+The computation is Joey's own modules (embeddings, encoder, decoder RNN, attention, output
+layers), wired as Joey's ``RecurrentDecoder._forward_step`` wires them; the adapter adds the
+interface's boundary (model/decodable.py):
+
+- ids: Joey numbers <unk> 0, <pad> 1, <s> 2, </s> 3; this project <pad> 0, <unk> 1. The adapter
+  swaps ids 0 and 1 on the way in and the log-probability columns on the way out;
+- Joey's encoder wants rows sorted longest first; the adapter sorts and restores the order;
+- Joey's attention modules read their projected keys from an attribute; the adapter sets it
+  from each batch's memory under a lock, so concurrent decodes do not share keys;
+- Joey's search never emits <s> or <pad>; the adapter gives them probability 0 as Joey does.
+
+Joey's attention modules do not expose the energies before the softmax: traces of imported
+models carry attention weights but no energies. Supported: recurrent encoder (bidirectional)
+and decoder, GRU or LSTM, Bahdanau or Luong attention, input feeding on or off, any number
+of layers, word / char / SentencePiece / subword-nmt tokenization. Anything else is refused
+with one line naming the setting.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable, Optional
+
+import torch
+from torch import nn
+
+from .decodable import AlphaFn, Decodable, ModelDescription, Step
+from .errors import CheckpointError
+from .vocab import BOS, EOS, PAD, UNK
+
+FAMILY = "joey-rnn"
+JOEY_SPECIALS = {"unk_token": "<unk>", "pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>"}
+MAX_CKPT_BYTES = 2 * 2**30  # a Joey checkpoint larger than this is refused before reading
+MAX_TEXT_BYTES = 50 * 2**20  # config.yaml, token lists, tokenizer files
+INSTALL_HINT = ('Joey NMT is not installed: pip install -e ".[joey]" && pip install --no-deps joeynmt==2.3.0 '
+                "(joeynmt pins an old protobuf that Streamlit cannot share, hence --no-deps)")
+TOKENIZER_FILES = {"model_file": "spm.model", "codes": "bpe.codes"}  # tokenizer_cfg keys naming files
+
+
+def joeynmt_version() -> str:
+    """The installed joeynmt's version, or CheckpointError with the install command."""
+    try:
+        import joeynmt  # noqa: F401
+        return metadata.version("joeynmt")
+    except ImportError:
+        raise CheckpointError(INSTALL_HINT) from None
+
+
+# ---------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class JoeySettings:
+    """The parts of a Joey config this project uses, validated (``read_settings``)."""
+
+    model: dict  # Joey's "model" section, as Joey's build_model reads it
+    data: dict  # {"src": {...}, "trg": {...}}: lang, level, lowercase, normalize, tokenizer_type, tokenizer_cfg
+    special_symbols: dict  # Joey's special tokens (ids fixed by Joey: unk 0, pad 1, bos 2, eos 3)
+
+    @property
+    def rnn_type(self) -> str:
+        return self.model["decoder"].get("rnn_type", "gru")
+
+    @property
+    def attention(self) -> str:
+        return self.model["decoder"].get("attention", "bahdanau")
+
+
+def _section(cfg: dict, *keys: str) -> dict:
+    node: Any = cfg
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            raise CheckpointError(f"config: {'.'.join(keys)} is missing or not a mapping")
+    return node
+
+
+def read_settings(cfg: Any) -> JoeySettings:
+    """Validate a Joey config (its YAML as a dict): recurrent models only; one CheckpointError
+    line naming the first unsupported setting."""
+    if not isinstance(cfg, dict):
+        raise CheckpointError("config: not a mapping")
+    model, data = _section(cfg, "model"), _section(cfg, "data")
+    for part in ("encoder", "decoder"):
+        sub = _section(cfg, "model", part)
+        if sub.get("type", "recurrent" if part == "encoder" else "transformer") != "recurrent":
+            raise CheckpointError(f"model.{part}.type={sub.get('type', 'transformer')!r} is not supported: "
+                                  "only recurrent (RNN) Joey models can be imported")
+        if sub.get("rnn_type", "gru") not in ("gru", "lstm"):
+            raise CheckpointError(f"model.{part}.rnn_type={sub.get('rnn_type')!r} is not supported (gru or lstm)")
+        _section(cfg, "model", part, "embeddings")
+    if model["encoder"].get("bidirectional", True) is not True:
+        raise CheckpointError("model.encoder.bidirectional=false is not supported (Joey's recurrent encoder "
+                              "reads both directions' final states)")
+    dec = model["decoder"]
+    if dec.get("attention", "bahdanau") not in ("bahdanau", "luong"):
+        raise CheckpointError(f"model.decoder.attention={dec.get('attention')!r} is not supported (bahdanau or luong)")
+    if dec.get("init_hidden", "bridge") not in ("bridge", "zero", "last"):
+        raise CheckpointError(f"model.decoder.init_hidden={dec.get('init_hidden')!r} is not supported "
+                              "(bridge, zero or last)")
+    specials = dict(data.get("special_symbols") or {})
+    for key in ("sep_token", "lang_tags"):
+        if specials.get(key):
+            raise CheckpointError(f"data.special_symbols.{key} is not supported (prompts and language tags)")
+    for key, default in JOEY_SPECIALS.items():
+        value = specials.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise CheckpointError(f"data.special_symbols.{key}={value!r} must be a non-empty string")
+        specials[key] = value
+    sides = {}
+    for side in ("src", "trg"):
+        spec = _section(cfg, "data", side)
+        level = spec.get("level", "word")
+        if level not in ("word", "char", "bpe"):
+            raise CheckpointError(f"data.{side}.level={level!r} is not supported (word, char or bpe)")
+        kind = spec.get("tokenizer_type", spec.get("bpe_type", "sentencepiece"))
+        if level == "bpe" and kind not in ("sentencepiece", "subword-nmt"):
+            raise CheckpointError(f"data.{side}.tokenizer_type={kind!r} is not supported (sentencepiece or subword-nmt)")
+        tok_cfg = spec.get("tokenizer_cfg") or {}
+        if not isinstance(tok_cfg, dict):
+            raise CheckpointError(f"data.{side}.tokenizer_cfg is not a mapping")
+        sides[side] = {"lang": str(spec.get("lang", side)), "level": level, "lowercase": bool(spec.get("lowercase", False)),
+                       "normalize": bool(spec.get("normalize", False)), "tokenizer_type": kind,
+                       "tokenizer_cfg": dict(tok_cfg), "voc_file": spec.get("voc_file")}
+    return JoeySettings(copy.deepcopy(model), sides, specials)
+
+
+def _special_namespace(specials: dict) -> SimpleNamespace:
+    """Joey's special-symbol settings as its Vocabulary reads them (ids fixed by its order)."""
+    return SimpleNamespace(**specials, unk_id=0, pad_id=1, bos_id=2, eos_id=3, sep_token=None, sep_id=None,
+                           lang_tags=[])
+
+
+# ---------------------------------------------------------------- the interface
+
+
+def swap_specials(size: int) -> torch.Tensor:
+    """(size,) the id map between Joey and this project: 0 <-> 1 (<unk>, <pad>), others fixed.
+    It is its own inverse."""
+    perm = torch.arange(size)
+    perm[0], perm[1] = 1, 0
+    return perm
+
+
+@dataclass
+class JoeyMemory:
+    """The encoded source, row-aligned with the decoder's batch."""
+
+    values: torch.Tensor  # (batch, src_len, 2h) encoder outputs, zeros at padding
+    final: torch.Tensor  # (batch, 2h) [forward; backward] final states of the top encoder layer
+    keys: torch.Tensor  # (batch, src_len, a) the attention's key projection of ``values``
+    mask: torch.Tensor  # (batch, src_len) True at real source tokens
+
+    def select(self, index: torch.Tensor) -> "JoeyMemory":
+        return JoeyMemory(*(t.index_select(0, index) for t in (self.values, self.final, self.keys, self.mask)))
+
+
+@dataclass
+class JoeyState:
+    """Joey's decoder state: the RNN's hidden (and LSTM cell) state and the last attentional vector."""
+
+    hidden: torch.Tensor  # (layers, batch, h)
+    cell: Optional[torch.Tensor]  # (layers, batch, h) for LSTM, else None
+    att_vector: torch.Tensor  # (batch, 1, h) ~h_{i-1}, fed back with input feeding
+
+    def select(self, index: torch.Tensor) -> "JoeyState":
+        return JoeyState(self.hidden.index_select(1, index),
+                         None if self.cell is None else self.cell.index_select(1, index),
+                         self.att_vector.index_select(0, index))
+
+
+class JoeyModel(nn.Module, Decodable):
+    """A Joey NMT recurrent ``joeynmt.model.Model`` behind the decoding interface."""
+
+    def __init__(self, joey: nn.Module, settings: JoeySettings, version: str):
+        super().__init__()
+        self.joey, self.settings, self.version = joey, settings, version
+        self._attention_lock = threading.Lock()
+        self.register_buffer("src_map", swap_specials(joey.src_embed.lut.num_embeddings), persistent=False)
+        self.register_buffer("tgt_map", swap_specials(joey.decoder.output_layer.out_features), persistent=False)
+
+    @property
+    def description(self) -> ModelDescription:
+        return describe(self.settings, self.version)
+
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        return self.joey.src_embed(self.src_map[src])  # (batch, src_len, e)
+
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> JoeyMemory:
+        emb = self.embed_source(src) if embedded is None else embedded
+        mask = src != PAD  # (batch, src_len)
+        order = torch.argsort(src_len, descending=True, stable=True)  # Joey packs rows longest first
+        back = torch.argsort(order)
+        values, final = self.joey.encoder(emb[order], src_len[order].cpu(), mask[order].unsqueeze(1))
+        values, final = values[back], final[back]  # (batch, src_len, 2h), (batch, 2h)
+        return JoeyMemory(values, final, self.joey.decoder.attention.key_layer(values), mask)
+
+    def init_state(self, memory: JoeyMemory) -> JoeyState:
+        """Joey's ``RecurrentDecoder._init_hidden``: bridge (tanh of a projection of the final
+        encoder states), last (their forward half when twice the decoder's size) or zero."""
+        dec, batch = self.joey.decoder, memory.final.size(0)
+        option = dec.init_hidden_option
+        if option == "bridge":
+            first = dec.activation(dec.bridge_layer(memory.final))  # (batch, h)
+        elif option == "last":
+            first = memory.final[:, :dec.hidden_size] if memory.final.size(1) == 2 * dec.hidden_size else memory.final
+        else:
+            first = memory.final.new_zeros(batch, dec.hidden_size)
+        hidden = first.unsqueeze(0).repeat(dec.num_layers, 1, 1)  # (layers, batch, h)
+        return JoeyState(hidden, hidden if isinstance(dec.rnn, nn.LSTM) else None,
+                         memory.values.new_zeros(batch, 1, dec.hidden_size))
+
+    def step(self, y_prev: torch.Tensor, state: JoeyState, memory: JoeyMemory,
+             alpha_override: Optional[torch.Tensor] = None, alpha_fn: Optional[AlphaFn] = None) -> Step:
+        """Joey's ``_forward_step`` and output layer: the RNN reads E y_{i-1} (and ~h_{i-1} with
+        input feeding), its new top state s_i queries the attention, ~h_i = act(W [s_i; c_i]),
+        p(y_i) = softmax(W_o ~h_i)."""
+        dec = self.joey.decoder
+        emb = self.joey.trg_embed(self.tgt_map[y_prev]).unsqueeze(1)  # (batch, 1, e)
+        rnn_input = dec.emb_dropout(torch.cat([emb, state.att_vector], dim=2) if dec.input_feeding else emb)
+        previous = state.hidden if state.cell is None else (state.hidden, state.cell)
+        _, new = dec.rnn(rnn_input, previous)
+        hidden, cell = (new, None) if state.cell is None else new  # (layers, batch, h)
+        query = hidden[-1].unsqueeze(1)  # (batch, 1, h) the top layer's new state
+        with self._attention_lock:
+            dec.attention.proj_keys = memory.keys
+            try:
+                context, alpha = dec.attention(query=query, mask=memory.mask.unsqueeze(1), values=memory.values)
+            finally:
+                dec.attention.proj_keys = None
+        alpha = alpha.squeeze(1)  # (batch, src_len)
+        if alpha_fn is not None or alpha_override is not None:
+            alpha = alpha_fn(alpha) if alpha_fn is not None else alpha
+            alpha = alpha_override if alpha_override is not None else alpha
+            context = torch.bmm(alpha.unsqueeze(1).to(memory.values.dtype), memory.values)  # (batch, 1, 2h)
+        att_vector = dec.activation(dec.att_vector_layer(dec.hidden_dropout(torch.cat([query, context], dim=2))))
+        logits = dec.output_layer(att_vector).squeeze(1)  # (batch, V) in Joey's ids
+        logprobs = torch.log_softmax(logits.float(), dim=-1).index_select(1, self.tgt_map)  # this project's ids
+        never = torch.zeros(logprobs.size(1), dtype=torch.bool, device=logprobs.device)
+        never[[BOS, PAD]] = True  # Joey's search never emits <s> or <pad>
+        return Step(logprobs.masked_fill(never, float("-inf")), JoeyState(hidden, cell, att_vector), alpha, None)
+
+    def reorder(self, state: JoeyState, index: torch.Tensor) -> JoeyState:
+        return state.select(index)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.joey.parameters())
+
+
+def describe(settings: JoeySettings, version: str) -> ModelDescription:
+    """The imported model in a line, and how its equations differ from RNNsearch's."""
+    enc, dec = settings.model["encoder"], settings.model["decoder"]
+    cells = settings.rnn_type.upper()
+    luong = settings.attention == "luong"
+    feeding = dec.get("input_feeding", True)
+    init = dec.get("init_hidden", "bridge")
+    summary = (f"{enc.get('num_layers', 1)}-layer bidirectional {enc.get('rnn_type', 'gru').upper()} encoder "
+               f"({enc.get('hidden_size')} units), {dec.get('num_layers', 1)}-layer {cells} decoder "
+               f"({dec.get('hidden_size')} units), {settings.attention} attention, "
+               f"input feeding {'on' if feeding else 'off'}")
+    differences = [
+        "The decoder RNN runs first and its new state s_i asks where to look (Luong et al. 2015); "
+        "RNNsearch's alignment model reads the previous state s_{i-1}.",
+        "Score: e_ij = s_i^T W_a h_j (Luong's \"general\")." if luong else
+        "Score: e_ij = v_a^T tanh(W_a s_i + U_a h_j) (Bahdanau's additive form, on s_i).",
+        "Output: ~h_i = tanh(W_c [s_i; c_i]) and p(y_i) = softmax(W_o ~h_i): one layer, no maxout and no "
+        "E y_{i-1} in the output (RNNsearch: maxout over U_o s_i + V_o E y_{i-1} + C_o c_i).",
+        "Input feeding: the RNN reads [E y_{i-1}; ~h_{i-1}], so c_i reaches the recurrence one step later."
+        if feeding else "No input feeding: the RNN reads E y_{i-1} only; c_i reaches the output, not the recurrence.",
+        {"bridge": "s_0 = tanh(W_b [→h_Tx; ←h_1]) from both directions' final states (RNNsearch: ←h_1 only).",
+         "zero": "s_0 = 0.", "last": "s_0 is the encoder's final forward state."}[init],
+        "The source ends with </s>, which attention can look at.",
+        "Energies before the softmax are not available (Joey's attention modules return weights only).",
+    ]
+    if settings.rnn_type == "lstm":
+        differences.insert(0, "LSTM cells instead of the paper's gated units (GRU).")
+    return ModelDescription(FAMILY, True, settings.attention, origin=f"Joey NMT {version} (imported)", summary=summary,
+                            differences=tuple(differences))
+
+
+# ---------------------------------------------------------------- vocabularies
+
+
+class JoeyVocab:
+    """One side's Joey token list and tokenizer, with this project's ids (``swap_specials``)."""
+
+    def __init__(self, tokens: list[str], tokenizer, source: bool):
+        """``tokens`` in Joey's order (specials first: unk, pad, bos, eos); ``source``: encode()
+        ends with </s>, as Joey's source sentences do."""
+        self.tokens = [tokens[int(i)] for i in swap_specials(len(tokens))]  # this project's id order
+        self.index = {t: i for i, t in reversed(list(enumerate(self.tokens)))}
+        self.tokenizer, self.source = tokenizer, source
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def encode(self, text: str) -> list[int]:
+        if not text.strip():
+            return []
+        pieces = self.tokenizer(self.tokenizer.pre_process(text), is_train=False)
+        return [self.index.get(p, UNK) for p in pieces] + ([EOS] if self.source else [])
+
+    def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        return [self.encode(t) for t in texts]
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.tokens[int(i)] for i in ids]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        kept = self.pieces(i for i in ids if int(i) not in (PAD, BOS, EOS))
+        return self.tokenizer.post_process(kept) if kept else ""
+
+
+# ---------------------------------------------------------------- files
+
+
+def _read_text(path: Path, what: str) -> str:
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing ({what})")
+    if path.stat().st_size > MAX_TEXT_BYTES:
+        raise CheckpointError(f"{path}: larger than {MAX_TEXT_BYTES // 2**20} MiB; not a {what}")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CheckpointError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def read_tokens(path: Path) -> list[str]:
+    """A Joey token list: one token per line (Joey writes its specials first)."""
+    tokens = _read_text(path, "token list").splitlines()
+    if len(tokens) < 5:
+        raise CheckpointError(f"{path}: {len(tokens)} tokens; a Joey vocabulary has its 4 specials and more")
+    return tokens
+
+
+def read_joey_checkpoint(path: Path) -> dict[str, torch.Tensor]:
+    """The ``model_state`` of a Joey .ckpt, read with PyTorch's restricted unpickler
+    (``weights_only=True``): anything but tensors and plain containers is refused, unrun."""
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing (a Joey checkpoint such as best.ckpt)")
+    if path.stat().st_size > MAX_CKPT_BYTES:
+        raise CheckpointError(f"{path}: larger than {MAX_CKPT_BYTES // 2**30} GiB")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # UnpicklingError, RuntimeError, EOFError...: all mean "not a safe checkpoint"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"{path}: refused by PyTorch's restricted loader (weights_only=True): {first[:300]}") \
+            from None
+    state = ckpt.get("model_state") if isinstance(ckpt, dict) else None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointError(f"{path}: no model_state of tensors; not a Joey NMT checkpoint")
+    return state
+
+
+def _build(settings: JoeySettings, src_tokens: list[str], tgt_tokens: list[str]):
+    """Joey's own Vocabulary objects and (untrained) Model for ``settings``."""
+    from joeynmt.model import build_model
+    from joeynmt.tokenizers import build_tokenizer  # noqa: F401 (its logger, quietened below)
+    from joeynmt.vocabulary import Vocabulary
+
+    quiet_joey_logs()
+    specials = _special_namespace(settings.special_symbols)
+    src_vocab, tgt_vocab = Vocabulary(src_tokens, specials), Vocabulary(tgt_tokens, specials)
+    try:
+        model = build_model(copy.deepcopy(settings.model), src_vocab=src_vocab, trg_vocab=tgt_vocab)
+    except Exception as exc:  # Joey's ConfigurationError, AssertionError, TypeError on odd values
+        raise CheckpointError(f"config: Joey could not build this model ({type(exc).__name__}: {exc})") from None
+    return model, src_vocab, tgt_vocab
+
+
+def _all_tokens(vocab) -> list[str]:
+    """A Joey Vocabulary's tokens in id order (its public array-to-tokens call)."""
+    import numpy as np
+
+    return vocab.arrays_to_sentences(np.arange(len(vocab))[None], cut_at_eos=False, skip_pad=False)[0]
+
+
+def _check_state(state: dict[str, torch.Tensor], model: nn.Module, where: Path) -> None:
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    missing, unexpected = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{where}: tensor names do not match the config (missing {missing[:3]}, "
+                              f"unexpected {unexpected[:3]})")
+    for name, shape in expected.items():
+        if tuple(state[name].shape) != shape:
+            raise CheckpointError(f"{where}: tensor {name} has shape {tuple(state[name].shape)}, config implies {shape}")
+        if not state[name].is_floating_point() or not torch.isfinite(state[name]).all():
+            raise CheckpointError(f"{where}: tensor {name} is not finite floating point")
+
+
+@dataclass(frozen=True)
+class JoeyImport:
+    """Everything read from a Joey model folder, checked, ready to be written as a checkpoint
+    folder (``model.checkpoint.import_joey`` writes it)."""
+
+    settings: JoeySettings
+    state: dict  # parameter name -> tensor, Joey's names, shapes checked against the config
+    tokens: dict  # "src" / "trg" -> Joey's token list (specials first)
+    data: dict  # "src" / "trg" -> the side's settings, files named relative to the new folder
+    files: dict  # file name in the new folder -> path to copy it from (tokenizer files)
+    card: dict  # the imported model's card
+    version: str  # the joeynmt that validated it
+
+
+def read_joey_dir(model_dir: str | Path, ckpt: str = "", name: str = "") -> JoeyImport:
+    """Read and check a Joey NMT model folder: config.yaml, src_vocab.txt, trg_vocab.txt,
+    tokenizer files and a .ckpt (``ckpt``, else best.ckpt, else latest.ckpt)."""
+    import yaml
+
+    version = joeynmt_version()
+    model_dir = Path(model_dir)
+    if not model_dir.is_dir():
+        raise CheckpointError(f"{model_dir}: not a Joey model folder (no such directory)")
+    try:
+        cfg = yaml.safe_load(_read_text(model_dir / "config.yaml", "Joey config"))
+    except yaml.YAMLError as exc:
+        raise CheckpointError(f"{model_dir / 'config.yaml'}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    try:
+        settings = read_settings(cfg)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{model_dir / 'config.yaml'}: {exc}") from None
+    if ckpt and Path(ckpt).name != ckpt:
+        raise CheckpointError(f"--ckpt {ckpt[:80]!r}: give a file name inside {model_dir}")
+    ckpt_path = model_dir / ckpt if ckpt else next((model_dir / n for n in ("best.ckpt", "latest.ckpt")
+                                                   if (model_dir / n).is_file()), model_dir / "best.ckpt")
+    state = read_joey_checkpoint(ckpt_path)
+    tokens = {side: read_tokens(model_dir / f"{side}_vocab.txt") for side in ("src", "trg")}  # Joey writes these
+    model, src_vocab, tgt_vocab = _build(settings, tokens["src"], tokens["trg"])
+    _check_state(state, model, ckpt_path)
+    data, files = {}, {}
+    for side, vocab in (("src", src_vocab), ("trg", tgt_vocab)):
+        tokens[side] = _all_tokens(vocab)  # as Joey's Vocabulary numbers them
+        tok_cfg = dict(settings.data[side]["tokenizer_cfg"])
+        for key, suffix in TOKENIZER_FILES.items():
+            if key in tok_cfg:
+                tok_cfg[key] = f"{side}.{suffix}"
+                files[tok_cfg[key]] = _tokenizer_file(model_dir, settings.data[side]["tokenizer_cfg"][key], side, key)
+        data[side] = dict(settings.data[side], voc_file=f"{side}_vocab.txt", tokenizer_cfg=tok_cfg)
+    card = dict(import_card(name or model_dir.name, settings, version, model_dir, ckpt_path),
+                parameters=sum(t.numel() for t in state.values()))
+    return JoeyImport(settings, state, tokens, data, files, card, version)
+
+
+def _tokenizer_file(model_dir: Path, given: Any, side: str, key: str) -> Path:
+    """A tokenizer file named in Joey's config: the path as given, else that name in the
+    Joey model folder."""
+    given = Path(str(given))
+    found = next((p for p in (given, model_dir / given.name) if p.is_file()), None)
+    if found is None:
+        raise CheckpointError(f"{given}: missing (data.{side}.tokenizer_cfg.{key})")
+    if found.stat().st_size > MAX_TEXT_BYTES:
+        raise CheckpointError(f"{found}: larger than {MAX_TEXT_BYTES // 2**20} MiB")
+    return found
+
+
+def import_card(name: str, settings: JoeySettings, version: str, model_dir: Path, ckpt_path: Path) -> dict:
+    """The card of an imported model: where it came from and what it is (no scores: run
+    ``python -m model.evaluate`` on it)."""
+    description = describe(settings, version)
+    return {"name": name, "arch": FAMILY, "origin": description.origin, "summary": description.summary,
+            "trained_on": f"a Joey NMT model, imported from {model_dir.name}",
+            "deviations": list(description.differences), "imported_from": f"{model_dir.name}/{ckpt_path.name}",
+            "how_trained": f"Trained with Joey NMT outside this project; imported from {model_dir.name}/"
+                           f"{ckpt_path.name} with python -m model.checkpoint import-joey (joeynmt {version})."}
+
+
+def quiet_joey_logs() -> None:
+    """Joey's module loggers print INFO lines to stderr; keep their warnings only."""
+    import logging
+
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("joeynmt"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _settings_of(raw: dict, where: Path) -> JoeySettings:
+    joey_cfg = raw.get("joey") if isinstance(raw.get("joey"), dict) else {}
+    data = joey_cfg.get("data") if isinstance(joey_cfg.get("data"), dict) else {}
+    try:
+        return read_settings({"model": joey_cfg.get("model"), "data": dict(data, special_symbols=joey_cfg.get("special_symbols"))})
+    except CheckpointError as exc:
+        raise CheckpointError(f"{where}: {exc}") from None
+
+
+def describe_raw(raw: dict, where: Path) -> tuple[ModelDescription, str, str]:
+    """(description, source language, target language) of an imported folder's config.json,
+    without joeynmt installed."""
+    settings = _settings_of(raw, where)
+    return (describe(settings, str(raw.get("joeynmt_version", "2.x"))[:20]), settings.data["src"]["lang"],
+            settings.data["trg"]["lang"])
+
+
+def build_joey(folder: Path, raw: dict) -> tuple[JoeyModel, JoeyVocab, JoeyVocab]:
+    """The model (weights not yet loaded: ``model.checkpoint.load_model`` reads them) and the
+    vocabularies of an imported folder whose config.json is ``raw``."""
+    from joeynmt.tokenizers import build_tokenizer
+
+    version = joeynmt_version()
+    settings = _settings_of(raw, folder / "config.json")
+    tokens, data = {}, {}
+    for side in ("src", "trg"):
+        spec = dict(settings.data[side])
+        tokens[side] = read_tokens(_inside(folder, spec.get("voc_file") or f"{side}_vocab.txt"))
+        spec["tokenizer_cfg"] = {k: (str(_inside(folder, v)) if k in TOKENIZER_FILES else v)
+                                 for k, v in spec["tokenizer_cfg"].items()}
+        data[side] = spec
+    model, src_vocab, tgt_vocab = _build(settings, tokens["src"], tokens["trg"])
+    try:
+        tokenizers = build_tokenizer(data)
+    except Exception as exc:  # Joey asserts on missing tokenizer files
+        raise CheckpointError(f"{folder}: Joey could not build its tokenizers ({type(exc).__name__}: {exc})") from None
+    src_tok, tgt_tok = tokenizers[data["src"]["lang"]], tokenizers[data["trg"]["lang"]]
+    src_tok.set_vocab(src_vocab)
+    tgt_tok.set_vocab(tgt_vocab)
+    return (JoeyModel(model, settings, version), JoeyVocab(_all_tokens(src_vocab), src_tok, source=True),
+            JoeyVocab(_all_tokens(tgt_vocab), tgt_tok, source=False))
+
+
+def _inside(folder: Path, name: Any) -> Path:
+    """``folder / name`` for a plain file name; anything with a path in it is refused."""
+    if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        raise CheckpointError(f"{folder / 'config.json'}: file name {str(name)[:80]!r} must be a plain name "
+                              "inside the checkpoint folder")
+    return folder / name

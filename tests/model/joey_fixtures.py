@@ -1,0 +1,87 @@
+"""Tiny Joey NMT models trained by Joey's own training entry point, for the adapter tests."""
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+import torch
+import yaml
+
+from model.joey import swap_specials
+from model.vocab import EOS
+from tests.conftest import make_pairs
+
+# Two settings far apart: GRU + Bahdanau without input feeding, and a 2-layer LSTM + Luong with it.
+SETTINGS = {
+    "gru-bahdanau": {"rnn_type": "gru", "attention": "bahdanau", "input_feeding": False, "init_hidden": "bridge",
+                     "layers": 1, "emb": (16, 14), "hidden": (24, 22)},
+    "lstm-luong": {"rnn_type": "lstm", "attention": "luong", "input_feeding": True, "init_hidden": "zero",
+                   "layers": 2, "emb": (12, 10), "hidden": (18, 20)},
+}
+
+
+def joey_config(folder: Path, name: str, epochs: int = 8) -> dict:
+    s = SETTINGS[name]
+    side = {"level": "word", "lowercase": False, "max_length": 30, "voc_min_freq": 1, "voc_limit": 100,
+            "tokenizer_type": "none"}
+    return {
+        "name": name, "model_dir": str(folder / "model"),
+        "data": {"train": str(folder / "train"), "dev": str(folder / "dev"), "dataset_type": "plain",
+                 "src": dict(side, lang="en"), "trg": dict(side, lang="fr")},
+        "training": {"random_seed": 3, "optimizer": "adam", "scheduling": "exponential", "decrease_factor": 1.0, "learning_rate": 0.01,
+                     "batch_size": 20, "batch_type": "sentence", "eval_batch_size": 20, "epochs": epochs,
+                     "validation_freq": 120, "logging_freq": 30, "model_dir": str(folder / "model"),
+                     "overwrite": True, "shuffle": True, "use_cuda": False, "print_valid_sents": [],
+                     "keep_best_ckpts": 1, "eval_metric": ["bleu"]},
+        "testing": {"beam_size": 1, "max_output_length": 30},
+        "model": {
+            "initializer": "xavier_uniform", "bias_initializer": "zeros",
+            "encoder": {"type": "recurrent", "rnn_type": s["rnn_type"], "embeddings": {"embedding_dim": s["emb"][0]},
+                        "hidden_size": s["hidden"][0], "bidirectional": True, "num_layers": s["layers"]},
+            "decoder": {"type": "recurrent", "rnn_type": s["rnn_type"], "embeddings": {"embedding_dim": s["emb"][1]},
+                        "hidden_size": s["hidden"][1], "attention": s["attention"],
+                        "input_feeding": s["input_feeding"], "init_hidden": s["init_hidden"],
+                        "num_layers": s["layers"]},
+        },
+    }
+
+
+def train_joey(folder: Path, name: str) -> Path:
+    """Train one tiny Joey model with ``joeynmt.training.train`` (what ``python -m joeynmt train``
+    runs) and return its model folder, with config.yaml copied in as Joey's CLI does."""
+    from joeynmt.helpers import make_model_dir
+    from joeynmt.training import train
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, n, seed in (("train", 600, 1), ("dev", 20, 2)):
+        pairs = make_pairs(n, seed)
+        (folder / f"{split}.en").write_text("\n".join(p[0] for p in pairs) + "\n")
+        (folder / f"{split}.fr").write_text("\n".join(p[1] for p in pairs) + "\n")
+    cfg = joey_config(folder, name)
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
+    model_dir = Path(cfg["training"]["model_dir"])
+    make_model_dir(model_dir, overwrite=True)
+    shutil.copy(folder / "config.yaml", model_dir / "config.yaml")
+    train(rank=0, world_size=None, cfg=copy.deepcopy(cfg), skip_test=True)
+    return model_dir
+
+
+def joey_decode(joey, src_ids: list[int], beam: int, max_len: int):
+    """Joey's own search on one sentence given in this project's ids: (output ids in this
+    project's ids, Joey's scores, Joey's attention)."""
+    from joeynmt.search import beam_search, greedy
+
+    src = swap_specials(joey.src_embed.lut.num_embeddings)[torch.tensor([src_ids])]
+    mask = (src != joey.pad_index).unsqueeze(1)
+    with torch.no_grad():
+        enc_out, enc_hidden, _, _ = joey(return_type="encode", src=src, src_length=torch.tensor([len(src_ids)]),
+                                         src_mask=mask)
+        common = dict(encoder_output=enc_out, encoder_hidden=enc_hidden, src_mask=mask, max_output_length=max_len,
+                      model=joey, return_prob="hyp", min_output_length=0)
+        if beam == 1:
+            out, scores, att = greedy(**common)
+        else:
+            out, scores, att = beam_search(beam_size=beam, alpha=0.0, n_best=1, **common)
+    ids = swap_specials(joey.decoder.output_layer.out_features)[out[0]].tolist()
+    return (ids[:ids.index(EOS) + 1] if EOS in ids else ids), scores, att

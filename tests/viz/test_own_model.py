@@ -1,0 +1,154 @@
+"""Models this project did not write, in the app: the toy model of docs/own-model.md through a
+registered family, and a Joey NMT import."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+from streamlit.testing.v1 import AppTest
+
+from model import checkpoint
+from model.checkpoint import FORMAT, FORMAT_VERSION, Family
+from model.decodable import ModelDescription
+from tests.model.test_decodable import doc_namespace
+
+from ..conftest import open_tab
+from .test_translate_page import charts, heatmaps
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TOY = "tiny-attention-doc"
+WORDS_EN = "a the dog cat man woman child runs sits plays eats red blue big small in on park street ball".split()
+WORDS_FR = "un le chien chat homme femme enfant court assis joue mange rouge bleu grand petit dans sur parc rue balle".split()
+
+
+@pytest.fixture
+def toy_family(monkeypatch):
+    """The page's model registered as a family: its folder holds weights and its word lists."""
+    ns = doc_namespace()
+
+    def load(folder: Path, raw: dict):
+        words = json.loads((folder / "words.json").read_text())
+        src, tgt = ns["WordVocab"](words["src"]), ns["WordVocab"](words["tgt"])
+        model = ns["TinyAttention"](len(src), len(tgt), hidden=raw["hidden"])
+        model.load_state_dict(load_file(str(folder / "model.safetensors")))
+        return model, src, tgt
+
+    def describe(folder: Path, raw: dict):
+        return ModelDescription("tiny-attention", True, "dot-product", origin="the own-model guide",
+                                summary="GRU encoder and decoder, dot-product attention"), "en", "fr"
+
+    monkeypatch.setitem(checkpoint.FAMILIES, "tiny-attention", Family(load, describe))
+    return ns
+
+
+def write_toy(folder: Path, ns: dict) -> None:
+    torch.manual_seed(5)
+    folder.mkdir(parents=True)
+    model = ns["TinyAttention"](len(WORDS_EN) + 4, len(WORDS_FR) + 4, hidden=9)
+    save_file(model.state_dict(), str(folder / "model.safetensors"))
+    (folder / "words.json").write_text(json.dumps({"src": WORDS_EN, "tgt": WORDS_FR}))
+    (folder / "config.json").write_text(json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION,
+                                                    "family": "tiny-attention", "hidden": 9}))
+
+
+@pytest.fixture
+def toy_root(toy_family, tiny_checkpoints, tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "checkpoints"
+    write_toy(root / TOY, toy_family)
+    shutil.copytree(tiny_checkpoints["rnnencdec"], root / "rnnencdec-tiny")
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    return root
+
+
+def run_translate(text: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    at.text_area(key="source").input(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_registered_model_gets_every_translate_view(toy_root):
+    at = run_translate("a dog runs in the park")
+    heat = heatmaps(at)[0]
+    assert len(heat["z"][0]) == 6 and all(abs(sum(row) - 1) < 1e-4 for row in heat["z"])
+    assert at.selectbox(key="model_left").value == TOY  # the model with attention goes left
+    assert "from the own-model guide" in at.selectbox(key="model_left").format_func(TOY)
+    for tab in ("Step by step", "Beam tree", "What if", "Saliency", "Downloads"):
+        open_tab(at, tab)
+        assert not at.exception, (tab, at.exception)
+    open_tab(at, "Saliency")
+    assert heatmaps(at), "saliency heatmap"
+    open_tab(at, "Beam tree")
+    assert any(t.get("name") == "best path" for spec in charts(at) for t in spec["data"])
+
+
+def test_a_config_naming_an_unregistered_family_is_not_offered(toy_root, monkeypatch):
+    monkeypatch.delitem(checkpoint.FAMILIES, "tiny-attention")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    assert not any(TOY in str(option) for option in at.selectbox(key="model_left").options)
+
+
+# ---------------------------------------------------------------- a Joey NMT import
+
+
+@pytest.fixture(scope="module")
+def joey_import(tmp_path_factory) -> Path:
+    pytest.importorskip("joeynmt")
+    from tests.model.joey_fixtures import train_joey
+
+    torch.set_num_threads(1)
+    joey_dir = train_joey(tmp_path_factory.mktemp("joey"), "gru-bahdanau")
+    return checkpoint.import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-gru")
+
+
+@pytest.fixture
+def joey_root(joey_import, tiny_checkpoints, tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "checkpoints"
+    shutil.copytree(joey_import, root / "joey-gru")
+    shutil.copytree(tiny_checkpoints["rnnencdec"], root / "rnnencdec-tiny")
+    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    return root
+
+
+def test_an_imported_joey_model_is_labelled_and_every_view_works(joey_root):
+    at = run_translate("a dog runs in the park")
+    assert at.selectbox(key="model_left").value == "joey-gru"
+    assert "Joey NMT" in at.selectbox(key="model_left").format_func("joey-gru")
+    assert at.text[0].value == "un chien court dans le parc"  # the Joey model learned the toy task
+    heat = heatmaps(at)[0]
+    assert len(heat["z"][0]) == 7  # six words and the </s> Joey adds to every source
+    open_tab(at, "Step by step")
+    assert any("does not expose its energies" in c.value for c in at.caption)
+    for tab in ("Beam tree", "What if", "Saliency"):
+        open_tab(at, tab)
+        assert not at.exception, (tab, at.exception)
+
+
+def test_the_models_and_paper_pages_say_where_an_import_came_from(joey_root):
+    from viz import checkpoints
+    found = checkpoints.info("joey-gru")
+    assert found.imported and "Joey NMT" in found.label
+    at = AppTest.from_function(_paper_model_tab, default_timeout=120).run()
+    assert not at.exception, at.exception
+    plain = lambda el: el.value.replace("\\", "")  # noqa: E731 (md() escapes markdown characters)
+    assert any("Joey NMT" in plain(m) and "does not compute" in plain(m) for m in at.info)
+    assert any("Luong et al. 2015" in plain(m) and "no maxout" in plain(m) for m in at.markdown)  # the differences
+    card = AppTest.from_function(_models_card, default_timeout=60).run()
+    assert not card.exception, card.exception
+    assert any(plain(m).startswith("**From:** Joey NMT 2.3.0 (imported)") for m in card.markdown)
+
+
+def _paper_model_tab():
+    from viz import paper_model
+    paper_model.render("joey-gru", "rnnencdec-tiny", "a dog runs in the park")
+
+
+def _models_card():
+    from viz import checkpoints, models_page
+    models_page.card_ui(checkpoints.info("joey-gru"))
