@@ -524,10 +524,23 @@ def build_joey(folder: Path, raw: dict) -> tuple[JoeyModel, JoeyVocab, JoeyVocab
     except Exception as exc:  # Joey asserts on missing tokenizer files
         raise CheckpointError(f"{folder}: Joey could not build its tokenizers ({type(exc).__name__}: {exc})") from None
     src_tok, tgt_tok = tokenizers[data["src"]["lang"]], tokenizers[data["trg"]["lang"]]
-    src_tok.set_vocab(src_vocab)
-    tgt_tok.set_vocab(tgt_vocab)
+    _set_vocab(src_tok, src_vocab)
+    _set_vocab(tgt_tok, tgt_vocab)
     return (JoeyModel(model, settings, version), JoeyVocab(_all_tokens(src_vocab), src_tok, source=True),
             JoeyVocab(_all_tokens(tgt_vocab), tgt_tok, source=False))
+
+
+def _set_vocab(tokenizer, vocab) -> None:
+    """Joey's ``set_vocab``. Joey 2.3's SentencePiece tokenizer also calls the processor's
+    ``SetVocabulary``, which sentencepiece 0.2.1 and later no longer have; without it the
+    special tokens are still set, and a piece outside the token list reads as <unk> (the
+    SentencePiece model was usually trained with the same pieces, so this rarely differs)."""
+    from joeynmt.tokenizers import BasicTokenizer
+
+    try:
+        tokenizer.set_vocab(vocab)
+    except AttributeError:
+        BasicTokenizer.set_vocab(tokenizer, vocab)
 
 
 def _inside(folder: Path, name: Any) -> Path:

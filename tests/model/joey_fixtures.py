@@ -21,10 +21,11 @@ SETTINGS = {
 }
 
 
-def joey_config(folder: Path, name: str, epochs: int = 8) -> dict:
+def joey_config(folder: Path, name: str, epochs: int = 8, tokens: dict | None = None) -> dict:
+    """``tokens``: the data sides' tokenization (default: whole words)."""
     s = SETTINGS[name]
     side = {"level": "word", "lowercase": False, "max_length": 30, "voc_min_freq": 1, "voc_limit": 100,
-            "tokenizer_type": "none"}
+            "tokenizer_type": "none"} if tokens is None else dict(tokens, max_length=60, voc_min_freq=1, voc_limit=300)
     return {
         "name": name, "model_dir": str(folder / "model"),
         "data": {"train": str(folder / "train"), "dev": str(folder / "dev"), "dataset_type": "plain",
@@ -47,18 +48,26 @@ def joey_config(folder: Path, name: str, epochs: int = 8) -> dict:
     }
 
 
-def train_joey(folder: Path, name: str) -> Path:
-    """Train one tiny Joey model with ``joeynmt.training.train`` (what ``python -m joeynmt train``
-    runs) and return its model folder, with config.yaml copied in as Joey's CLI does."""
-    from joeynmt.helpers import make_model_dir
-    from joeynmt.training import train
-
+def write_corpus(folder: Path) -> None:
+    """The fixture task's train and dev files, as Joey's plain datasets read them."""
     folder.mkdir(parents=True, exist_ok=True)
     for split, n, seed in (("train", 600, 1), ("dev", 20, 2)):
         pairs = make_pairs(n, seed)
         (folder / f"{split}.en").write_text("\n".join(p[0] for p in pairs) + "\n")
         (folder / f"{split}.fr").write_text("\n".join(p[1] for p in pairs) + "\n")
-    cfg = joey_config(folder, name)
+
+
+def train_joey(folder: Path, name: str, tokens: dict | None = None) -> Path:
+    """Train one tiny Joey model with ``joeynmt.training.train`` (what ``python -m joeynmt train``
+    runs) and return its model folder, with config.yaml copied in as Joey's CLI does."""
+    from joeynmt.helpers import make_model_dir
+    from joeynmt.training import train
+
+    write_corpus(folder)
+    cfg = joey_config(folder, name, tokens=tokens)
+    if tokens is not None:  # each side reads its own tokenizer file
+        for side, lang in (("src", "en"), ("trg", "fr")):
+            cfg["data"][side]["tokenizer_cfg"] = {k: v.format(lang=lang) for k, v in tokens["tokenizer_cfg"].items()}
     (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
     model_dir = Path(cfg["training"]["model_dir"])
     make_model_dir(model_dir, overwrite=True)

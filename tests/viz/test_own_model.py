@@ -152,3 +152,22 @@ def _paper_model_tab():
 def _models_card():
     from viz import checkpoints, models_page
     models_page.card_ui(checkpoints.info("joey-gru"))
+
+
+def _evaluate_page():
+    from viz import evaluate_page
+    evaluate_page.render()
+
+
+def test_the_evaluate_page_scores_an_imported_model(joey_root, monkeypatch):
+    monkeypatch.setenv("NMT_DATA_DIR", "/nonexistent")  # only the upload choices
+    at = AppTest.from_function(_evaluate_page, default_timeout=120).run()
+    src = "a dog runs in the park\nthe small cat sits\na man eats a red ball\n"
+    ref = "un chien court dans le parc\nle petit chat assis\nun homme mange un balle rouge\n"
+    at.file_uploader(key="eval_src").upload("test.en", src.encode()).run()
+    at.file_uploader(key="eval_ref").upload("test.fr", ref.encode()).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    scores = at.dataframe[0].value
+    assert list(scores["model"]) == ["joey-gru", "rnnencdec-tiny"]
+    assert scores.set_index("model")["BLEU"]["joey-gru"] > 50  # it learned the word-for-word task
