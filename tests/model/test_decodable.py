@@ -83,11 +83,11 @@ def test_what_if_and_saliency(translator):
     np.testing.assert_allclose(sal.sum(1), 1.0, atol=1e-5)
 
 
-def test_teacher_forcing_default_equals_the_steps(translator):
-    """The interface's default teacher forcing (what saliency and alignment use) is the step loop."""
+def assert_teacher_forcing_is_the_step_loop(translator: Translator, source: str, tgt_in: list[int]) -> None:
+    """``teacher_forced`` (what saliency and alignment use) gives what ``step`` gives one token at a time."""
     model = translator.model
-    src = torch.tensor([translator.src_vocab.encode(SENTENCES[3])])
-    tgt = torch.tensor([[2, 4, 5, 6]])
+    src = torch.tensor([translator.src_vocab.encode(source)])
+    tgt = torch.tensor([tgt_in])
     with torch.inference_mode():
         memory = model.encode(src, torch.tensor([src.size(1)]))
         logprobs, alpha = model.teacher_forced(memory, tgt)
@@ -97,3 +97,7 @@ def test_teacher_forcing_default_equals_the_steps(translator):
             state = out.state
             torch.testing.assert_close(out.logprobs, logprobs[:, t])
             torch.testing.assert_close(out.alpha, alpha[:, t])
+
+
+def test_teacher_forcing_default_equals_the_steps(translator):
+    assert_teacher_forcing_is_the_step_loop(translator, SENTENCES[3], [2, 4, 5, 6])

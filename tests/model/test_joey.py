@@ -24,6 +24,7 @@ from model.search import SearchConfig, _max_lengths  # noqa: E402
 from model.translate import Translator  # noqa: E402
 from model.vocab import BOS, EOS, PAD, UNK  # noqa: E402
 from tests.conftest import make_pairs  # noqa: E402
+from tests.model.test_decodable import assert_teacher_forcing_is_the_step_loop  # noqa: E402
 from tests.model.joey_fixtures import SETTINGS, joey_decode, train_joey  # noqa: E402
 
 SENTENCES = [p[0] for p in make_pairs(50, seed=9)]
@@ -122,18 +123,7 @@ def test_every_view_works_on_an_imported_model(imported):
 
 
 def test_teacher_forcing_equals_step_by_step(imported):
-    model = imported.model
-    src = torch.tensor([imported.src_vocab.encode(SENTENCES[3])])
-    tgt = torch.tensor([[BOS] + imported.tgt_vocab.encode("le chien court")])
-    with torch.inference_mode():
-        memory = model.encode(src, torch.tensor([src.size(1)]))
-        logprobs, alpha = model.teacher_forced(memory, tgt)
-        state = model.init_state(memory)
-        for t in range(tgt.size(1)):
-            out = model.step(tgt[:, t], state, memory)
-            state = out.state
-            torch.testing.assert_close(out.logprobs, logprobs[:, t])
-            torch.testing.assert_close(out.alpha, alpha[:, t])
+    assert_teacher_forcing_is_the_step_loop(imported, SENTENCES[3], [BOS] + imported.tgt_vocab.encode("le chien court"))
 
 
 def test_an_import_holds_no_pickle_and_says_where_it_came_from(imported_folder):
