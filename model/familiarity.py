@@ -42,7 +42,7 @@ def familiarity_note(trace: Trace, src_vocab: Vocabulary) -> Optional[str]:
         return None
     unknown = sum(i == UNK for i in trace.source_ids)
     if unknown:
-        return f"{unknown} source piece(s) are unknown to this model (<unk>): it never saw those characters."
+        return f"{unknown} source piece(s) are unknown to this model (<unk>): they are not in its vocabulary."
     rare, words = fragmented_words(trace.source_tokens)
     if rare >= 2 and rare / words > FRAGMENTED_SHARE:
         return (f"{rare} of {words} words are split into {FRAGMENTED_PIECES}+ pieces: vocabulary this model "

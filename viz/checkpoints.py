@@ -143,9 +143,10 @@ def default_pair(models: list[ModelInfo]) -> tuple[str, str]:
     if not models:
         raise ValueError("default_pair needs at least one model")
     preferred = [m for m in models if m.card and m.card.pair == DEFAULT_PAIR] or models
-    search = sorted((m for m in preferred if m.has_attention),
-                    key=lambda m: (m.arch != "rnnsearch", m.attention != "additive"))
-    encdec = [m for m in preferred if m.arch == "rnnencdec"]
+    rank = lambda m: (m.arch != "rnnsearch", m.attention != "additive")  # noqa: E731
+    search = sorted((m for m in preferred if m.has_attention), key=rank) or \
+        sorted((m for m in models if m.has_attention), key=rank)
     first = (search or models)[0].name
+    encdec = [m for group in (preferred, models) for m in group if m.arch == "rnnencdec" and m.name != first]
     second = (encdec or [m for m in models if m.name != first] or models)[0].name
     return first, second

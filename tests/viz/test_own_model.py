@@ -171,3 +171,29 @@ def test_the_evaluate_page_scores_an_imported_model(joey_root, monkeypatch):
     scores = at.dataframe[0].value
     assert list(scores["model"]) == ["joey-gru", "rnnencdec-tiny"]
     assert scores.set_index("model")["BLEU"]["joey-gru"] > 50  # it learned the word-for-word task
+
+
+def _info(name: str, arch: str, pair: str = "", origin: str = "this project"):
+    from model.model_card import Card
+    from viz.checkpoints import ModelInfo
+
+    attention = {"rnnsearch": "additive", "rnnencdec": "", "joey-rnn": "bahdanau"}[arch]
+    card = Card(name, arch, pair=pair) if pair else None
+    return ModelInfo(name, arch, attention, "en", "fr", None, card,
+                     description=ModelDescription(arch, arch != "rnnencdec", attention, origin=origin))
+
+
+@pytest.mark.parametrize("models, pair", [
+    ([("a-search", "rnnsearch", "everyday"), ("b-encdec", "rnnencdec", "everyday"), ("joey", "joey-rnn", "")],
+     ("a-search", "b-encdec")),  # the default pair first
+    ([("b-encdec", "rnnencdec", "everyday"), ("joey", "joey-rnn", "")], ("joey", "b-encdec")),  # attention left
+    ([("joey", "joey-rnn", ""), ("z-search", "rnnsearch", "")], ("z-search", "joey")),  # this project's first
+    ([("a-encdec", "rnnencdec", ""), ("b-encdec", "rnnencdec", "")], ("a-encdec", "b-encdec")),
+    ([("joey", "joey-rnn", "")], ("joey", "joey")),
+])
+def test_the_default_pair_puts_a_model_with_attention_left_and_another_right(models, pair):
+    from viz.checkpoints import default_pair
+
+    infos = [_info(name, arch, card_pair, "Joey NMT" if arch == "joey-rnn" else "this project")
+             for name, arch, card_pair in models]
+    assert default_pair(infos) == pair
