@@ -103,9 +103,25 @@ class WordMatrices:
 
 
 def encode_words(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
-    """Piece ids of ``words`` encoded one by one, and each word's [start, end) piece span (the
-    same pieces as encoding the joined sentence: SentencePiece splits at spaces first). A
-    vocabulary that ends a source with </s> (Joey NMT's) gets one </s> after the last word."""
+    """Piece ids of the sentence ``words`` make, and each word's [start, end) piece span: where
+    the word's own pieces (it encoded alone) occur, in order. SentencePiece splits at spaces
+    first, so the pieces are the same; a character-level vocabulary has a space piece between
+    words, which belongs to no word; a vocabulary that ends a source with </s> (Joey NMT's) has
+    it after the last word. Where a word's pieces are not found in order, its pieces
+    are used one word after another instead."""
+    ids = vocab.encode(" ".join(words))
+    spans, start = [], 0
+    for word in words:
+        pieces = [p for p in vocab.encode(word) if p != EOS]
+        at = next((i for i in range(start, len(ids) - len(pieces) + 1) if ids[i:i + len(pieces)] == pieces), None)
+        if at is None or not pieces:
+            return _encode_word_by_word(vocab, words)
+        spans.append((at, at + len(pieces)))
+        start = at + len(pieces)
+    return ids, spans
+
+
+def _encode_word_by_word(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
     ids, spans, suffix = [], [], []
     for word in words:
         pieces = vocab.encode(word)

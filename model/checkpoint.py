@@ -27,7 +27,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
-from .config import ModelConfig, TrainConfig, dataclass_from_dict
+from .config import MAX_PARAMETERS, ModelConfig, TrainConfig, dataclass_from_dict
 from .decodable import Decodable, ModelDescription, Vocabulary
 from .errors import CheckpointError, ConfigError
 from .joey import FAMILY as JOEY_FAMILY
@@ -39,7 +39,6 @@ FORMAT = "bahdanau-nmt-checkpoint"
 FORMAT_VERSION = 1
 WEIGHTS, CONFIG, CARD = "model.safetensors", "config.json", "card.json"
 SRC_VOCAB, TGT_VOCAB = "src.spm.model", "tgt.spm.model"
-MAX_PARAMETERS = 400_000_000  # refuse configs that would allocate more than this (~1.6 GB fp32)
 MAX_JSON_BYTES = 10 * 2**20
 MAX_VOCAB_BYTES = 50 * 2**20  # a 200k-piece SentencePiece model is about 5 MB
 
@@ -225,7 +224,8 @@ FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),
 
 def register_family(name: str, family: Family) -> None:
     """Open folders whose config.json says ``"family": name`` with ``family``: how a model of
-    one's own reaches the app and the command lines (docs/own-model.md). A config.json may only
+    one's own reaches the app and Python code (``load_model``, ``Translator.from_checkpoint``;
+    docs/own-model.md); the command lines know the built-in families. A config.json may only
     name a registered family, so no file can make the server import code."""
     if name in (OWN_FAMILY, JOEY_FAMILY):
         raise ValueError(f"{name!r} is built in")
@@ -237,6 +237,8 @@ def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
     Joey's parameters as safetensors, its settings in config.json, its token lists and
     tokenizer files, and a card saying where it came from."""
     out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new one")
     found = read_joey_dir(joey_dir, ckpt, name=out.name)
     out.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().float().clone().contiguous() for k, v in found.state.items()},  # clone: tied weights

@@ -17,6 +17,7 @@ ARCHS = ("rnnsearch", "rnnencdec")
 # (say, a 10^9-unit layer) is refused instead of exhausting memory.
 MAX_UNITS = 8192
 MAX_VOCAB = 200_000
+MAX_PARAMETERS = 400_000_000  # a loader refuses configs that would allocate more (~1.6 GB fp32)
 
 
 @dataclass

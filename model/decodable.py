@@ -125,6 +125,11 @@ class Decodable(ABC):
     def reorder(self, state: Any, index: torch.Tensor) -> Any:
         """The state of rows ``index`` (batch',)."""
 
+    def num_parameters(self) -> int:
+        """Number of weights (cards and ``python -m model.checkpoint check`` print it); this
+        default counts the parameters of an ``nn.Module``."""
+        return sum(p.numel() for p in self.parameters())
+
     def teacher_forced(self, memory: Memory, tgt_in: torch.Tensor) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Log-probabilities (batch, T, V) and attention (batch, T, src_len) | None of reading
         tgt_in (batch, T) (<s> y_1 .. y_{T-1}, then <pad>) one step at a time. Positions after a

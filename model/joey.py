@@ -28,6 +28,7 @@ with one line naming the setting.
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from dataclasses import dataclass
 from importlib import metadata
@@ -38,6 +39,7 @@ from typing import Any, Iterable, Optional
 import torch
 from torch import nn
 
+from .config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from .decodable import AlphaFn, Decodable, ModelDescription, Step
 from .errors import CheckpointError
 from .vocab import BOS, EOS, PAD, UNK
@@ -89,54 +91,133 @@ def _section(cfg: dict, *keys: str) -> dict:
     return node
 
 
-def read_settings(cfg: Any) -> JoeySettings:
-    """Validate a Joey config (its YAML as a dict): recurrent models only; one CheckpointError
-    line naming the first unsupported setting."""
-    if not isinstance(cfg, dict):
-        raise CheckpointError("config: not a mapping")
-    model, data = _section(cfg, "model"), _section(cfg, "data")
-    for part in ("encoder", "decoder"):
+# The settings kept from each part of Joey's "model" section, with their types and defaults;
+# anything else (pretrained embedding files, initialisers: the weights come from the checkpoint)
+# is dropped, so nothing a config names is opened and nothing it nests is copied.
+RNN_KEYS = {"type": (str, "recurrent"), "rnn_type": (str, "gru"), "hidden_size": (int, None),
+            "num_layers": (int, 1), "dropout": (float, 0.0)}
+DECODER_KEYS = {**RNN_KEYS, "attention": (str, "bahdanau"), "input_feeding": (bool, True),
+                "init_hidden": (str, "bridge"), "hidden_dropout": (float, 0.0), "activation": (str, "tanh")}
+ENCODER_KEYS = {**RNN_KEYS, "bidirectional": (bool, True)}
+EMBEDDING_KEYS = {"embedding_dim": (int, None), "scale": (bool, False), "dropout": (float, 0.0)}
+TOP_KEYS = {"tied_embeddings": (bool, False), "tied_softmax": (bool, False)}
+MAX_LAYERS = 8
+ACTIVATIONS = ("tanh", "relu", "gelu", "leakyrelu", "relu6", "silu")
+
+
+def _kept(node: dict, keys: dict, where: str) -> dict:
+    """The whitelisted settings of ``node``, each checked against its type (ints for sizes)."""
+    out = {}
+    for key, (kind, default) in keys.items():
+        value = node.get(key, default)
+        if value is None:
+            if default is None and key in ("hidden_size", "embedding_dim"):
+                raise CheckpointError(f"{where}.{key} is missing")
+            continue
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise CheckpointError(f"{where}.{key}={str(value)[:40]!r} must be {kind.__name__}")
+        out[key] = value
+    for key in ("hidden_size", "embedding_dim"):
+        if key in out and not 1 <= out[key] <= MAX_UNITS:
+            raise CheckpointError(f"{where}.{key}={out[key]} is outside 1..{MAX_UNITS}")
+    if not 1 <= out.get("num_layers", 1) <= MAX_LAYERS:
+        raise CheckpointError(f"{where}.num_layers={out['num_layers']} is outside 1..{MAX_LAYERS}")
+    return out
+
+
+def _model_settings(cfg: dict) -> dict:
+    model = {**_kept(_section(cfg, "model"), TOP_KEYS, "model")}
+    for part, keys in (("encoder", ENCODER_KEYS), ("decoder", DECODER_KEYS)):
         sub = _section(cfg, "model", part)
         if sub.get("type", "recurrent" if part == "encoder" else "transformer") != "recurrent":
-            raise CheckpointError(f"model.{part}.type={sub.get('type', 'transformer')!r} is not supported: "
+            raise CheckpointError(f"model.{part}.type={str(sub.get('type', 'transformer'))[:40]!r} is not supported: "
                                   "only recurrent (RNN) Joey models can be imported")
-        if sub.get("rnn_type", "gru") not in ("gru", "lstm"):
-            raise CheckpointError(f"model.{part}.rnn_type={sub.get('rnn_type')!r} is not supported (gru or lstm)")
-        _section(cfg, "model", part, "embeddings")
-    if model["encoder"].get("bidirectional", True) is not True:
+        kept = _kept(sub, keys, f"model.{part}")
+        if kept["rnn_type"] not in ("gru", "lstm"):
+            raise CheckpointError(f"model.{part}.rnn_type={kept['rnn_type'][:40]!r} is not supported (gru or lstm)")
+        kept["embeddings"] = _kept(_section(cfg, "model", part, "embeddings"), EMBEDDING_KEYS, f"model.{part}.embeddings")
+        model[part] = kept
+    if model["encoder"]["bidirectional"] is not True:
         raise CheckpointError("model.encoder.bidirectional=false is not supported (Joey's recurrent encoder "
                               "reads both directions' final states)")
     dec = model["decoder"]
-    if dec.get("attention", "bahdanau") not in ("bahdanau", "luong"):
-        raise CheckpointError(f"model.decoder.attention={dec.get('attention')!r} is not supported (bahdanau or luong)")
-    if dec.get("init_hidden", "bridge") not in ("bridge", "zero", "last"):
-        raise CheckpointError(f"model.decoder.init_hidden={dec.get('init_hidden')!r} is not supported "
-                              "(bridge, zero or last)")
-    specials = dict(data.get("special_symbols") or {})
+    for key, allowed in (("attention", ("bahdanau", "luong")), ("init_hidden", ("bridge", "zero", "last")),
+                         ("activation", ACTIVATIONS)):
+        if dec[key] not in allowed:
+            raise CheckpointError(f"model.decoder.{key}={dec[key][:40]!r} is not supported ({', '.join(allowed)})")
+    return model
+
+
+def _tokenizer_settings(tok_cfg: Any, where: str) -> dict:
+    """A side's tokenizer_cfg: file names, and plain settings of safe types only."""
+    if not isinstance(tok_cfg, dict):
+        raise CheckpointError(f"{where} is not a mapping")
+    out = {}
+    for key, value in tok_cfg.items():
+        if key in TOKENIZER_FILES:
+            if not isinstance(value, str) or not value:
+                raise CheckpointError(f"{where}.{key} must be a file name")
+        elif key == "separator":
+            if not isinstance(value, str) or not re.fullmatch(r"[^\s-][^\s]{0,7}", value):
+                raise CheckpointError(f"{where}.separator={str(value)[:20]!r} must be 1-8 characters, no space, "
+                                      "not starting with '-'")
+        elif key == "pretokenizer":
+            if value not in ("none", "moses"):
+                raise CheckpointError(f"{where}.pretokenizer={str(value)[:20]!r} is not supported (none or moses)")
+        elif key in ("alpha", "dropout", "nbest_size"):
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise CheckpointError(f"{where}.{key} must be a number")
+        else:
+            continue  # other keys (e.g. training-time options) are not needed to tokenize
+        out[key] = value
+    return out
+
+
+def read_settings(cfg: Any) -> JoeySettings:
+    """Validate a Joey config (its YAML as a dict): recurrent models only; one CheckpointError
+    line naming the first unsupported or malformed setting. Only known settings of the right
+    types are kept."""
+    if not isinstance(cfg, dict):
+        raise CheckpointError("config: not a mapping")
+    model = _model_settings(cfg)
+    data = _section(cfg, "data")
+    specials = data.get("special_symbols") or {}
+    if not isinstance(specials, dict):
+        raise CheckpointError("data.special_symbols is not a mapping")
     for key in ("sep_token", "lang_tags"):
         if specials.get(key):
             raise CheckpointError(f"data.special_symbols.{key} is not supported (prompts and language tags)")
+    kept = {}
     for key, default in JOEY_SPECIALS.items():
         value = specials.get(key, default)
-        if not isinstance(value, str) or not value:
-            raise CheckpointError(f"data.special_symbols.{key}={value!r} must be a non-empty string")
-        specials[key] = value
+        if not isinstance(value, str) or not value or len(value) > 40:
+            raise CheckpointError(f"data.special_symbols.{key}={str(value)[:40]!r} must be a non-empty string")
+        kept[key] = value
+    if len(set(kept.values())) < len(kept):
+        raise CheckpointError("data.special_symbols: the four special tokens must differ")
     sides = {}
     for side in ("src", "trg"):
         spec = _section(cfg, "data", side)
         level = spec.get("level", "word")
         if level not in ("word", "char", "bpe"):
-            raise CheckpointError(f"data.{side}.level={level!r} is not supported (word, char or bpe)")
+            raise CheckpointError(f"data.{side}.level={str(level)[:40]!r} is not supported (word, char or bpe)")
         kind = spec.get("tokenizer_type", spec.get("bpe_type", "sentencepiece"))
         if level == "bpe" and kind not in ("sentencepiece", "subword-nmt"):
-            raise CheckpointError(f"data.{side}.tokenizer_type={kind!r} is not supported (sentencepiece or subword-nmt)")
-        tok_cfg = spec.get("tokenizer_cfg") or {}
-        if not isinstance(tok_cfg, dict):
-            raise CheckpointError(f"data.{side}.tokenizer_cfg is not a mapping")
-        sides[side] = {"lang": str(spec.get("lang", side)), "level": level, "lowercase": bool(spec.get("lowercase", False)),
-                       "normalize": bool(spec.get("normalize", False)), "tokenizer_type": kind,
-                       "tokenizer_cfg": dict(tok_cfg), "voc_file": spec.get("voc_file")}
-    return JoeySettings(copy.deepcopy(model), sides, specials)
+            raise CheckpointError(f"data.{side}.tokenizer_type={str(kind)[:40]!r} is not supported "
+                                  "(sentencepiece or subword-nmt)")
+        lang = spec.get("lang", side)
+        if not isinstance(lang, str) or not re.fullmatch(r"[A-Za-z_-]{1,20}", lang):
+            raise CheckpointError(f"data.{side}.lang={str(lang)[:40]!r} must be a language code")
+        voc_file = spec.get("voc_file")
+        sides[side] = {"lang": lang, "level": level, "lowercase": bool(spec.get("lowercase", False)),
+                       "normalize": bool(spec.get("normalize", False)), "tokenizer_type": str(kind),
+                       "tokenizer_cfg": _tokenizer_settings(spec.get("tokenizer_cfg") or {}, f"data.{side}.tokenizer_cfg"),
+                       "voc_file": voc_file if isinstance(voc_file, str) else None}
+    if sides["src"]["lang"] == sides["trg"]["lang"]:
+        raise CheckpointError("data.src.lang and data.trg.lang are the same; Joey keys its tokenizers by language")
+    return JoeySettings(model, sides, kept)
 
 
 def _special_namespace(specials: dict) -> SimpleNamespace:
@@ -257,9 +338,6 @@ class JoeyModel(nn.Module, Decodable):
     def reorder(self, state: JoeyState, index: torch.Tensor) -> JoeyState:
         return state.select(index)
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.joey.parameters())
-
 
 def describe(settings: JoeySettings, version: str) -> ModelDescription:
     """The imported model in a line, and how its equations differ from RNNsearch's."""
@@ -309,9 +387,14 @@ class JoeyVocab:
         return len(self.tokens)
 
     def encode(self, text: str) -> list[int]:
+        """Ids of ``text``; none for text that Joey's pre-processing empties (blank, or only
+        characters its normalisation removes), which Joey would refuse with an assertion."""
         if not text.strip():
             return []
-        pieces = self.tokenizer(self.tokenizer.pre_process(text), is_train=False)
+        try:
+            pieces = self.tokenizer(self.tokenizer.pre_process(text), is_train=False)
+        except AssertionError:
+            return []
         return [self.index.get(p, UNK) for p in pieces] + ([EOS] if self.source else [])
 
     def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
@@ -322,7 +405,10 @@ class JoeyVocab:
 
     def decode(self, ids: Iterable[int]) -> str:
         kept = self.pieces(i for i in ids if int(i) not in (PAD, BOS, EOS))
-        return self.tokenizer.post_process(kept) if kept else ""
+        try:
+            return self.tokenizer.post_process(kept) if kept else ""
+        except AssertionError:  # Joey asserts that detokenised text is not empty (e.g. only "▁")
+            return ""
 
 
 # ---------------------------------------------------------------- files
@@ -342,8 +428,9 @@ def _read_text(path: Path, what: str) -> str:
 def read_tokens(path: Path) -> list[str]:
     """A Joey token list: one token per line (Joey writes its specials first)."""
     tokens = _read_text(path, "token list").splitlines()
-    if len(tokens) < 5:
-        raise CheckpointError(f"{path}: {len(tokens)} tokens; a Joey vocabulary has its 4 specials and more")
+    if not 5 <= len(tokens) <= MAX_VOCAB:
+        raise CheckpointError(f"{path}: {len(tokens)} tokens; a Joey vocabulary has its 4 specials and more, "
+                              f"at most {MAX_VOCAB:,}")
     return tokens
 
 
@@ -374,12 +461,16 @@ def _build(settings: JoeySettings, src_tokens: list[str], tgt_tokens: list[str])
 
     quiet_joey_logs()
     specials = _special_namespace(settings.special_symbols)
-    src_vocab, tgt_vocab = Vocabulary(src_tokens, specials), Vocabulary(tgt_tokens, specials)
     try:
-        model = build_model(copy.deepcopy(settings.model), src_vocab=src_vocab, trg_vocab=tgt_vocab)
+        src_vocab, tgt_vocab = Vocabulary(src_tokens, specials), Vocabulary(tgt_tokens, specials)
+        with torch.device("meta"):  # the structure only: no memory, no initialisation, until its size is checked
+            model = build_model(copy.deepcopy(settings.model), src_vocab=src_vocab, trg_vocab=tgt_vocab)
     except Exception as exc:  # Joey's ConfigurationError, AssertionError, TypeError on odd values
         raise CheckpointError(f"config: Joey could not build this model ({type(exc).__name__}: {exc})") from None
-    return model, src_vocab, tgt_vocab
+    size = sum(p.numel() for p in model.parameters())
+    if size > MAX_PARAMETERS:
+        raise CheckpointError(f"config: asks for {size:,} parameters, more than the {MAX_PARAMETERS:,} this loader allows")
+    return model.to_empty(device="cpu"), src_vocab, tgt_vocab
 
 
 def _all_tokens(vocab) -> list[str]:
@@ -437,6 +528,8 @@ def read_joey_dir(model_dir: str | Path, ckpt: str = "", name: str = "") -> Joey
         raise CheckpointError(f"--ckpt {ckpt[:80]!r}: give a file name inside {model_dir}")
     ckpt_path = model_dir / ckpt if ckpt else next((model_dir / n for n in ("best.ckpt", "latest.ckpt")
                                                    if (model_dir / n).is_file()), model_dir / "best.ckpt")
+    _build_tokenizers(settings, {side: settings.data[side]["tokenizer_cfg"] for side in ("src", "trg")},
+                      lambda name: _tokenizer_file(model_dir, name))  # fails here, before anything is written
     state = read_joey_checkpoint(ckpt_path)
     tokens = {side: read_tokens(model_dir / f"{side}_vocab.txt") for side in ("src", "trg")}  # Joey writes these
     model, src_vocab, tgt_vocab = _build(settings, tokens["src"], tokens["trg"])
@@ -448,20 +541,19 @@ def read_joey_dir(model_dir: str | Path, ckpt: str = "", name: str = "") -> Joey
         for key, suffix in TOKENIZER_FILES.items():
             if key in tok_cfg:
                 tok_cfg[key] = f"{side}.{suffix}"
-                files[tok_cfg[key]] = _tokenizer_file(model_dir, settings.data[side]["tokenizer_cfg"][key], side, key)
+                files[tok_cfg[key]] = _tokenizer_file(model_dir, settings.data[side]["tokenizer_cfg"][key])
         data[side] = dict(settings.data[side], voc_file=f"{side}_vocab.txt", tokenizer_cfg=tok_cfg)
     card = dict(import_card(name or model_dir.name, settings, version, model_dir, ckpt_path),
                 parameters=sum(t.numel() for t in state.values()))
     return JoeyImport(settings, state, tokens, data, files, card, version)
 
 
-def _tokenizer_file(model_dir: Path, given: Any, side: str, key: str) -> Path:
-    """A tokenizer file named in Joey's config: the path as given, else that name in the
-    Joey model folder."""
-    given = Path(str(given))
-    found = next((p for p in (given, model_dir / given.name) if p.is_file()), None)
-    if found is None:
-        raise CheckpointError(f"{given}: missing (data.{side}.tokenizer_cfg.{key})")
+def _tokenizer_file(model_dir: Path, given: str) -> Path:
+    """A tokenizer file named in Joey's config, looked up by its name in the Joey model folder
+    (Joey copies it there when it trains); nothing outside that folder is read."""
+    found = model_dir / Path(given).name
+    if not found.is_file():
+        raise CheckpointError(f"{found}: missing; the config names {given[:80]!r} (copy that file into {model_dir})")
     if found.stat().st_size > MAX_TEXT_BYTES:
         raise CheckpointError(f"{found}: larger than {MAX_TEXT_BYTES // 2**20} MiB")
     return found
@@ -507,27 +599,32 @@ def describe_raw(raw: dict, where: Path) -> tuple[ModelDescription, str, str]:
 def build_joey(folder: Path, raw: dict) -> tuple[JoeyModel, JoeyVocab, JoeyVocab]:
     """The model (weights not yet loaded: ``model.checkpoint.load_model`` reads them) and the
     vocabularies of an imported folder whose config.json is ``raw``."""
-    from joeynmt.tokenizers import build_tokenizer
-
     version = joeynmt_version()
     settings = _settings_of(raw, folder / "config.json")
-    tokens, data = {}, {}
-    for side in ("src", "trg"):
-        spec = dict(settings.data[side])
-        tokens[side] = read_tokens(_inside(folder, spec.get("voc_file") or f"{side}_vocab.txt"))
-        spec["tokenizer_cfg"] = {k: (str(_inside(folder, v)) if k in TOKENIZER_FILES else v)
-                                 for k, v in spec["tokenizer_cfg"].items()}
-        data[side] = spec
+    tokens = {side: read_tokens(_inside(folder, settings.data[side].get("voc_file") or f"{side}_vocab.txt"))
+              for side in ("src", "trg")}
     model, src_vocab, tgt_vocab = _build(settings, tokens["src"], tokens["trg"])
-    try:
-        tokenizers = build_tokenizer(data)
-    except Exception as exc:  # Joey asserts on missing tokenizer files
-        raise CheckpointError(f"{folder}: Joey could not build its tokenizers ({type(exc).__name__}: {exc})") from None
-    src_tok, tgt_tok = tokenizers[data["src"]["lang"]], tokenizers[data["trg"]["lang"]]
+    src_tok, tgt_tok = _build_tokenizers(settings, {side: settings.data[side]["tokenizer_cfg"] for side in ("src", "trg")},
+                                         lambda name: _inside(folder, name))
     _set_vocab(src_tok, src_vocab)
     _set_vocab(tgt_tok, tgt_vocab)
     return (JoeyModel(model, settings, version), JoeyVocab(_all_tokens(src_vocab), src_tok, source=True),
             JoeyVocab(_all_tokens(tgt_vocab), tgt_tok, source=False))
+
+
+def _build_tokenizers(settings: JoeySettings, tok_cfgs: dict, locate) -> tuple:
+    """Joey's tokenizers (source, target) for ``settings``, with each tokenizer file named in
+    ``tok_cfgs`` found by ``locate(name) -> Path``."""
+    from joeynmt.tokenizers import build_tokenizer
+
+    data = {side: dict(settings.data[side], tokenizer_cfg={k: (str(locate(v)) if k in TOKENIZER_FILES else v)
+                                                            for k, v in tok_cfgs[side].items()})
+            for side in ("src", "trg")}
+    try:
+        tokenizers = build_tokenizer(data)
+    except (Exception, SystemExit) as exc:  # Joey asserts; subword-nmt's argument parser exits
+        raise CheckpointError(f"config: Joey could not build its tokenizers ({type(exc).__name__}: {exc})") from None
+    return tokenizers[data["src"]["lang"]], tokenizers[data["trg"]["lang"]]
 
 
 def _set_vocab(tokenizer, vocab) -> None:

@@ -24,6 +24,7 @@ from .textfile import read_text
 from .search import SearchConfig, beam_search, greedy_traces
 from .decodable import Decodable, Vocabulary
 from .trace import Trace
+from .vocab import EOS
 
 # Inputs longer than this (subword pieces) are cut; the trace says so.
 MAX_SOURCE_TOKENS = 200
@@ -52,9 +53,12 @@ class Translator:
         return self.model.description.arch
 
     def source_ids(self, text: str) -> tuple[list[int], bool]:
-        """Subword ids of ``text``, cut to MAX_SOURCE_TOKENS; (ids, truncated)."""
+        """Subword ids of ``text``, cut to MAX_SOURCE_TOKENS; (ids, truncated). A source that ends
+        with </s> (Joey NMT's) keeps it when cut: the model never saw one without it."""
         ids = self.src_vocab.encode(text)
-        return ids[:MAX_SOURCE_TOKENS], len(ids) > MAX_SOURCE_TOKENS
+        if len(ids) <= MAX_SOURCE_TOKENS:
+            return ids, False
+        return (ids[:MAX_SOURCE_TOKENS - 1] + [EOS] if ids[-1] == EOS else ids[:MAX_SOURCE_TOKENS]), True
 
     def translate(self, sentences: Sequence[str], cfg: SearchConfig = SearchConfig(), batch_size: int = 64,
                   prefixes: Optional[Sequence[Sequence[int]]] = None, attend: Optional[dict] = None,

@@ -11,7 +11,7 @@ import streamlit as st
 
 from model.checkpoint import describe_folder, is_imported, read_config, read_header
 from model.config import TrainConfig
-from model.decodable import OWN_ORIGIN, ModelDescription
+from model.decodable import ModelDescription
 from model.errors import CheckpointError
 from model.model_card import Card, read_model_card
 from model.search import SearchConfig
@@ -68,11 +68,7 @@ class ModelInfo:
     card: Optional[Card]  # None when it has none, or it is malformed (``card_problem`` says why)
     card_problem: str = ""
     description: Optional[ModelDescription] = None  # what it is; its origin when not this project's
-
-    @property
-    def imported(self) -> bool:
-        """Built and trained outside this project (a Joey NMT import, a registered family)."""
-        return self.description is not None and self.description.origin != OWN_ORIGIN
+    imported: bool = False  # built and trained outside this project (config.json names another family)
 
     @property
     def has_attention(self) -> bool:
@@ -116,14 +112,16 @@ def _info(path: Path, name: str) -> Optional[ModelInfo]:
     """Shared by every session (not copied per call, as st.cache_data would): read-only."""
     try:
         description, src, tgt = describe_folder(path)
-        train_cfg = None if is_imported(read_header(path)) else read_config(path)[1]
+        imported = is_imported(read_header(path))
+        train_cfg = None if imported else read_config(path)[1]
     except CheckpointError:
         return None
     try:
         card, problem = read_model_card(path), ""
     except CheckpointError as exc:  # CardError included: the Models page shows the problem
         card, problem = None, str(exc)
-    return ModelInfo(name, description.arch, description.attention, src, tgt, train_cfg, card, problem, description)
+    return ModelInfo(name, description.arch, description.attention, src, tgt, train_cfg, card, problem, description,
+                     imported)
 
 
 def offered() -> list[ModelInfo]:

@@ -18,6 +18,9 @@ SETTINGS = {
                      "layers": 1, "emb": (16, 14), "hidden": (24, 22)},
     "lstm-luong": {"rnn_type": "lstm", "attention": "luong", "input_feeding": True, "init_hidden": "zero",
                    "layers": 2, "emb": (12, 10), "hidden": (18, 20)},
+    # s_0 copied from the encoder ("last": 2 x 11 encoder units = 22 decoder units)
+    "gru-luong-last": {"rnn_type": "gru", "attention": "luong", "input_feeding": True, "init_hidden": "last",
+                       "layers": 1, "emb": (9, 13), "hidden": (11, 22)},
 }
 
 

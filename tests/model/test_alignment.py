@@ -298,3 +298,23 @@ def test_saliency_of_many_sentences_at_once_equals_one_at_a_time(tiny_checkpoint
 ])
 def test_word_spans_read_each_subword_convention(pieces, spans):
     assert word_spans(pieces) == spans
+
+
+class _CharVocab:
+    """Characters as pieces, a space piece between words, optionally </s> after a source (as Joey's)."""
+
+    def __init__(self, eos: bool):
+        self.eos = eos
+
+    def encode(self, text: str) -> list[int]:
+        return [10 + ord(c) - ord("a") if c != " " else 5 for c in text] + ([3] if self.eos else [])
+
+
+@pytest.mark.parametrize("eos, ids, spans", [
+    (False, [10, 11, 5, 12], [(0, 2), (3, 4)]),
+    (True, [10, 11, 5, 12, 3], [(0, 2), (3, 4)]),
+])
+def test_word_spans_of_a_character_vocabulary_skip_the_space_pieces(eos, ids, spans):
+    from model.align import encode_words
+
+    assert encode_words(_CharVocab(eos), ["ab", "c"]) == (ids, spans)

@@ -212,14 +212,86 @@ def test_an_imported_folder_whose_config_was_edited_is_refused_at_load(gru_dir, 
         load_model(out)
 
 
-@pytest.mark.parametrize("name", ["../src_vocab.txt", "/etc/passwd", "sub/src_vocab.txt", 7])
+@pytest.mark.parametrize("name", ["../elsewhere.txt", "sub/elsewhere.txt", "ABSOLUTE"])
 def test_file_names_in_an_imported_config_stay_inside_the_folder(gru_dir, tmp_path, name):
-    out = import_joey(gru_dir, tmp_path / "out")
+    out = import_joey(gru_dir, tmp_path / "box" / "out")
+    target = {"ABSOLUTE": tmp_path / "elsewhere.txt"}.get(name, out / name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(out / "src_vocab.txt", target)  # a real token list waits there: only the name check stops it
     raw = json.loads((out / "config.json").read_text())
-    raw["joey"]["data"]["src"]["voc_file"] = name
+    raw["joey"]["data"]["src"]["voc_file"] = str(target) if name == "ABSOLUTE" else name
     (out / "config.json").write_text(json.dumps(raw))
-    with pytest.raises(CheckpointError, match="plain name|voc_file|missing"):
+    with pytest.raises(CheckpointError, match="must be a plain name"):
         load_model(out)
+
+
+def test_a_tokenizer_file_outside_the_joey_folder_is_not_read(gru_dir, tmp_path):
+    joey = copy_of(gru_dir, tmp_path)
+    secret = tmp_path / "secret.model"
+    secret.write_text("not for copying")
+    edit_config(joey, lambda c: c["data"]["src"].update(level="bpe", tokenizer_type="sentencepiece",
+                                                        tokenizer_cfg={"model_file": str(secret)}))
+    with pytest.raises(CheckpointError, match="copy that file into"):
+        import_joey(joey, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["data"].update(special_symbols="x"), "special_symbols is not a mapping"),
+    (lambda c: c["data"].update(special_symbols={"pad_token": "<unk>"}), "must differ"),
+    (lambda c: c["data"]["src"].update(level="bpe", tokenizer_type="subword-nmt",
+                                       tokenizer_cfg={"codes": "codes", "separator": "-h"}), "separator"),
+    (lambda c: c["model"]["decoder"].update(hidden_size=10**6), "hidden_size=1000000 is outside"),
+    (lambda c: c["model"]["encoder"].update(num_layers=True), "num_layers='True' must be int"),
+    (lambda c: c["model"]["decoder"].update(hidden_size=4000, num_layers=8), "more than the"),
+    (lambda c: c["data"]["trg"].update(lang="en"), "are the same"),
+])
+def test_malformed_settings_are_refused_by_name_before_anything_is_built(gru_dir, tmp_path, change, message):
+    joey = copy_of(gru_dir, tmp_path)
+    edit_config(joey, change)
+    with pytest.raises(CheckpointError, match=message):
+        import_joey(joey, tmp_path / "out")
+
+
+def test_settings_outside_the_whitelist_are_dropped(gru_dir, tmp_path):
+    """A pretrained-embedding path (which Joey's build_model would open) is not kept, so the
+    import neither reads it nor fails without it."""
+    joey = copy_of(gru_dir, tmp_path)
+    edit_config(joey, lambda c: c["model"]["encoder"]["embeddings"].update(load_pretrained="/dev/zero"))
+    out = import_joey(joey, tmp_path / "out")
+    assert "load_pretrained" not in (out / "config.json").read_text()
+
+
+def test_an_import_never_writes_into_a_folder_in_use(gru_dir, tmp_path):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "model.safetensors").write_text("a shipped model")
+    with pytest.raises(CheckpointError, match="not an empty folder"):
+        import_joey(gru_dir, tmp_path / "taken")
+    assert (tmp_path / "taken" / "model.safetensors").read_text() == "a shipped model"
+
+
+def test_text_joeys_normalisation_empties_translates_to_nothing(gru_dir, tmp_path):
+    joey = copy_of(gru_dir, tmp_path)
+    edit_config(joey, lambda c: c["data"]["src"].update(normalize=True))
+    translator = Translator.from_checkpoint(import_joey(joey, tmp_path / "out"))
+    assert translator.src_vocab.encode("\u200b") == []
+    assert translator.translate(["\u200b"], SearchConfig())[0].translation == ""
+
+
+def test_a_cut_source_keeps_its_end_marker(imported):
+    ids, truncated = imported.source_ids(" ".join(["dog"] * 300))
+    assert truncated and len(ids) == 200 and ids[-1] == EOS
+
+
+def test_concurrent_decodes_share_one_model_safely(imported):
+    """Joey's attention keeps its keys on the module; sessions decoding at once must not mix them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cfg = SearchConfig(beam=3)
+    alone = [imported.translate([s], cfg)[0].target_ids for s in SENTENCES[:12]]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda s: imported.translate([s], cfg)[0].target_ids, SENTENCES[:12] * 3))
+    assert together == alone * 3
 
 
 def test_an_unknown_family_is_refused(gru_dir, tmp_path):

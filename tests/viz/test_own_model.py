@@ -180,7 +180,8 @@ def _info(name: str, arch: str, pair: str = "", origin: str = "this project"):
     attention = {"rnnsearch": "additive", "rnnencdec": "", "joey-rnn": "bahdanau"}[arch]
     card = Card(name, arch, pair=pair) if pair else None
     return ModelInfo(name, arch, attention, "en", "fr", None, card,
-                     description=ModelDescription(arch, arch != "rnnencdec", attention, origin=origin))
+                     description=ModelDescription(arch, arch != "rnnencdec", attention, origin=origin),
+                     imported=origin != "this project")
 
 
 @pytest.mark.parametrize("models, pair", [
