@@ -15,12 +15,12 @@ interface's boundary (model/decodable.py):
 - ids: Joey numbers <unk> 0, <pad> 1, <s> 2, </s> 3; this project <pad> 0, <unk> 1. The adapter
   swaps ids 0 and 1 on the way in and the log-probability columns on the way out;
 - Joey's encoder wants rows sorted longest first; the adapter sorts and restores the order;
-- Joey's attention modules read their projected keys from an attribute; the adapter sets it
-  from each batch's memory under a lock, so concurrent decodes do not share keys;
+- Joey's attention modules keep their keys and query on the module and return only the
+  weights; the adapter forms the energies from the same layers (``JoeyModel.energies``), so it
+  shares no state between concurrent decodes and traces carry e_ij as well as α_ij;
 - Joey's search never emits <s> or <pad>; the adapter gives them probability 0 as Joey does.
 
-Joey's attention modules do not expose the energies before the softmax: traces of imported
-models carry attention weights but no energies. Supported: recurrent encoder (bidirectional)
+Supported: recurrent encoder (bidirectional)
 and decoder, GRU or LSTM, Bahdanau or Luong attention, input feeding on or off, any number
 of layers, word / char / SentencePiece / subword-nmt tokenization. Anything else is refused
 with one line naming the setting.
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import copy
 import re
-import threading
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -270,7 +269,6 @@ class JoeyModel(nn.Module, Decodable):
     def __init__(self, joey: nn.Module, settings: JoeySettings, version: str):
         super().__init__()
         self.joey, self.settings, self.version = joey, settings, version
-        self._attention_lock = threading.Lock()
         self.register_buffer("src_map", swap_specials(joey.src_embed.lut.num_embeddings), persistent=False)
         self.register_buffer("tgt_map", swap_specials(joey.decoder.output_layer.out_features), persistent=False)
 
@@ -317,23 +315,26 @@ class JoeyModel(nn.Module, Decodable):
         _, new = dec.rnn(rnn_input, previous)
         hidden, cell = (new, None) if state.cell is None else new  # (layers, batch, h)
         query = hidden[-1].unsqueeze(1)  # (batch, 1, h) the top layer's new state
-        with self._attention_lock:
-            dec.attention.proj_keys = memory.keys
-            try:
-                context, alpha = dec.attention(query=query, mask=memory.mask.unsqueeze(1), values=memory.values)
-            finally:
-                dec.attention.proj_keys = None
-        alpha = alpha.squeeze(1)  # (batch, src_len)
-        if alpha_fn is not None or alpha_override is not None:
-            alpha = alpha_fn(alpha) if alpha_fn is not None else alpha
-            alpha = alpha_override if alpha_override is not None else alpha
-            context = torch.bmm(alpha.unsqueeze(1).to(memory.values.dtype), memory.values)  # (batch, 1, 2h)
+        energies = self.energies(query, memory)  # (batch, src_len)
+        alpha = torch.softmax(energies.masked_fill(~memory.mask, float("-inf")), dim=-1)
+        alpha = alpha_fn(alpha) if alpha_fn is not None else alpha
+        alpha = alpha_override if alpha_override is not None else alpha
+        context = torch.bmm(alpha.unsqueeze(1).to(memory.values.dtype), memory.values)  # (batch, 1, 2h)
         att_vector = dec.activation(dec.att_vector_layer(dec.hidden_dropout(torch.cat([query, context], dim=2))))
         logits = dec.output_layer(att_vector).squeeze(1)  # (batch, V) in Joey's ids
         logprobs = torch.log_softmax(logits.float(), dim=-1).index_select(1, self.tgt_map)  # this project's ids
         never = torch.zeros(logprobs.size(1), dtype=torch.bool, device=logprobs.device)
         never[[BOS, PAD]] = True  # Joey's search never emits <s> or <pad>
-        return Step(logprobs.masked_fill(never, float("-inf")), JoeyState(hidden, cell, att_vector), alpha, None)
+        return Step(logprobs.masked_fill(never, float("-inf")), JoeyState(hidden, cell, att_vector), alpha, energies)
+
+    def energies(self, query: torch.Tensor, memory: JoeyMemory) -> torch.Tensor:
+        """e_ij (batch, src_len) from the query s_i (batch, 1, h), with the layers of Joey's attention
+        module as its ``forward`` uses them (Joey's forward keeps keys and query on the module
+        and returns only the weights): Bahdanau v^T tanh(W q + K), Luong q^T K."""
+        att = self.joey.decoder.attention
+        if self.settings.attention == "luong":
+            return torch.bmm(query, memory.keys.transpose(1, 2)).squeeze(1)
+        return att.energy_layer(torch.tanh(att.query_layer(query) + memory.keys)).squeeze(2)
 
     def reorder(self, state: JoeyState, index: torch.Tensor) -> JoeyState:
         return state.select(index)
@@ -362,7 +363,6 @@ def describe(settings: JoeySettings, version: str) -> ModelDescription:
         {"bridge": "s_0 = tanh(W_b [→h_Tx; ←h_1]) from both directions' final states (RNNsearch: ←h_1 only).",
          "zero": "s_0 = 0.", "last": "s_0 is the encoder's final forward state."}[init],
         "The source ends with </s>, which attention can look at.",
-        "Energies before the softmax are not available (Joey's attention modules return weights only).",
     ]
     if settings.rnn_type == "lstm":
         differences.insert(0, "LSTM cells instead of the paper's gated units (GRU).")

@@ -112,7 +112,8 @@ def test_every_view_works_on_an_imported_model(imported):
     assert [t.target_ids for t in greedy] == [t.target_ids for t in beam1]
     trace = batched[0]
     np.testing.assert_allclose(trace.attention.sum(1), 1.0, atol=1e-5)
-    assert trace.energies is None  # Joey's attention does not expose them
+    weights = np.exp(trace.energies - trace.energies.max(1, keepdims=True))
+    np.testing.assert_allclose(weights / weights.sum(1, keepdims=True), trace.attention, atol=1e-5)  # α = softmax(e)
     pinned = imported.translate([SENTENCES[0]], cfg, attend={0: 1})[0]
     assert pinned.attention[0, 1] == pytest.approx(1.0)
     forced = imported.translate([SENTENCES[0]], cfg, prefixes=[[7, 8]])[0]
