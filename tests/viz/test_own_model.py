@@ -198,3 +198,26 @@ def test_the_default_pair_puts_a_model_with_attention_left_and_another_right(mod
     infos = [_info(name, arch, card_pair, "Joey NMT" if arch == "joey-rnn" else "this project")
              for name, arch, card_pair in models]
     assert default_pair(infos) == pair
+
+
+def test_a_model_without_energies_shows_its_weights_and_says_so(toy_root, toy_family, monkeypatch):
+    import dataclasses
+
+    class NoEnergies(toy_family["TinyAttention"]):
+        def step(self, *args, **kwargs):
+            return dataclasses.replace(super().step(*args, **kwargs), energies=None)
+
+    family = checkpoint.FAMILIES["tiny-attention"]
+
+    def load(folder: Path, raw: dict):
+        model, src, tgt = family.load(folder, raw)
+        bare = NoEnergies(len(src), len(tgt), hidden=raw["hidden"])
+        bare.load_state_dict(model.state_dict())
+        return bare, src, tgt
+
+    monkeypatch.setitem(checkpoint.FAMILIES, "tiny-attention", Family(load, family.describe))
+    at = run_translate("the dog sits")
+    open_tab(at, "Step by step")
+    assert any("does not expose its energies" in c.value for c in at.caption)
+    assert not any("energies" in json.dumps(spec.get("layout", {}).get("title", "")) for spec in charts(at))
+    assert any(t["type"] == "bar" for spec in charts(at) for t in spec["data"])  # α and the top-k still drawn
