@@ -221,3 +221,44 @@ def test_a_model_without_energies_shows_its_weights_and_says_so(toy_root, toy_fa
     assert any("does not expose its energies" in c.value for c in at.caption)
     assert not any("energies" in json.dumps(spec.get("layout", {}).get("title", "")) for spec in charts(at))
     assert any(t["type"] == "bar" for spec in charts(at) for t in spec["data"])  # α and the top-k still drawn
+
+
+LAUNCHER = '''
+import json, runpy, sys
+sys.path.insert(0, {repo!r})
+from safetensors.torch import load_file
+from model.checkpoint import Family, register_family
+from model.decodable import ModelDescription
+from tests.model.test_decodable import doc_namespace
+
+ns = doc_namespace()
+
+
+def load(folder, raw):
+    words = json.loads((folder / "words.json").read_text())
+    src, tgt = ns["WordVocab"](words["src"]), ns["WordVocab"](words["tgt"])
+    model = ns["TinyAttention"](len(src), len(tgt), hidden=raw["hidden"])
+    model.load_state_dict(load_file(str(folder / "model.safetensors")))
+    return model, src, tgt
+
+
+def describe(folder, raw):
+    return ModelDescription("tiny-attention", True, "dot-product", origin="my lab"), "en", "fr"
+
+
+register_family("tiny-attention", Family(load=load, describe=describe))
+runpy.run_path({app!r}, run_name="__main__")
+'''
+
+
+def test_the_documented_launcher_opens_a_registered_model(toy_root, tmp_path, monkeypatch):
+    """docs/own-model.md's my_app.py pattern: register a family, then run app.py."""
+    monkeypatch.delitem(checkpoint.FAMILIES, "tiny-attention")  # the launcher registers it itself
+    launcher = tmp_path / "my_app.py"
+    launcher.write_text(LAUNCHER.format(repo=str(Path(APP).parent), app=APP))
+    monkeypatch.setattr("sys.argv", ["my_app.py"])
+    at = AppTest.from_file(str(launcher), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="model_left").value == TOY
+    assert "from my lab" in at.selectbox(key="model_left").format_func(TOY)
+    assert heatmaps(at)
