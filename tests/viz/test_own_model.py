@@ -262,3 +262,25 @@ def test_the_documented_launcher_opens_a_registered_model(toy_root, tmp_path, mo
     assert at.selectbox(key="model_left").value == TOY
     assert "from my lab" in at.selectbox(key="model_left").format_func(TOY)
     assert heatmaps(at)
+
+
+def _alignment_page():
+    from viz import alignment_page
+    alignment_page.render()
+
+
+def test_the_alignment_page_measures_an_imported_model(joey_root, tmp_path, monkeypatch):
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "toy.en").write_text("a dog runs\nthe small cat\n")
+    (gold / "toy.fr").write_text("un chien court\nle petit chat\n")
+    (gold / "toy.wa").write_text("1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 S\n2 3 3 S\n")
+    monkeypatch.setenv("NMT_ALIGN_DIR", str(gold))
+    at = AppTest.from_function(_alignment_page, default_timeout=120).run()
+    at.multiselect(key="align_methods").set_value(["attention", "saliency", "diagonal"]).run()
+    at.button(key="align_run").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    rows = dict(zip(zip(table["model"], table["method"]), table["AER"]))
+    assert ("joey-gru", "attention") in rows and ("joey-gru", "saliency") in rows
+    assert rows[("joey-gru", "attention")] < 0.34  # its attention follows the word-for-word task
