@@ -20,10 +20,9 @@ interface's boundary (model/decodable.py):
   shares no state between concurrent decodes and traces carry e_ij as well as α_ij;
 - Joey's search never emits <s> or <pad>; the adapter gives them probability 0 as Joey does.
 
-Supported: recurrent encoder (bidirectional)
-and decoder, GRU or LSTM, Bahdanau or Luong attention, input feeding on or off, any number
-of layers, word / char / SentencePiece / subword-nmt tokenization. Anything else is refused
-with one line naming the setting.
+Supported: a recurrent encoder (bidirectional) and decoder, GRU or LSTM, Bahdanau or Luong
+attention, input feeding on or off, 1 to 8 layers, word / char / SentencePiece / subword-nmt
+tokenization. Anything else is refused with one line naming the setting.
 """
 from __future__ import annotations
 
