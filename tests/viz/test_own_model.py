@@ -284,3 +284,11 @@ def test_the_alignment_page_measures_an_imported_model(joey_root, tmp_path, monk
     rows = dict(zip(zip(table["model"], table["method"]), table["AER"]))
     assert ("joey-gru", "attention") in rows and ("joey-gru", "saliency") in rows
     assert rows[("joey-gru", "attention")] < 0.34  # its attention follows the word-for-word task
+
+
+def test_without_joeynmt_an_imported_model_says_how_to_install_it(joey_root, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "joeynmt", None)  # import joeynmt now raises ImportError
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="model_left").value == "joey-gru"  # still offered: its config.json reads
+    assert any('pip install -e ".[joey]"' in e.value.replace("\\", "") for e in at.error)
