@@ -171,15 +171,19 @@ def _use_example(lang: str) -> None:
 
 
 def translate_pair(names: list[str], text: str, settings: SearchConfig) -> Optional[list[Decoded]]:
-    """Each model's decode, side by side, or None after showing an error for a broken checkpoint."""
+    """Each model's decode, side by side. A checkpoint that does not load gets an error and is
+    left out, so the other model still translates; None when neither loads."""
+    usable = []
     for name in names:
         try:
             load_translator(name)
+            usable.append(name)
         except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
             st.error(f"Could not use checkpoint {md(name)}: "
                      f"{hosting.error_text(exc, 'it does not load on this server.')}")
-            return None
-    return translate_all([Request(name, text, settings) for name in names])
+    if not usable:
+        return None
+    return translate_all([Request(name, text, settings) for name in usable])
 
 
 def outputs_ui(results: list[Decoded]) -> None:

@@ -292,3 +292,4 @@ def test_without_joeynmt_an_imported_model_says_how_to_install_it(joey_root, mon
     assert not at.exception, at.exception
     assert at.selectbox(key="model_left").value == "joey-gru"  # still offered: its config.json reads
     assert any('pip install -e ".[joey]"' in e.value.replace("\\", "") for e in at.error)
+    assert [t.value for t in at.text] and heatmaps(at) == []  # the RNNencdec beside it still translates
