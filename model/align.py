@@ -32,7 +32,7 @@ import torch
 
 from .alignment import (DEFAULT_EXTRACTION, EXTRACTIONS, Counts, GoldSet, diagonal_matrix, extract, read_gold,
                         score, word_matrix)
-from .checkpoint import CARD, describe_folder, is_imported, read_config, read_header, read_json
+from .checkpoint import CARD, describe_folder, read_json
 from .config import CorpusSpec
 from .corpora import corpus_specs, is_pair_file, load_split, locate_corpus
 from .data import read_pair_file
@@ -242,7 +242,7 @@ def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang:
     specs = [CorpusSpec(name=Path(p).name, path=p, columns=f"{src_lang}-{tgt_lang}") for p in extra]
     if not extra:
         for folder in checkpoints:
-            train = None if is_imported(read_header(folder)) else read_config(folder)[1]  # imports say no corpus
+            train = describe_folder(folder).train  # imports name no corpus
             if train is not None:
                 found = [CorpusSpec(s.name, locate_corpus(s.path, Path(root or ".")), s.weight, s.columns)
                          for s in corpus_specs(train)]
@@ -286,8 +286,8 @@ def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[s
     rows, unscored, seconds, note = [], [], {}, ""
     for folder in checkpoints:
         start, name = time.perf_counter(), Path(folder).name
-        _, model_src, model_tgt = describe_folder(folder)
-        direction = (model_src, model_tgt)
+        summary = describe_folder(folder)
+        direction = (summary.src_lang, summary.tgt_lang)
         found, missed, _ = score_model(name, Translator.from_checkpoint(folder), direction, gold, methods,
                                        extractions, src_lang, tgt_lang)
         rows, unscored = rows + found, unscored + missed

@@ -174,11 +174,29 @@ def _read_vocab(path: Path, size: int, side: str) -> Vocab:
     return vocab
 
 
-def describe_folder(folder: Path) -> tuple[ModelDescription, str, str]:
-    """(what the model is, source language, target language) from config.json alone, without
-    loading weights (the pickers read this for every offered folder)."""
+@dataclass(frozen=True)
+class FolderSummary:
+    """What a checkpoint folder holds, from its config.json alone (no weights loaded)."""
+
+    description: ModelDescription
+    src_lang: str
+    tgt_lang: str
+    train: Optional[TrainConfig]  # this project's models: how they were trained; None for imports
+    imported: bool  # config.json names another family than this project's
+
+
+def describe_folder(folder: Path) -> FolderSummary:
+    """The pickers, the alignment command and the results page read this for every folder."""
     raw = read_header(folder)
-    return FAMILIES[raw.get("family", OWN_FAMILY)].describe(folder, raw)
+    family = raw.get("family", OWN_FAMILY)
+    if family == OWN_FAMILY:
+        model_cfg, train_cfg, _ = read_config(folder)
+        langs = (train_cfg.src_lang, train_cfg.tgt_lang) if train_cfg else ("en", "fr")
+        has_attention = model_cfg.arch == "rnnsearch"
+        description = ModelDescription(model_cfg.arch, has_attention, model_cfg.attention if has_attention else "")
+        return FolderSummary(description, *langs, train_cfg, False)
+    description, src, tgt = FAMILIES[family].describe(folder, raw)
+    return FolderSummary(description, src, tgt, None, True)
 
 
 def load_model(path: str | Path) -> tuple[Decodable, Vocabulary, Vocabulary, dict]:
@@ -200,13 +218,6 @@ class Family:
     describe: Callable[[Path, dict], tuple[ModelDescription, str, str]]  # -> description, source and target language
 
 
-def _describe_own(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
-    model_cfg, train_cfg, _ = read_config(folder)
-    langs = (train_cfg.src_lang, train_cfg.tgt_lang) if train_cfg else ("en", "fr")
-    has_attention = model_cfg.arch == "rnnsearch"
-    return ModelDescription(model_cfg.arch, has_attention, model_cfg.attention if has_attention else ""), *langs
-
-
 def _load_own(folder: Path, raw: dict):
     return load_checkpoint(folder)[:3]
 
@@ -216,6 +227,11 @@ def _load_joey(folder: Path, raw: dict):
     tensors = _read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.joey.state_dict().items()})
     model.joey.load_state_dict({k: v.float() for k, v in tensors.items()})
     return model, src_vocab, tgt_vocab
+
+
+def _describe_own(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
+    summary = describe_folder(folder)
+    return summary.description, summary.src_lang, summary.tgt_lang
 
 
 FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),

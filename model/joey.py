@@ -270,6 +270,9 @@ class JoeyModel(nn.Module, Decodable):
         self.joey, self.settings, self.version = joey, settings, version
         self.register_buffer("src_map", swap_specials(joey.src_embed.lut.num_embeddings), persistent=False)
         self.register_buffer("tgt_map", swap_specials(joey.decoder.output_layer.out_features), persistent=False)
+        never = torch.zeros(joey.decoder.output_layer.out_features, dtype=torch.bool)
+        never[[BOS, PAD]] = True  # Joey's search never emits <s> or <pad>
+        self.register_buffer("never_emitted", never, persistent=False)
 
     @property
     def description(self) -> ModelDescription:
@@ -322,9 +325,7 @@ class JoeyModel(nn.Module, Decodable):
         att_vector = dec.activation(dec.att_vector_layer(dec.hidden_dropout(torch.cat([query, context], dim=2))))
         logits = dec.output_layer(att_vector).squeeze(1)  # (batch, V) in Joey's ids
         logprobs = torch.log_softmax(logits.float(), dim=-1).index_select(1, self.tgt_map)  # this project's ids
-        never = torch.zeros(logprobs.size(1), dtype=torch.bool, device=logprobs.device)
-        never[[BOS, PAD]] = True  # Joey's search never emits <s> or <pad>
-        return Step(logprobs.masked_fill(never, float("-inf")), JoeyState(hidden, cell, att_vector), alpha, energies)
+        return Step(logprobs.masked_fill(self.never_emitted, float("-inf")), JoeyState(hidden, cell, att_vector), alpha, energies)
 
     def energies(self, query: torch.Tensor, memory: JoeyMemory) -> torch.Tensor:
         """e_ij (batch, src_len) from the query s_i (batch, 1, h), with the layers of Joey's attention

@@ -125,8 +125,8 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    return [_make_trace(model.description.arch, vocabs, ids, hyp, recorder, sent)
-            for sent, (ids, hyp) in enumerate(zip(src, best))]
+    arch = model.description.arch
+    return [_make_trace(arch, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
 def _ablation(kind: str, t: int, enc):
@@ -304,7 +304,8 @@ def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], 
 def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
                   cfg: SearchConfig) -> list[Trace]:
     """Greedy decoding's outputs as Traces without evidence (the fast path for plain text)."""
-    return [_make_trace(model.description.arch, vocabs, ids, hyp, None, i)
+    arch = model.description.arch
+    return [_make_trace(arch, vocabs, ids, hyp, None, i)
             for i, (ids, hyp) in enumerate(zip(src, greedy_search(model, src, cfg)))]
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import streamlit as st
 
-from model.checkpoint import describe_folder, is_imported, read_config, read_header
+from model.checkpoint import describe_folder
 from model.config import TrainConfig
 from model.decodable import ModelDescription
 from model.errors import CheckpointError
@@ -111,17 +111,16 @@ def info(name: str) -> Optional[ModelInfo]:
 def _info(path: Path, name: str) -> Optional[ModelInfo]:
     """Shared by every session (not copied per call, as st.cache_data would): read-only."""
     try:
-        description, src, tgt = describe_folder(path)
-        imported = is_imported(read_header(path))
-        train_cfg = None if imported else read_config(path)[1]
+        summary = describe_folder(path)
     except CheckpointError:
         return None
     try:
         card, problem = read_model_card(path), ""
     except CheckpointError as exc:  # CardError included: the Models page shows the problem
         card, problem = None, str(exc)
-    return ModelInfo(name, description.arch, description.attention, src, tgt, train_cfg, card, problem, description,
-                     imported)
+    d = summary.description
+    return ModelInfo(name, d.arch, d.attention, summary.src_lang, summary.tgt_lang, summary.train, card, problem, d,
+                     summary.imported)
 
 
 def offered() -> list[ModelInfo]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from model.catalogue import LANGUAGES
-from model.checkpoint import is_imported, read_config, read_header
+from model.checkpoint import describe_folder
 from model.errors import CheckpointError
 from model.model_card import Ablation, Card, read_model_card
 
@@ -277,11 +277,12 @@ def results_text(folder: Path, cards: list[Card]) -> str:
     language direction and pair of models trained together (the everyday pair first)."""
     groups: dict[tuple, list[tuple[Card, str]]] = {}
     for card in cards:
-        if is_imported(read_header(folder / card.name)):
+        summary = describe_folder(folder / card.name)
+        if summary.imported:
             continue  # scored and described by whoever trained it
-        model, train, _ = read_config(folder / card.name)
+        train = summary.train
         direction = (train.src_lang, train.tgt_lang) if train else ("en", "fr")
-        groups.setdefault((direction, card.pair or card.name), []).append((card, model.attention))
+        groups.setdefault((direction, card.pair or card.name), []).append((card, summary.description.attention))
     out = [RESULTS_HEADER.rstrip("\n"), "", *held_out_section(cards)]
     for (direction, pair), members in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] != "everyday", g[0][1])):
         members.sort(key=lambda m: _group_order(*m))

@@ -83,8 +83,9 @@ def render(search: str, encdec: str, sentence: str, choices: Sequence[str] = ())
     if not text.strip():
         return
     if len(choices) > 1:
+        labels = {name: (found.label if (found := checkpoints.info(name)) else name) for name in choices}
         search = st.selectbox("Follow the equations with", list(choices), key="paper_model_choice",
-                              format_func=lambda name: checkpoints.info(name).label if checkpoints.info(name) else name)
+                              format_func=labels.get)
     model = checkpoints.info(search)
     if model is not None and model.imported:
         differences_ui(model)
