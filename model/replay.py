@@ -6,8 +6,9 @@ per point, one JSON line each in the run folder's ``probes.jsonl``, and all of t
 model card's ``replay``. Played back in order, the snapshots show attention learning to
 align (Bahdanau et al. 2015, Figure 3) and RNNencdec's output improving without any.
 
-Each language pair has default probes (``DEFAULT_PROBES``): a short everyday sentence, one
-whose word order changes in translation, and one long sentence. ``train.probes`` replaces them.
+Each language pair has default probes (``DEFAULT_PROBES``): sentences whose word order changes
+in translation (for German also a separable verb, whose two halves the attention must join) and
+one long sentence. ``train.probes`` replaces them.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ DEFAULT_PROBES: dict[tuple[str, str], tuple[str, ...]] = {
         "Zwei Kinder haben im Park mit einem großen Hund gespielt.",  # participle at the end
         "Ein junger Mann in einem blauen Hemd und eine ältere Frau mit einer Sonnenbrille sitzen auf einer "
         "Bank, während drei kleine Kinder im Hintergrund auf dem Rasen Fußball spielen.",  # long, verb-final
+        "Eine Frau mit einem schwarzen Hut steigt aus dem alten Bus aus.",  # separable verb: "steigt ... aus"
     ),
 }
 
