@@ -7,8 +7,8 @@ import os
 
 import streamlit as st
 
-from viz.pages import all_pages
-from viz.widgets import chart_format_ui
+from viz.pages.menu import all_pages
+from viz.pages.widgets import chart_format_ui
 
 parser = argparse.ArgumentParser(prog="streamlit run app.py --")
 parser.add_argument("--data-dir", help="a folder of test*.en / test*.fr files the Evaluate page offers too")

@@ -20,11 +20,11 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from model.align import align_report, training_corpus  # noqa: E402
-from model.alignment import Counts, GoldSentence, GoldSet, read_gold  # noqa: E402
-from model.data import find_split  # noqa: E402
-from model.statistical_aligner import TOKEN, eflomal_links  # noqa: E402
-from model.textfile import read_text  # noqa: E402
+from model.corpus.parallel import find_split  # noqa: E402
+from model.corpus.textfile import read_text  # noqa: E402
+from model.scoring.attention_alignment import align_report, training_corpus  # noqa: E402
+from model.scoring.statistical_aligner import TOKEN, eflomal_links  # noqa: E402
+from model.scoring.word_alignment import Counts, GoldSentence, GoldSet, read_gold  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or REPO.parent / "shared" / "data")
 MODELS = [REPO / "checkpoints" / "everyday-rnnsearch-en-fr", REPO / "checkpoints" / "everyday-rnnencdec-en-fr"]

@@ -20,8 +20,8 @@ CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 def corpus(split: str) -> tuple[list[str], list[str], str]:
     """(english, french, where from): Multi30k when present, else synthetic sentences with
     Multi30k's length distribution (about 13 +- 4 words), so figures stay comparable."""
-    from model.data import find_split
-    from model.textfile import read_text
+    from model.corpus.parallel import find_split
+    from model.corpus.textfile import read_text
 
     if SHARED.is_dir():
         return (read_text(find_split(SHARED, split, "en")).splitlines(),

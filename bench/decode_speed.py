@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import CHECKPOINTS, corpus, percentiles  # noqa: E402
-from model.search import SearchConfig  # noqa: E402
-from model.translate import Translator  # noqa: E402
+from model.decoding.search import SearchConfig  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
 
 NAMES = "everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr"  # the app's default pair
 SENTENCE = ("A young man in a red shirt and a black hat is riding a bicycle down a busy street "
@@ -33,7 +33,7 @@ LONG = (SENTENCE + " A little girl in a pink dress is climbing the stairs of a w
 
 def batch_cli(name: str, sentences: list[str]) -> dict:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "model.translate", "--checkpoint", str(CHECKPOINTS / name),
+    done = subprocess.run([sys.executable, "-m", "model.decoding.translator", "--checkpoint", str(CHECKPOINTS / name),
                            "--beam", "5"], input="\n".join(sentences) + "\n", capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[1])
     seconds = time.perf_counter() - start

@@ -4,7 +4,7 @@
 
 Without ``--joey-dir`` it trains the two tiny models of tests/model/joey_fixtures.py (GRU +
 Bahdanau without input feeding, 2-layer LSTM + Luong with it) with Joey's training function,
-a few seconds each. Each model is imported (``model.checkpoint.import_joey``), then every
+a few seconds each. Each model is imported (``model.checkpoints.folder.import_joey``), then every
 sentence is decoded by this project's search and by Joey's (``joeynmt.search.greedy`` and
 ``beam_search``, one sentence at a time, no length penalty, no minimum length). Prints one
 JSON line per model and beam size: identical outputs, the largest per-token log-probability and
@@ -24,9 +24,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model.checkpoint import import_joey  # noqa: E402
-from model.search import SearchConfig, _max_lengths  # noqa: E402
-from model.translate import Translator  # noqa: E402
+from model.checkpoints.folder import import_joey  # noqa: E402
+from model.decoding.search import SearchConfig, _max_lengths  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
 from tests.conftest import make_pairs  # noqa: E402
 from tests.model.joey_fixtures import SETTINGS, joey_decode, train_joey  # noqa: E402
 

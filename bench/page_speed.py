@@ -40,7 +40,7 @@ def long_captions(n: int) -> list[str]:
     """The first ``n`` test_2017_flickr captions of 22-30 words (without Multi30k, one long caption repeated)."""
     if not SHARED.is_dir():
         return FALLBACK[:n]
-    from model.textfile import read_text
+    from model.corpus.textfile import read_text
 
     lines = read_text(SHARED / "test_2017_flickr.en.gz").splitlines()
     return [s for s in lines if 22 <= len(s.split()) <= 30][:n]

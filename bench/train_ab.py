@@ -24,8 +24,9 @@ import torch
 torch.set_num_threads(1)
 from bench.train_speed import measure
 from bench.common import corpus
+
 from model.config import ModelConfig, preset
-from model.vocab import train_vocab
+from model.corpus.vocab import train_vocab
 en, fr, origin = corpus("train")
 en, fr = en[:{pairs}], fr[:{pairs}]
 sv, tv = train_vocab(en, 6000), train_vocab(fr, 6000)

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus  # noqa: E402
 from model.config import ModelConfig, preset  # noqa: E402
-from model.data import epoch_batches, make_batch  # noqa: E402
-from model.seq2seq import NMTModel  # noqa: E402
-from model.train import loss_fn, make_optimizer  # noqa: E402
-from model.vocab import train_vocab  # noqa: E402
+from model.corpus.parallel import epoch_batches, make_batch  # noqa: E402
+from model.corpus.vocab import train_vocab  # noqa: E402
+from model.network.nmt_model import NMTModel  # noqa: E402
+from model.training.trainer import loss_fn, make_optimizer  # noqa: E402
 
 
 def matmul_peak(dtype: torch.dtype, size: int = 2048, reps: int = 10) -> float:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from .attention import ATTENTIONS
-from .errors import ConfigError
+from model.errors import ConfigError
+from model.network.attention import ATTENTIONS
 
 ARCHS = ("rnnsearch", "rnnencdec")
 
@@ -106,7 +106,7 @@ class TrainConfig:
     warmup: int = 0  # raise the learning rate linearly over this run's first updates (a fresh Adam on trained weights)
     time_limit_min: float = 0.0  # stop when another epoch would pass this many minutes (0: no limit)
     probes: list = field(default_factory=list)  # sentences decoded at update 0 and every validation (the
-    # training replay, model/replay.py); empty: the language pair's defaults
+    # training replay, model/training/replay.py); empty: the language pair's defaults
 
 
 @dataclass

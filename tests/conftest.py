@@ -51,7 +51,7 @@ def tiny_corpus(tmp_path_factory) -> Path:
 def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
     """One tiny RNNsearch and one tiny RNNencdec trained for a few hundred steps."""
     from model.config import preset
-    from model.train import train
+    from model.training.trainer import train
 
     torch.set_num_threads(1)
     out = {}

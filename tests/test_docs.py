@@ -28,7 +28,7 @@ def test_readme_has_the_two_set_up_commands_and_ci_runs_the_same_tests():
 
 def _named_functions() -> list[tuple[str, str]]:
     text = (REPO / "docs" / "architecture.md").read_text()
-    return sorted(set(re.findall(r"`((?:model|viz)/\w+)\.py` · `([\w.]+)`", text)))
+    return sorted(set(re.findall(r"`((?:model|viz)/[\w/]+)\.py` · `([\w.]+)`", text)))
 
 
 @pytest.mark.parametrize("module, qualname", _named_functions(), ids=lambda v: str(v))
@@ -42,6 +42,7 @@ def test_every_function_the_architecture_page_names_exists(module, qualname):
 def test_the_architecture_page_lists_every_module():
     text = (REPO / "docs" / "architecture.md").read_text()
     for package in ("model", "viz"):
-        for path in sorted((REPO / package).glob("*.py")):
+        for path in sorted((REPO / package).rglob("*.py")):
             if path.name != "__init__.py":
-                assert f"| `{path.name}` |" in text, f"docs/architecture.md lacks {package}/{path.name}"
+                name = path.relative_to(REPO / package).as_posix()
+                assert f"| `{name}` |" in text, f"docs/architecture.md lacks {package}/{name}"

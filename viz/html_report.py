@@ -15,12 +15,11 @@ import math
 import sys
 from typing import Sequence
 
+from model.decoding.trace import Trace
 from model.errors import UserError
-from model.trace import Trace
-
-from .alignment import alignment_heatmap, display_token
-from .beam_tree import beam_tree_figure
-from .chart_download import plotly_config
+from viz.figures.beam_tree import beam_tree_figure
+from viz.figures.download_config import plotly_config
+from viz.figures.heatmap import alignment_heatmap, display_token
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
          "table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
@@ -77,8 +76,8 @@ def steps_table(trace: Trace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from model.search import SearchConfig
-    from model.translate import Translator
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
 
     parser = argparse.ArgumentParser(prog="python -m viz.html_report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", action="append", required=True, help="a model folder (repeatable)")

@@ -1,6 +1,5 @@
 """Inside attention NMT in a notebook (Jupyter, JupyterLab, VS Code): translations that show
 themselves.
-
     from viz.notebook import load, compare
     search = load("everyday-rnnsearch-en-fr")          # a shipped model, or a checkpoint folder
     t = search.translate("I would like a cup of coffee, please.")
@@ -18,15 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
-from model.saliency import saliency
-from model.search import SearchConfig
-from model.trace import Trace
-from model.translate import Translator
-
-from .alignment import alignment_heatmap, merge_to_words
-from .beam_tree import beam_tree_figure
-from .chart_download import plotly_config
-from .html_report import steps_table
+from model.decoding.saliency import saliency
+from model.decoding.search import SearchConfig
+from model.decoding.trace import Trace
+from model.decoding.translator import Translator
+from viz.figures.beam_tree import beam_tree_figure
+from viz.figures.download_config import plotly_config
+from viz.figures.heatmap import alignment_heatmap, merge_to_words
+from viz.html_report import steps_table
 
 VIEWS = ("alignment", "beam", "steps", "saliency")
 REPO = Path(__file__).resolve().parents[1]
@@ -92,7 +90,7 @@ class Translation:
     def save(self, path: str | Path, view: str = "alignment") -> Path:
         """The paper-style figure of ``view`` ("alignment" or "saliency": Figure 3's grayscale
         matrix) as a PDF, SVG or PNG file, by the path's suffix."""
-        from .paper_figures import alignment_figure, save
+        from viz.figures.print_figures import alignment_figure, save
 
         if view not in ("alignment", "saliency"):
             raise UnknownView(f"files are drawn for 'alignment' and 'saliency', not {view!r}")

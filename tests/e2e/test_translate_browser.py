@@ -2,7 +2,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from model.vocab import Vocab
+from model.corpus.vocab import Vocab
 
 pytestmark = pytest.mark.e2e
 
@@ -44,8 +44,8 @@ def test_user_text_is_never_rendered_as_html(page, app_url, checkpoint_dir):
 def test_the_html_report_draws_offline_and_runs_no_user_text(browser, tiny_checkpoints, tmp_path):
     """The report file in a browser with every network request refused: all charts draw, and
     the hostile sentence stays text."""
-    from model.search import SearchConfig
-    from model.translate import Translator
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
     from viz.html_report import report_html
 
     traces = [(f"{arch}-tiny", Translator.from_checkpoint(tiny_checkpoints[arch]).translate([HOSTILE],

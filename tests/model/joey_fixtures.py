@@ -8,8 +8,8 @@ from pathlib import Path
 import torch
 import yaml
 
-from model.joey import swap_specials
-from model.vocab import EOS
+from model.checkpoints.joey import swap_specials
+from model.corpus.vocab import EOS
 from tests.conftest import make_pairs
 
 # Two settings far apart: GRU + Bahdanau without input feeding, and a 2-layer LSTM + Luong with it.

@@ -5,10 +5,10 @@ import json
 import pytest
 import torch
 
-from model.ablation import ABLATIONS, ablated_alpha
+from model.decoding.attention_ablation import ABLATIONS, ablated_alpha
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
 from model.errors import ConfigError
-from model.search import SearchConfig
-from model.translate import Translator
 
 SENTENCES = ["a dog runs in the park", "the small cat", "a man eats a red ball on the street"]
 
@@ -31,7 +31,7 @@ def test_each_ablation_puts_its_weight_where_it_says():
 
 
 def test_the_models_own_weights_through_the_ablation_path_change_nothing(tiny_checkpoints, monkeypatch):
-    from model import search
+    from model.decoding import search
 
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     cfg = SearchConfig(beam=3)
@@ -60,7 +60,7 @@ def test_an_ablation_needs_attention_and_a_known_name(tiny_checkpoints):
 
 
 def test_evaluate_ablate_reports_each_run_against_the_model(tiny_checkpoints, tiny_corpus, tmp_path, capsys):
-    from model.evaluate import main
+    from model.scoring.evaluation import main
 
     out = tmp_path / "report"
     code = main(["--src", str(tiny_corpus / "val.en"), "--ref", str(tiny_corpus / "val.fr"),

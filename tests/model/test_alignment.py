@@ -6,9 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from model.alignment import (AlignmentFormatError, Counts, GoldSentence, count, diagonal_matrix, extract,
-                             grow_diag_final_and, read_gold, word_matrix, word_spans)
 from model.errors import DataError
+from model.scoring.word_alignment import (
+    AlignmentFormatError,
+    Counts,
+    GoldSentence,
+    count,
+    diagonal_matrix,
+    extract,
+    grow_diag_final_and,
+    read_gold,
+    word_matrix,
+    word_spans,
+)
 
 
 def gold(sure, possible=(), n=3):
@@ -147,7 +157,7 @@ def test_grow_diag_final_and_keeps_agreement_and_grows_next_to_it():
 
 def test_eflomal_finds_the_obvious_links():
     pytest.importorskip("eflomal")
-    from model.statistical_aligner import eflomal_links
+    from model.scoring.statistical_aligner import eflomal_links
 
     lexicon = {"cat": "chat", "dog": "chien", "sees": "voit", "likes": "aime", "the": "le", "a": "un"}
     rng = np.random.default_rng(3)
@@ -167,10 +177,10 @@ def test_eflomal_finds_the_obvious_links():
 
 
 def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_prefix(tiny_checkpoints):
-    from model.align import _forced_attention, encode_words
-    from model.search import SearchConfig
-    from model.translate import Translator
-    from model.vocab import EOS
+    from model.corpus.vocab import EOS
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+    from model.scoring.attention_alignment import _forced_attention, encode_words
 
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     pairs = [("a dog runs in the park", "un chien court dans le parc"), ("the cat", "le petit chat"),
@@ -191,9 +201,9 @@ def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_pre
 
 
 def test_batched_saliency_equals_one_gradient_per_output_token(tiny_checkpoints):
-    from model.checkpoint import load_checkpoint
-    from model.saliency import saliency
-    from model.vocab import BOS, EOS
+    from model.checkpoints.folder import load_checkpoint
+    from model.corpus.vocab import BOS, EOS
+    from model.decoding.saliency import saliency
 
     model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints["rnnsearch"])
     model.eval()
@@ -222,7 +232,7 @@ def gold_files(tmp_path):
 
 def test_align_command_writes_every_source_and_names_unscored_sentences(tiny_checkpoints, gold_files, capsys):
     pytest.importorskip("eflomal")
-    from model.align import main
+    from model.scoring.attention_alignment import main
 
     out = gold_files / "report.json"
     corpus = gold_files / "corpus.tsv"
@@ -248,7 +258,7 @@ def test_align_command_writes_every_source_and_names_unscored_sentences(tiny_che
 
 
 def test_align_command_refuses_bad_input_with_one_line(gold_files, capsys):
-    from model.align import main
+    from model.scoring.attention_alignment import main
 
     (gold_files / "bad.wa").write_text("1 9 1 S\n")
     assert main(["--src", str(gold_files / "g.en"), "--tgt", str(gold_files / "g.fr"),
@@ -261,8 +271,8 @@ def test_align_command_refuses_bad_input_with_one_line(gold_files, capsys):
 def test_align_card_flag_records_the_models_rows_and_the_baselines(tiny_checkpoints, gold_files, tmp_path):
     import shutil
 
-    from model.align import main
-    from model.model_card import read_model_card
+    from model.checkpoints.card_schema import read_model_card
+    from model.scoring.attention_alignment import main
 
     folder = tmp_path / "rnnsearch-tiny"
     shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
@@ -274,8 +284,8 @@ def test_align_card_flag_records_the_models_rows_and_the_baselines(tiny_checkpoi
 
 
 def test_saliency_of_many_sentences_at_once_equals_one_at_a_time(tiny_checkpoints, monkeypatch):
-    from model import saliency as module
-    from model.checkpoint import load_checkpoint
+    from model.checkpoints.folder import load_checkpoint
+    from model.decoding import saliency as module
 
     model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints["rnnencdec"])
     model.eval()
@@ -315,6 +325,6 @@ class _CharVocab:
     (True, [10, 11, 5, 12, 3], [(0, 2), (3, 4)]),
 ])
 def test_word_spans_of_a_character_vocabulary_skip_the_space_pieces(eos, ids, spans):
-    from model.align import encode_words
+    from model.scoring.attention_alignment import encode_words
 
     assert encode_words(_CharVocab(eos), ["ab", "c"]) == (ids, spans)

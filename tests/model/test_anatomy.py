@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.anatomy import dissect
-from model.search import SearchConfig
-from model.translate import Translator
+from model.decoding.search import SearchConfig
+from model.decoding.step_by_step import dissect
+from model.decoding.translator import Translator
 
 
 @pytest.fixture(scope="module", params=["rnnsearch", "rnnencdec"])

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from model.attention import AdditiveAttention
+from model.network.attention import AdditiveAttention
 
 
 def make(batch=3, src=5, query=7, key=6, align=4, seed=0):

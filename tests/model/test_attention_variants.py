@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from model.attention import ATTENTIONS, make_attention
 from model.config import ModelConfig
 from model.errors import ConfigError
+from model.network.attention import ATTENTIONS, make_attention
 
 from .test_toy_task import copy_task_accuracy
 
@@ -76,7 +76,7 @@ def test_unknown_attention_is_refused():
 def test_one_registry_and_one_interface():
     """Every registered variant implements the Attention interface and is accepted by the config;
     a name outside the registry is refused."""
-    from model.attention import Attention
+    from model.network.attention import Attention
 
     for kind, cls in ATTENTIONS.items():
         assert issubclass(cls, Attention) and cls.keys is not Attention.keys and cls.forward is not Attention.forward

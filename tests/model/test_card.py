@@ -5,10 +5,11 @@ import shutil
 
 import pytest
 
-from model.card import DEVIATIONS, ENCDEC_SUMMARY, build, deviations, main as card_main, pick_decoding
-from model.model_card import read_model_card
-from model.translate import Translator
-from viz import model_cards
+from model.checkpoints.card_builder import DEVIATIONS, ENCDEC_SUMMARY, build, deviations, pick_decoding
+from model.checkpoints.card_builder import main as card_main
+from model.checkpoints.card_schema import read_model_card
+from model.decoding.translator import Translator
+from viz import cards_markdown
 
 from ..conftest import make_pairs
 
@@ -64,7 +65,7 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     assert saved["training"]["updates"] == saved["log"][-1]["step"] and saved["checks"][0]["first"] == 500
     assert saved["training"]["where"]["device"] == "cpu" and saved["training"]["where"]["threads"] >= 1
     assert Translator.from_checkpoint(out).translate(["a dog runs"])[0].translation
-    assert model_cards.main([str(tmp_path / "ship")]) == 0
+    assert cards_markdown.main([str(tmp_path / "ship")]) == 0
     readme = (tmp_path / "ship" / "README.md").read_text()
     for text in ("## rnnsearch-tiny", "| tatoeba/test |", "Limitations", "Knows twenty words.",
                  "Tatoeba Project (tatoeba.org)", "reset gate"):
@@ -140,7 +141,7 @@ def test_ablation_is_scored_and_rendered_next_to_the_card(run_on_two_corpora, tm
     assert [a["label"] for a in card["ablations"]] == ["no attention"]
     ablation = card["ablations"][0]
     assert set(ablation["test_scores"]) == set(card["test_scores"])
-    model_cards.main([str(tmp_path / "ship")])
+    cards_markdown.main([str(tmp_path / "ship")])
     readme = (tmp_path / "ship" / "README.md").read_text()
     assert "### Ablation: no attention" in readme and "`train B`" in readme
     first = card["test_scores"]["tatoeba/test"]["bleu"] - ablation["test_scores"]["tatoeba/test"]["bleu"]

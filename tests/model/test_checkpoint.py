@@ -7,9 +7,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from model.checkpoint import CheckpointError, export, load_checkpoint
-from model.search import SearchConfig
-from model.translate import Translator
+from model.checkpoints.folder import CheckpointError, export, load_checkpoint
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_tokenizer_that_does_not_match_vocab_size(ckpt):
 
 def _shifted_copy(src, dst, shift: float):
     """``src`` with every weight plus ``shift`` (same config and vocabularies)."""
-    from model.checkpoint import load_checkpoint, save_checkpoint
+    from model.checkpoints.folder import load_checkpoint, save_checkpoint
 
     model, src_vocab, tgt_vocab, _ = load_checkpoint(src)
     with torch.no_grad():
@@ -142,7 +142,7 @@ def _shifted_copy(src, dst, shift: float):
 
 
 def test_averaging_a_checkpoint_with_itself_is_the_identity(tiny_checkpoints, tmp_path):
-    from model.checkpoint import average
+    from model.checkpoints.folder import average
 
     src = tiny_checkpoints["rnnsearch"]
     out = average([src, src, src], tmp_path / "avg")
@@ -153,7 +153,7 @@ def test_averaging_a_checkpoint_with_itself_is_the_identity(tiny_checkpoints, tm
 
 
 def test_the_average_of_two_is_their_mean_tensor_by_tensor(tiny_checkpoints, tmp_path):
-    from model.checkpoint import main
+    from model.checkpoints.folder import main
 
     a = _shifted_copy(tiny_checkpoints["rnnsearch"], tmp_path / "a", 0.25)
     b = _shifted_copy(tiny_checkpoints["rnnsearch"], tmp_path / "b", -0.75)
@@ -166,7 +166,7 @@ def test_the_average_of_two_is_their_mean_tensor_by_tensor(tiny_checkpoints, tmp
 
 
 def test_averaging_refuses_mismatched_configs(tiny_checkpoints, tmp_path, capsys):
-    from model.checkpoint import main
+    from model.checkpoints.folder import main
 
     args = ["average", str(tmp_path / "out"), str(tiny_checkpoints["rnnsearch"]), str(tiny_checkpoints["rnnencdec"])]
     assert main(args) == 2

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from model.config import CorpusSpec, TrainConfig
-from model.corpora import carve_splits, corpus_specs, load_split, mix_indices
-from model.data import Corpus, DataError, download_tatoeba, read_pair_file
+from model.corpus.corpora import carve_splits, corpus_specs, load_split, mix_indices
+from model.corpus.parallel import Corpus, DataError, download_tatoeba, read_pair_file
 from model.errors import ConfigError
 
 
@@ -141,7 +141,7 @@ def test_download_tatoeba_with_a_mocked_opener(tmp_path):
     ("../elsewhere/corpus", "data/corpus", "../elsewhere/corpus"),  # no data/ in the name: as given
 ])
 def test_a_config_s_corpus_is_found_where_the_downloads_put_it(tmp_path, named, present, expected):
-    from model.corpora import locate_corpus
+    from model.corpus.corpora import locate_corpus
 
     root = tmp_path / "repo"
     (root / present).parent.mkdir(parents=True, exist_ok=True)

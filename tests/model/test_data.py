@@ -4,11 +4,18 @@ from collections import Counter
 
 import pytest
 
+from model.corpus.parallel import (
+    bucket_batches,
+    download_multi30k,
+    epoch_batches,
+    filter_by_length,
+    join_examples,
+    make_batch,
+    read_parallel,
+)
+from model.corpus.textfile import read_text
+from model.corpus.vocab import BOS, EOS, PAD
 from model.errors import DataError
-from model.data import ( bucket_batches, download_multi30k, epoch_batches, filter_by_length,
-                        join_examples, make_batch, read_parallel)
-from model.textfile import read_text
-from model.vocab import BOS, EOS, PAD
 
 
 def write(path, data: bytes):
@@ -113,7 +120,7 @@ def test_epoch_order_is_a_function_of_seed_and_epoch():
 def test_download_multi30k_with_a_mocked_opener(tmp_path, monkeypatch):
     import io
 
-    import model.data as data
+    import model.corpus.parallel as data
 
     monkeypatch.setattr(data, "MULTI30K_LINES", {"train": 3, "val": 2})
     served = {"train.en.gz": 3, "train.fr.gz": 3, "val.en.gz": 2, "val.fr.gz": 2}

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.saliency import saliency
-from model.search import SearchConfig
-from model.translate import Translator
+from model.decoding.saliency import saliency
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "own-model.md"
 

@@ -9,7 +9,7 @@ import torch.multiprocessing as mp
 from safetensors.torch import load_file
 
 from model.config import preset
-from model.train import train
+from model.training.trainer import train
 
 
 def free_port() -> int:

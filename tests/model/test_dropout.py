@@ -1,8 +1,8 @@
-"""model/dropout.py: nn.Dropout's distribution with a cheaper mask."""
+"""model/speed/rand_dropout.py: nn.Dropout's distribution with a cheaper mask."""
 import pytest
 import torch
 
-from model.dropout import Dropout
+from model.speed.rand_dropout import Dropout
 
 
 @pytest.mark.parametrize("p", [0.1, 0.3, 0.5])

@@ -5,11 +5,11 @@ import json
 import pytest
 from sacrebleu.metrics import BLEU
 
+from model.corpus.test_sets import build_eval_set, join_consecutive, parse_table
+from model.corpus.textfile import read_text
+from model.decoding.trace import Trace
 from model.errors import DataError
-from model.eval_set import build_eval_set, join_consecutive, parse_table
-from model.evaluate import ModelRun, attention_stats, bleu_by_length, length_bucket, main, paired_significance
-from model.textfile import read_text
-from model.trace import Trace
+from model.scoring.evaluation import ModelRun, attention_stats, bleu_by_length, length_bucket, main, paired_significance
 
 
 def fake_run(name, hyps):
@@ -123,7 +123,7 @@ def test_cli_writes_the_whole_report(tiny_checkpoints, tmp_path, capsys):
     assert all("bleu_signature" in m and "chrf_ci95" in m for m in scores["models"].values())
     out = capsys.readouterr().out
     assert "BLEU" in out and "nrefs:1|case:mixed" in out
-    assert "charts: python -m viz.length_chart" in out
+    assert "charts: python -m viz.figures.length_chart" in out
     assert not list((tmp_path / "rep").glob("*.html"))  # model/ draws nothing
     header = (tmp_path / "rep" / "sentences.csv").read_text().splitlines()[0]
     assert "source_words" in header and "coverage" in header
@@ -138,7 +138,7 @@ def test_cli_mismatched_files(tmp_path, tiny_checkpoints, capsys):
 
 
 def test_stress_report_bleu_per_k_equals_sacrebleu_on_the_joined_lines():
-    from model.evaluate import stress_report
+    from model.scoring.evaluation import stress_report
 
     test = build_eval_set(["s1 a", "s2 b", "s3 c", "s4 d"], ["le chat", "un chien", "la maison", "il pleut"])
     hyps = {1: ["le chat", "un chat", "la maison", "il pleut"]}
@@ -158,7 +158,7 @@ def test_stress_report_bleu_per_k_equals_sacrebleu_on_the_joined_lines():
     ("l'homme court dans le parc", "L'HOMME COURT DANS LE PARC", 100.0),  # lowercased
 ])
 def test_moses_bleu_is_lowercased_and_tokenised_like_multi_bleu(hyp, ref, expected):
-    from model.metrics import moses_bleu_lc
+    from model.scoring.metrics import moses_bleu_lc
 
     score, signature = moses_bleu_lc([hyp], [ref], "fr")
     assert score == pytest.approx(expected) and "tok:none" in signature and "case:lc" in signature
@@ -167,7 +167,7 @@ def test_moses_bleu_is_lowercased_and_tokenised_like_multi_bleu(hyp, ref, expect
 def test_moses_tokenisation_splits_what_13a_keeps_together():
     """French elisions: Moses splits "l'enfant" into "l' enfant", 13a does not, so a hypothesis
     that gets the noun right but the article wrong scores higher Moses-tokenised."""
-    from model.metrics import bleu, moses_bleu_lc
+    from model.scoring.metrics import bleu, moses_bleu_lc
 
     hyps, refs = ["un chien voit l'enfant dans le grand parc"], ["un chien voit cet enfant dans le grand parc"]
     assert moses_bleu_lc(hyps, refs, "fr")[0] > bleu(hyps, refs, lowercase=True)[0]
@@ -177,7 +177,7 @@ def test_the_bootstrap_interval_is_the_one_sacrebleu_prints():
     """with_interval reads sacreBLEU's public score; its figures match sacreBLEU's own printed "μ = m ± ci"."""
     import re
 
-    from model.evaluate import with_interval
+    from model.scoring.evaluation import with_interval
 
     hyps = ["the cat sat on the mat", "a dog runs", "it rains today", "hello there my friend"] * 5
     refs = ["the cat sat on a mat", "the dog runs", "it is raining today", "hello my friend"] * 5

@@ -1,10 +1,10 @@
 """The one-line "far from the training data" note: each signal fires, and ordinary input is quiet."""
 import pytest
 
-from model.familiarity import familiarity_note, fragmented_words
-from model.search import SearchConfig
-from model.trace import Trace
-from model.translate import Translator
+from model.decoding.search import SearchConfig
+from model.decoding.trace import Trace
+from model.decoding.translator import Translator
+from model.scoring.input_familiarity import familiarity_note, fragmented_words
 
 
 @pytest.mark.parametrize("pieces,expected", [

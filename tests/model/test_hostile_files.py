@@ -5,8 +5,9 @@ import zlib
 
 PROBE = """
 import resource, sys
+
 from model.errors import DataError
-from model.eval_set import eval_set_from_files
+from model.corpus.test_sets import eval_set_from_files
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     eval_set_from_files(sys.argv[1], sys.argv[2], sys.argv[1], sys.argv[2])

@@ -17,15 +17,15 @@ import yaml
 
 pytest.importorskip("joeynmt")
 
-from model.checkpoint import import_joey, load_model  # noqa: E402
+from model.checkpoints.folder import import_joey, load_model  # noqa: E402
+from model.corpus.vocab import BOS, EOS, PAD, UNK  # noqa: E402
+from model.decoding.saliency import saliency  # noqa: E402
+from model.decoding.search import SearchConfig, _max_lengths  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
 from model.errors import CheckpointError  # noqa: E402
-from model.saliency import saliency  # noqa: E402
-from model.search import SearchConfig, _max_lengths  # noqa: E402
-from model.translate import Translator  # noqa: E402
-from model.vocab import BOS, EOS, PAD, UNK  # noqa: E402
 from tests.conftest import make_pairs  # noqa: E402
-from tests.model.test_decodable import assert_teacher_forcing_is_the_step_loop  # noqa: E402
 from tests.model.joey_fixtures import SETTINGS, joey_decode, train_joey  # noqa: E402
+from tests.model.test_decodable import assert_teacher_forcing_is_the_step_loop  # noqa: E402
 
 SENTENCES = [p[0] for p in make_pairs(50, seed=9)]
 
@@ -77,7 +77,7 @@ def test_translations_equal_joeys_own_search(imported, beam):
 
 def same_output(ours: list[int], joeys: list[int], cap: int) -> bool:
     """Equal outputs. At the length cap (``cap`` tokens) this project's search ends with </s>
-    (model/search.py) where Joey's stops without one: there the tokens before it must agree."""
+    (model/decoding/search.py) where Joey's stops without one: there the tokens before it must agree."""
     if len(ours) == cap and ours[-1] == EOS and len(joeys) == cap:
         return ours[:-1] == joeys[:-1]
     return ours == joeys
@@ -181,10 +181,10 @@ def test_a_pickle_that_runs_code_is_refused_unrun(gru_dir, tmp_path):
 
 
 @pytest.mark.parametrize("change, named", [
-    (lambda c: c["model"]["encoder"].update(type="transformer"), "model.encoder.type='transformer'"),
-    (lambda c: c["model"]["decoder"].update(type="transformer"), "model.decoder.type='transformer'"),
-    (lambda c: c["model"]["decoder"].update(attention="multihead"), "model.decoder.attention='multihead'"),
-    (lambda c: c["model"]["encoder"].update(bidirectional=False), "model.encoder.bidirectional"),
+    (lambda c: c["model"]["encoder"].update(type="transformer"), "model.network.encoder.type='transformer'"),
+    (lambda c: c["model"]["decoder"].update(type="transformer"), "model.network.decoder.type='transformer'"),
+    (lambda c: c["model"]["decoder"].update(attention="multihead"), "model.network.decoder.attention='multihead'"),
+    (lambda c: c["model"]["encoder"].update(bidirectional=False), "model.network.encoder.bidirectional"),
     (lambda c: c["data"].update(special_symbols={"sep_token": "<sep>"}), "data.special_symbols.sep_token"),
     (lambda c: c["data"]["src"].update(level="bpe", tokenizer_type="bytes"), "data.src.tokenizer_type='bytes'"),
 ])
@@ -314,7 +314,8 @@ def test_loading_without_joeynmt_says_how_to_install_it(gru_dir, tmp_path, monke
 def test_evaluate_and_align_take_an_imported_folder(imported_folder, tmp_path):
     """The command lines open imported folders: BLEU with an attention ablation, and alignment
     error rate against word-for-word gold links, which the learned attention finds."""
-    from model import align, evaluate
+    from model.scoring import attention_alignment as align
+    from model.scoring import evaluation as evaluate
 
     pairs = make_pairs(12, seed=4)
     (tmp_path / "t.en").write_text("\n".join(p[0] for p in pairs) + "\n")
@@ -384,7 +385,7 @@ def test_subword_models_bring_their_tokenizer_and_decode_as_joey_does(tmp_path, 
 
 
 def test_the_import_command(gru_dir, tmp_path, capsys):
-    from model import checkpoint
+    from model.checkpoints import folder as checkpoint
 
     assert checkpoint.main(["import-joey", str(gru_dir), str(tmp_path / "ok")]) == 0
     assert "wrote" in capsys.readouterr().out and (tmp_path / "ok" / "model.safetensors").is_file()
@@ -394,6 +395,6 @@ def test_the_import_command(gru_dir, tmp_path, capsys):
     edit_config(joey, lambda c: c["model"]["encoder"].update(type="transformer"))
     assert checkpoint.main(["import-joey", str(joey), str(tmp_path / "refused")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "model.encoder.type='transformer'" in err and "\n" not in err
+    assert err.startswith("error: ") and "model.network.encoder.type='transformer'" in err and "\n" not in err
     assert checkpoint.main(["export", str(tmp_path / "ok"), str(tmp_path / "fp16")]) == 2  # this project's only
     assert "not one trained by this project" in capsys.readouterr().err

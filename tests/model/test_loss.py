@@ -3,9 +3,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model import loss
-from model.loss import linear_cross_entropy
-from model.precision import ROW_BUCKET
+from model.speed import fused_loss as loss
+from model.speed.bf16 import ROW_BUCKET
+from model.speed.fused_loss import linear_cross_entropy
 
 
 def reference(features, output, targets, smoothing):

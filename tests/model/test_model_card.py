@@ -3,8 +3,8 @@ import json
 
 import pytest
 
+from model.checkpoints.card_schema import Card, Decoding, parse_model_card, read_model_card
 from model.errors import CardError, CheckpointError
-from model.model_card import Card, Decoding, parse_model_card, read_model_card
 
 MINIMAL = {"name": "m", "arch": "rnnsearch"}
 FULL = {

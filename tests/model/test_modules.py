@@ -4,10 +4,10 @@ import pytest
 import torch
 
 from model.config import ModelConfig
-from model.data import pad
-from model.seq2seq import NMTModel
-from model.vocab import BOS
+from model.corpus.parallel import pad
+from model.corpus.vocab import BOS
 from model.errors import ConfigError
+from model.network.nmt_model import NMTModel
 
 SIZES = dict(src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7, align_dim=9, maxout=3, dropout=0.0)
 SRC = [[5, 6, 7, 8, 9], [10, 11, 12], [13]]
@@ -139,7 +139,7 @@ def test_config_refuses_oversized_layers_and_unknown_arch():
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_saliency_shape_rows_and_no_grad_leak(arch):
-    from model.saliency import saliency
+    from model.decoding.saliency import saliency
 
     m = model(arch)
     out = saliency(m, [5, 6, 7, 8, 9], [4, 5, 3])
@@ -169,7 +169,7 @@ def test_layer_norm_model_fast_path_padding_and_init(arch):
 
 
 def test_block_layer_norm_normalises_each_gate_separately():
-    from model.layernorm_gru import BlockLayerNorm
+    from model.network.layernorm_gru import BlockLayerNorm
 
     ln = BlockLayerNorm(3, 7)
     x = torch.randn(5, 21) * torch.tensor([1.0] * 7 + [10.0] * 7 + [0.1] * 7) + 3.0

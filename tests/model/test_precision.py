@@ -1,8 +1,8 @@
-"""model/precision.py: row padding for cached bf16 kernel shapes."""
+"""model/speed/bf16.py: row padding for cached bf16 kernel shapes."""
 import pytest
 import torch
 
-from model.precision import ROW_BUCKET, pad_rows
+from model.speed.bf16 import ROW_BUCKET, pad_rows
 
 
 @pytest.mark.parametrize("rows", [1, 3, ROW_BUCKET - 1, ROW_BUCKET, ROW_BUCKET + 5])
@@ -29,7 +29,7 @@ def test_index_vectors_pad_with_row_zero():
 
 
 def test_autocast_context_when_disabled_keeps_an_enclosing_autocast():
-    from model.precision import autocast
+    from model.speed.bf16 import autocast
 
     layer = torch.nn.Linear(5, 3)
     with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.data import bucket_batches, join_examples
+from model.corpus.parallel import bucket_batches, join_examples
+from model.corpus.test_sets import build_eval_set, parse_table
+from model.corpus.textfile import read_text
+from model.corpus.vocab import train_vocab
 from model.errors import DataError
-from model.eval_set import build_eval_set, parse_table
-from model.textfile import read_text
-from model.vocab import train_vocab
-from model.alignment import parse_links
-from viz.alignment import pharaoh
+from model.scoring.word_alignment import parse_links
+from viz.figures.heatmap import pharaoh
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=60)
 

@@ -6,10 +6,21 @@ import pytest
 import torch
 
 from model.config import preset
-from model.replay import (DEFAULT_PROBES, MAX_PROBES, ProbeRecord, ReplayError, Snapshot, append_snapshot,
-                          parse_snapshots, probe_sentences, read_probe_log, snapshot_to_json, truncate_probe_log)
-from model.train import config_from_args, build_parser, train
 from model.errors import ConfigError
+from model.training.replay import (
+    DEFAULT_PROBES,
+    MAX_PROBES,
+    ProbeRecord,
+    ReplayError,
+    Snapshot,
+    append_snapshot,
+    parse_snapshots,
+    probe_sentences,
+    read_probe_log,
+    snapshot_to_json,
+    truncate_probe_log,
+)
+from model.training.trainer import build_parser, config_from_args, train
 
 
 def snapshots_of(run):

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.search import SearchConfig, beam_search, greedy_search
-from model.translate import Translator
-from model.vocab import EOS, UNK
+from model.corpus.vocab import EOS, UNK
+from model.decoding.search import SearchConfig, beam_search, greedy_search
+from model.decoding.translator import Translator
 from model.errors import ConfigError
 
 SENTENCES = ["a dog runs in the park", "the small cat", "a man eats a red ball on the street",
@@ -68,7 +68,7 @@ def test_padding_gets_exactly_zero_attention(tiny_checkpoints):
     exactly at each row's padding."""
     import torch
 
-    from model.data import pad
+    from model.corpus.parallel import pad
 
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     src = [t.source_ids(s)[0] for s in SENTENCES]
@@ -89,7 +89,7 @@ SCHEMA_KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "t
 
 
 def test_a_trace_from_beam_search_alone_is_complete(translator):
-    """Everything the JSON schema (model/trace.py) promises, straight from search."""
+    """Everything the JSON schema (model/decoding/trace.py) promises, straight from search."""
     src = [translator.source_ids(s)[0] for s in SENTENCES[:3]]
     for ids, trace in zip(src, beam_search(translator.model, vocabs(translator), src, SearchConfig(beam=3, topk=4))):
         data = trace.to_json()
@@ -154,7 +154,7 @@ def test_concurrent_sessions_do_not_interfere(tiny_checkpoints):
     """One shared Translator (as st.cache_resource shares it) used from 8 threads at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from model.saliency import saliency
+    from model.decoding.saliency import saliency
 
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     cfg = SearchConfig(beam=3)
@@ -179,8 +179,8 @@ def test_concurrent_sessions_do_not_interfere(tiny_checkpoints):
 def test_a_beam_wide_enough_finds_what_exhaustive_search_finds(tiny_checkpoints, arch, length_norm):
     """Outputs capped at 3 tokens (the last one </s>), so every output can be scored: with a beam
     wider than the candidates of any step, beam search returns the best of all of them."""
-    from model.checkpoint import load_checkpoint
-    from model.vocab import EOS
+    from model.checkpoints.folder import load_checkpoint
+    from model.corpus.vocab import EOS
 
     model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints[arch])
     src = src_vocab.encode("a small cat")

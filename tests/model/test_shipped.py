@@ -4,16 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from model.card import ENCDEC_SUMMARY, held_out_sets
-from model.catalogue import corpus_facts
+from model.checkpoints.card_builder import ENCDEC_SUMMARY, held_out_sets
+from model.checkpoints.card_schema import read_model_card
 from model.config import TrainConfig, dataclass_from_dict
-from model.corpora import corpus_specs
-from model.eval_set import EvalSet
-from model.evaluate import run_model
-from model.model_card import read_model_card
-from model.metrics import bleu
-from model.search import SearchConfig
-from model.translate import Translator
+from model.corpus.corpora import corpus_specs
+from model.corpus.licences import corpus_facts
+from model.corpus.test_sets import EvalSet
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
+from model.scoring.evaluation import run_model
+from model.scoring.metrics import bleu
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "checkpoints"

@@ -5,8 +5,8 @@ from collections import Counter
 import pytest
 
 from model.config import preset
-from model.data import DataError, reservoir_sample, stream_pairs
-from model.train import Data, train
+from model.corpus.parallel import DataError, reservoir_sample, stream_pairs
+from model.training.trainer import Data, train
 
 
 def test_stream_pairs_skips_empty_and_checks_alignment(tmp_path):

@@ -4,8 +4,8 @@ import io
 
 import pytest
 
+from model.corpus.textfile import read_text
 from model.errors import DataError
-from model.textfile import read_text
 
 TEXT = "héllo\nwörld\n"
 

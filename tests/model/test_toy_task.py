@@ -5,10 +5,10 @@ import torch
 import torch.nn.functional as F
 
 from model.config import ModelConfig
-from model.data import make_batch
-from model.search import SearchConfig, greedy_search
-from model.seq2seq import NMTModel
-from model.vocab import EOS, PAD
+from model.corpus.parallel import make_batch
+from model.corpus.vocab import EOS, PAD
+from model.decoding.search import SearchConfig, greedy_search
+from model.network.nmt_model import NMTModel
 
 
 def copy_task_accuracy(steps: int = 300, **config) -> float:

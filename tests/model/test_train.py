@@ -5,10 +5,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from model.checkpoints.folder import CheckpointError
 from model.config import preset
-from model.checkpoint import CheckpointError
-from model.train import Progress, main, parse_overrides, train, warm_lr
 from model.errors import ConfigError
+from model.training.trainer import Progress, main, parse_overrides, train, warm_lr
 
 
 def tiny_config(corpus, out, **train_fields):
@@ -114,9 +114,9 @@ def test_bf16_loss_and_gradients_track_fp32(arch):
     """Same batch, same weights: bf16 matmuls (the fast option) give the fp32 loss to
     bf16 precision and gradients pointing the same way."""
     from model.config import ModelConfig
-    from model.data import make_batch
-    from model.seq2seq import NMTModel
-    from model.train import loss_fn
+    from model.corpus.parallel import make_batch
+    from model.network.nmt_model import NMTModel
+    from model.training.trainer import loss_fn
 
     torch.manual_seed(0)
     model = NMTModel(ModelConfig(arch=arch, src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7,
@@ -135,7 +135,7 @@ def test_bf16_loss_and_gradients_track_fp32(arch):
 def test_progress_in_a_log_file_is_a_line_every_few_seconds(monkeypatch, capsys):
     """Under nohup (stderr not a terminal) a run prints plain lines at most every ``interval``
     seconds instead of a progress bar redrawn for every batch."""
-    from model import train as train_module
+    from model.training import trainer as train_module
 
     clock = iter(float(t) for t in range(0, 1000))
     monkeypatch.setattr(train_module.time, "perf_counter", lambda: next(clock))

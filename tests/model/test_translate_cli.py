@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from model.trace import TRACE_SCHEMA_VERSION
-from model.translate import main
+from model.decoding.trace import TRACE_SCHEMA_VERSION
+from model.decoding.translator import main
 
 KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translation", "score", "logprob",
         "step_logprobs", "attention", "energies", "topk", "beam", "truncated"}

@@ -7,11 +7,11 @@ from contextlib import contextmanager
 
 import pytest
 
-from model.search import SearchConfig
-from model.translate import Translator
-from viz import decoding
-from viz.admission import DecodeGate
-from viz.decoding import Request, load_translator, side_by_side, translate_all
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
+from viz.serving import decodes
+from viz.serving.admission import DecodeGate
+from viz.serving.decodes import Request, load_translator, side_by_side, translate_all
 
 WAIT_S = 10  # the most any event may take before the test fails (not a timing assumption: a hang guard)
 
@@ -170,9 +170,9 @@ def test_translate_all_gives_each_model_its_own_decode(app_env):
 def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monkeypatch):
     """Two sessions ask for the same sentence at once: the second waits at the gate while the
     first decodes, then takes the stored result instead of decoding again."""
-    decoding.shared_store("translations", 256)._items.clear()
+    decodes.shared_store("translations", 256)._items.clear()
     decodes, entered, release = [], threading.Event(), threading.Event()
-    real = decoding._decode
+    real = decodes._decode
 
     def slow_decode(translator, request):
         decodes.append(translator.arch)
@@ -180,9 +180,9 @@ def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monke
         release.wait(WAIT_S)
         return real(translator, request)
 
-    monkeypatch.setattr(decoding, "_decode", slow_decode)
+    monkeypatch.setattr(decodes, "_decode", slow_decode)
     monkeypatch.setenv("NMT_DECODE_SLOTS", "2")
-    decoding.decode_gate.clear()
+    decodes.decode_gate.clear()
     requests = [Request(name, "two dogs play", SearchConfig(beam=2)) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
     results = []
     ask = lambda: results.append(translate_all(requests))  # noqa: E731
@@ -191,12 +191,12 @@ def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monke
     assert entered.wait(WAIT_S)
     second = threading.Thread(target=ask)
     second.start()
-    gate = decoding.decode_gate()
+    gate = decodes.decode_gate()
     until(lambda: gate.queued == 1, gate)
     release.set()
     first.join(WAIT_S)
     second.join(WAIT_S)
-    decoding.decode_gate.clear()
+    decodes.decode_gate.clear()
     assert sorted(decodes) == ["rnnencdec", "rnnsearch"] and len(results) == 2
     assert [r.trace.to_json() for r in results[1]] == [r.trace.to_json() for r in results[0]]
 

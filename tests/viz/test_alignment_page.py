@@ -11,7 +11,7 @@ WA = "1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 P\n2 3 3 S\n3 1 1 S\n3 2 3 S\n3 
 
 
 def _script():
-    from viz import alignment_page
+    from viz.pages import alignment as alignment_page
 
     alignment_page.render()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz.chart_download import DEFAULT_FORMAT, MAX_STEM_CHARS, PARAM, file_stem, parse_format, plotly_config
+from viz.figures.download_config import DEFAULT_FORMAT, MAX_STEM_CHARS, PARAM, file_stem, parse_format, plotly_config
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
@@ -51,7 +51,7 @@ def test_a_url_value_parses_to_a_format_or_the_default(raw, fmt):
 
 
 def test_every_chart_in_the_app_goes_through_show_chart():
-    """Only viz/widgets.py · show_chart calls st.plotly_chart, so no chart misses the chosen format."""
+    """Only viz/pages/widgets.py · show_chart calls st.plotly_chart, so no chart misses the chosen format."""
     callers = sorted(p.name for p in (REPO / "viz").glob("*.py") if "st.plotly_chart(" in p.read_text())
     assert callers == ["widgets.py"]
 

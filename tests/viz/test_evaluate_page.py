@@ -10,7 +10,7 @@ REF = "un chien court dans le parc\nle petit chat assis\nun homme mange une ball
 
 
 def _script():
-    from viz import evaluate_page
+    from viz.pages import evaluate as evaluate_page
 
     evaluate_page.render()
 
@@ -82,7 +82,7 @@ def test_too_many_lines_are_refused_before_splitting(at):
 
 
 def test_markdown_in_uploads_is_inert():
-    from viz.text import md
+    from viz.pages.safe_text import md
 
     assert md("![x](http://evil/p.png) [link](http://e) $x$ <b>") == (
         "\\!\\[x\\]\\(http\\://evil/p\\.png\\) \\[link\\]\\(http\\://e\\) \\$x\\$ \\<b\\>")

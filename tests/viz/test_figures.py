@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-from model.model_card import StressRow, ValidationRecord
-from model.trace import Candidate
-from model.alignment import AlignmentFormatError, parse_links, word_spans
-from viz.alignment import alignment_heatmap, merge_to_words, pharaoh
-from viz.beam_tree import beam_tree_figure, tree_layout
-from viz.curves import training_curves
-from viz.length_chart import stress_chart
-from viz.steps import energies_bar, source_strip, topk_bar
+from model.checkpoints.card_schema import StressRow, ValidationRecord
+from model.decoding.trace import Candidate
+from model.scoring.word_alignment import AlignmentFormatError, parse_links, word_spans
+from viz.figures.beam_tree import beam_tree_figure, tree_layout
+from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
+from viz.figures.heatmap import alignment_heatmap, merge_to_words, pharaoh
+from viz.figures.length_chart import stress_chart
+from viz.figures.training_curves import training_curves
 
 SRC = ["▁The", "▁black", "▁do", "g", "."]
 TGT = ["▁Le", "▁chi", "en", "▁noir", "</s>"]
@@ -125,10 +125,10 @@ def test_training_curves():
 
 
 def test_report_charts_cli(tmp_path, capsys):
-    """python -m viz.length_chart draws a model.evaluate report's charts from its JSON files."""
+    """python -m viz.figures.length_chart draws a model.evaluate report's charts from its JSON files."""
     import json
 
-    from viz.length_chart import main
+    from viz.figures.length_chart import main
 
     rows = [{"model": "a", "lo": 1, "hi": 10, "label": "1-10", "count": 3, "bleu": 20.0, "ci95": 1.0}]
     (tmp_path / "scores.json").write_text(json.dumps({"bleu_by_length": rows}))

@@ -6,8 +6,8 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz import checkpoints, hosting
-from viz.decoding import load_translator
+from viz.serving import hosting, offered_models
+from viz.serving.decodes import load_translator
 
 SRC = "a dog runs in the park\nthe small cat sits\n"
 REF = "un chien court dans le parc\nle petit chat assis\n"
@@ -53,26 +53,26 @@ def production(hosted, monkeypatch):
 def test_production_refuses_names_outside_the_root(production, case):
     root, hostile = production
     name = hostile[case]
-    for use in (checkpoints.resolve_checkpoint, load_translator):
+    for use in (offered_models.resolve_checkpoint, load_translator):
         with pytest.raises(hosting.CheckpointNameError) as refused:
             use(name)
         message = str(refused.value)
         assert message in (hosting.BAD_NAME, hosting.OUTSIDE_ROOT)  # fixed words, nothing echoed
         assert name not in message and str(root) not in message and str(root.resolve()) not in message
-    assert checkpoints.info(name) is None
+    assert offered_models.info(name) is None
 
 
 @pytest.mark.parametrize("name", ["rnnsearch-tiny", "alias", "./rnnsearch-tiny", "alias/../rnnsearch-tiny"])
 def test_production_loads_checkpoints_inside_the_root(production, name):
     root, _ = production
-    assert checkpoints.resolve_checkpoint(name) == (root / "rnnsearch-tiny").resolve()
+    assert offered_models.resolve_checkpoint(name) == (root / "rnnsearch-tiny").resolve()
     assert load_translator(name).translate(["a dog runs"])[0].translation
 
 
 def test_production_lists_no_symlink_out_of_the_root(production, monkeypatch):
-    assert checkpoints.list_checkpoints() == ["alias", "rnnsearch-tiny"]
+    assert offered_models.list_checkpoints() == ["alias", "rnnsearch-tiny"]
     monkeypatch.delenv("NMT_PRODUCTION")
-    assert checkpoints.list_checkpoints() == ["alias", "escape", "rnnsearch-tiny"]
+    assert offered_models.list_checkpoints() == ["alias", "escape", "rnnsearch-tiny"]
 
 
 @pytest.mark.parametrize("case,loads", [
@@ -114,7 +114,7 @@ def test_production_flag_and_server_address(monkeypatch, flag, address, expected
 
 
 def _evaluate_page():
-    from viz import evaluate_page
+    from viz.pages import evaluate as evaluate_page
 
     evaluate_page.render()
 
@@ -140,7 +140,7 @@ def test_evaluate_page_path_box_in_production(production, evaluate_at, case):
     at = evaluate_at
     at.text_input(key="eval_extra").input(hostile[case]).run()
     assert not at.exception, at.exception
-    from viz.evaluate_page import HOSTED_EXTRA
+    from viz.pages.evaluate import HOSTED_EXTRA
 
     assert [e.value for e in at.error] == [HOSTED_EXTRA]
     typed = hostile[case].strip()
@@ -157,20 +157,21 @@ def test_evaluate_page_path_box_takes_a_name_inside_the_root(production, evaluat
 
 
 def _translate_page():
-    from viz import pages, translate_page
+    from viz.pages import menu
+    from viz.pages import translate as translate_page
 
-    pages.all_pages()  # registers the pages it links to, as app.py does
+    menu.all_pages()  # registers the pages it links to, as app.py does
     translate_page.render()
 
 
 def _models_page():
-    from viz import models_page
+    from viz.pages import models as models_page
 
     models_page.render()
 
 
 def _alignment_page():
-    from viz import alignment_page
+    from viz.pages import alignment as alignment_page
 
     alignment_page.render()
 

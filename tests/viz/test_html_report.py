@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from model.search import SearchConfig
-from model.translate import Translator
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
 from viz.html_report import main, report_html
 
 HOSTILE = '<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> a dog'

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz.examples import examples, reordering
+from viz.pages.examples import examples, reordering
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

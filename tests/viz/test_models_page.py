@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 
 def _models_script():
-    from viz import models_page
+    from viz.pages import models as models_page
 
     models_page.render()
 
@@ -22,7 +22,7 @@ def test_models_page_shows_each_card(app_env):
 
 @pytest.fixture
 def shipped_like(tiny_checkpoints, tmp_path, monkeypatch):
-    """The tiny RNNsearch with a card as model/card.py writes for shipped models."""
+    """The tiny RNNsearch with a card as model/checkpoints/card_builder.py writes for shipped models."""
     root = tmp_path / "checkpoints"
     folder = root / "everyday-rnnsearch"
     shutil.copytree(tiny_checkpoints["rnnsearch"], folder)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from viz.chart_download import file_stem
+from viz.figures.download_config import file_stem
 from viz.notebook import VIEWS, UnknownView, compare, load
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ import torch
 from safetensors.torch import load_file, save_file
 from streamlit.testing.v1 import AppTest
 
-from model import checkpoint
-from model.checkpoint import FORMAT, FORMAT_VERSION, Family
-from model.decodable import ModelDescription
+from model.checkpoints import folder as checkpoint
+from model.checkpoints.folder import FORMAT, FORMAT_VERSION, Family
+from model.decoding.interface import ModelDescription
 from tests.model.test_decodable import doc_namespace
 
 from ..conftest import open_tab
@@ -131,8 +131,8 @@ def test_an_imported_joey_model_is_labelled_and_every_view_works(joey_root):
 
 
 def test_the_models_and_paper_pages_say_where_an_import_came_from(joey_root):
-    from viz import checkpoints
-    found = checkpoints.info("joey-gru")
+    from viz.serving import offered_models
+    found = offered_models.info("joey-gru")
     assert found.imported and "Joey NMT" in found.label
     at = AppTest.from_function(_paper_model_tab, default_timeout=120).run()
     assert not at.exception, at.exception
@@ -145,17 +145,18 @@ def test_the_models_and_paper_pages_say_where_an_import_came_from(joey_root):
 
 
 def _paper_model_tab():
-    from viz import paper_model
-    paper_model.render("joey-gru", "rnnencdec-tiny", "a dog runs in the park")
+    from viz.pages import paper_equations
+    paper_equations.render("joey-gru", "rnnencdec-tiny", "a dog runs in the park")
 
 
 def _models_card():
-    from viz import checkpoints, models_page
-    models_page.card_ui(checkpoints.info("joey-gru"))
+    from viz.pages import models as models_page
+    from viz.serving import offered_models
+    models_page.card_ui(offered_models.info("joey-gru"))
 
 
 def _evaluate_page():
-    from viz import evaluate_page
+    from viz.pages import evaluate as evaluate_page
     evaluate_page.render()
 
 
@@ -174,8 +175,8 @@ def test_the_evaluate_page_scores_an_imported_model(joey_root, monkeypatch):
 
 
 def _info(name: str, arch: str, pair: str = "", origin: str = "this project"):
-    from model.model_card import Card
-    from viz.checkpoints import ModelInfo
+    from model.checkpoints.card_schema import Card
+    from viz.serving.offered_models import ModelInfo
 
     attention = {"rnnsearch": "additive", "rnnencdec": "", "joey-rnn": "bahdanau"}[arch]
     card = Card(name, arch, pair=pair) if pair else None
@@ -193,7 +194,7 @@ def _info(name: str, arch: str, pair: str = "", origin: str = "this project"):
     ([("joey", "joey-rnn", "")], ("joey", "joey")),
 ])
 def test_the_default_pair_puts_a_model_with_attention_left_and_another_right(models, pair):
-    from viz.checkpoints import default_pair
+    from viz.serving.offered_models import default_pair
 
     infos = [_info(name, arch, card_pair, "Joey NMT" if arch == "joey-rnn" else "this project")
              for name, arch, card_pair in models]
@@ -227,8 +228,9 @@ LAUNCHER = '''
 import json, runpy, sys
 sys.path.insert(0, {repo!r})
 from safetensors.torch import load_file
-from model.checkpoint import Family, register_family
-from model.decodable import ModelDescription
+
+from model.checkpoints.folder import Family, register_family
+from model.decoding.interface import ModelDescription
 from tests.model.test_decodable import doc_namespace
 
 ns = doc_namespace()
@@ -265,7 +267,7 @@ def test_the_documented_launcher_opens_a_registered_model(toy_root, tmp_path, mo
 
 
 def _alignment_page():
-    from viz import alignment_page
+    from viz.pages import alignment as alignment_page
     alignment_page.render()
 
 

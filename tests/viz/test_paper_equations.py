@@ -5,9 +5,9 @@ import sys
 import pytest
 import torch
 
-from model.anatomy import dissect
-from model.checkpoint import load_checkpoint
-from viz.paper_model import EQUATIONS
+from model.checkpoints.folder import load_checkpoint
+from model.decoding.step_by_step import dissect
+from viz.pages.paper_equations import EQUATIONS
 
 NAMED = sorted({ref for eq in EQUATIONS.values() for ref in eq.computed_by})
 

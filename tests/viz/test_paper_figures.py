@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from viz.paper_figures import alignment_figure, length_figure, main, save  # noqa: E402
+from viz.figures.print_figures import alignment_figure, length_figure, main, save  # noqa: E402
 
 MAGIC = {"pdf": b"%PDF", "png": b"\x89PNG", "svg": b"<?xml"}
 SRC = ["▁The", "▁black", "▁cat", "▁<script>alert(1)</script>", "."]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.search import SearchConfig
-from model.translate import Translator
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
 
 from ..conftest import make_pairs, open_tab, write_corpus
 
@@ -16,9 +16,10 @@ SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: al
 
 
 def _paper():
-    from viz import pages, paper_page
+    from viz.pages import menu
+    from viz.pages import paper as paper_page
 
-    pages.all_pages()  # registers the pages it links to, as app.py does
+    menu.all_pages()  # registers the pages it links to, as app.py does
     paper_page.render()
 
 
@@ -59,7 +60,7 @@ def test_every_section_renders(paper_root):
     at = AppTest.from_function(_paper, default_timeout=120).run()
     assert not at.exception, at.exception
     assert len(at.get("latex")) == 9  # h_j, s_0, e_ij, alpha_ij, c_i, gates, s_i, output, RNNencdec's fixed c
-    assert any("Computed by `model/decoder.py · Decoder.context`" in c.value for c in at.caption)
+    assert any("Computed by `model/network/decoder.py · Decoder.context`" in c.value for c in at.caption)
     open_section(at, SECTIONS[1])
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert [t["name"] for t in specs[0]["data"]] == ["rnnsearch-tiny", "rnnencdec-tiny"]  # from the cards

@@ -1,21 +1,21 @@
-"""docs/results.md is generated from the shipped cards (python -m viz.model_cards --results) and
+"""docs/results.md is generated from the shipped cards (python -m viz.cards_markdown --results) and
 matches them."""
 from pathlib import Path
 
 import pytest
 
-from viz import model_cards
+from viz import cards_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKPOINTS = REPO / "checkpoints"
 RESULTS = REPO / "docs" / "results.md"
-CARDS = model_cards.read_cards(CHECKPOINTS) if CHECKPOINTS.is_dir() else []
+CARDS = cards_markdown.read_cards(CHECKPOINTS) if CHECKPOINTS.is_dir() else []
 pytestmark = pytest.mark.skipif(not CARDS, reason="no shipped checkpoints with cards")
 
 
 def test_the_committed_results_page_is_what_the_cards_generate():
-    assert RESULTS.read_text() == model_cards.results_text(CHECKPOINTS, CARDS), \
-        "docs/results.md is stale: python -m viz.model_cards --results docs/results.md"
+    assert RESULTS.read_text() == cards_markdown.results_text(CHECKPOINTS, CARDS), \
+        "docs/results.md is stale: python -m viz.cards_markdown --results docs/results.md"
 
 
 @pytest.mark.parametrize("card", CARDS, ids=[c.name for c in CARDS])
@@ -28,14 +28,14 @@ def test_every_card_appears_with_its_scores(card):
 
 def test_the_cli_writes_the_results_page(tmp_path):
     out = tmp_path / "docs" / "results.md"
-    assert model_cards.main(["--results", str(out), str(CHECKPOINTS)]) == 0
+    assert cards_markdown.main(["--results", str(out), str(CHECKPOINTS)]) == 0
     assert out.read_text() == RESULTS.read_text()
     assert not (tmp_path / "README.md").exists()
 
 
 def test_a_card_s_alignment_scores_are_rendered_with_their_command():
-    from model.model_card import parse_model_card
-    from viz.model_cards import alignment_section
+    from model.checkpoints.card_schema import parse_model_card
+    from viz.cards_markdown import alignment_section
 
     card = parse_model_card({"name": "m", "arch": "rnnsearch", "alignment": {"gold": {
         "sentences": 37, "command": "python -m model.align --card", "rows": [

@@ -158,8 +158,8 @@ def test_each_tab_explains_itself_and_collapses_after_the_first_visit(at):
 def test_only_the_open_tab_computes(app_env, monkeypatch):
     """Rendering the Alignment tab runs no saliency and no what-if decode; opening Saliency
     runs one saliency map per model."""
-    import viz.translate_tabs
-    from model.translate import Translator
+    import viz.pages.translate_views
+    from model.decoding.translator import Translator
 
     calls = {"saliency": 0, "what-if": 0}
     saliency, translate = viz.translate_tabs.saliency, Translator.translate

@@ -1,0 +1,1 @@
+"""Checkpoint folders, model cards, and Joey NMT imports."""

@@ -1,0 +1,1 @@
+"""Text in: corpora and their splits, vocabularies, test sets, licences, the one capped text reader."""

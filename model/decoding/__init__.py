@@ -1,0 +1,1 @@
+"""From a trained model to translations: the decoding interface, search, traces and what explains them."""

@@ -1,0 +1,145 @@
+"""What search, traces, saliency and the pages need from a model: the decoding interface.
+
+Any attention encoder-decoder (or one without attention) that implements ``Decodable`` and
+comes with two ``Vocabulary`` objects gets beam search with full traces (model/decoding/search.py),
+saliency (model/decoding/saliency.py), alignment scores (model/scoring/attention_alignment.py) and every page of the app.
+The project's own ``NMTModel`` implements it, and so does the Joey NMT adapter
+(model/checkpoints/joey.py); docs/own-model.md shows a model written against it in about 40 lines.
+
+The shape contract, for a batch of B rows (sentences, or sentences x beam slots):
+
+- token ids follow the project's convention (model/corpus/vocab.py): 0 <pad>, 1 <unk>, 2 <s>,
+  3 </s>; a model with other ids maps them at its boundary (the Joey adapter swaps 0 and 1);
+- ``encode(src (B, S) long, src_len (B,) long)`` -> a ``Memory``: whatever the decoder reads
+  about the source, with ``mask`` (B, S) True at real tokens and ``select(index)`` giving the
+  rows ``index`` (to copy a sentence for each beam slot, or to drop finished sentences);
+- ``init_state(memory)`` -> the decoder state before the first output token (opaque to search);
+- ``step(y_prev (B,) long, state, memory)`` -> ``Step``: log-probabilities (B, V) of the next
+  token, the new state, and the attention weights (B, S) that produced them (rows sum to 1
+  over real tokens), or None for a model without attention; pre-softmax energies (B, S) if the
+  model has them, else None;
+- ``reorder(state, index (B',) long)`` -> the state of rows ``index`` (beam search calls it
+  every step with the surviving hypotheses' parents).
+
+A model without attention returns ``alpha=None``: it still gets beam trees, step tables and
+saliency, which only needs ``embed_source`` and ``encode(..., embedded=...)``.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Protocol
+
+import torch
+
+OWN_ORIGIN = "this project"
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """What a model is, for pickers, traces and the Paper page (a card-like summary)."""
+
+    arch: str  # "rnnsearch" / "rnnencdec" (this project's), or e.g. "joey-rnn"
+    has_attention: bool  # step() returns attention weights
+    attention: str = ""  # the alignment model's name ("additive", "luong", ...); "" without attention
+    origin: str = OWN_ORIGIN  # who built and trained it, e.g. "Joey NMT 2.3.0 (imported)"
+    summary: str = ""  # one line: encoder, decoder, attention
+    # How its equations differ from the paper's RNNsearch (Bahdanau et al. 2015, Appendix A);
+    # empty for this project's RNNsearch. The Paper page lists these instead of wrong equations.
+    differences: tuple[str, ...] = ()
+
+
+@dataclass
+class Step:
+    """One decoder step's outputs (batch rows as in the input)."""
+
+    logprobs: torch.Tensor  # (batch, tgt_vocab) log p(y_i | y_<i, x)
+    state: Any  # the new decoder state (s_i for this project's models)
+    alpha: Optional[torch.Tensor]  # (batch, src_len) attention, None without attention
+    energies: Optional[torch.Tensor]  # (batch, src_len) e_ij before the softmax, None when not available
+
+
+class Memory(Protocol):
+    """What a model keeps about the encoded source, row-aligned with the decoder's batch."""
+
+    mask: torch.Tensor  # (batch, src_len) True at real source tokens
+
+    def select(self, index: torch.Tensor) -> "Memory":
+        """Rows ``index`` (batch',) of every tensor."""
+
+
+class Vocabulary(Protocol):
+    """Text <-> ids for one side of a model, ids as in the module docstring."""
+
+    def __len__(self) -> int: ...
+
+    def encode(self, text: str) -> list[int]:
+        """The ids the model reads for ``text`` (no <s>; a source side may end with </s>)."""
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        """The token string of each id (subword pieces, or words)."""
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Detokenised text of output ids; <pad>, <s> and </s> are dropped."""
+
+
+AlphaFn = Callable[[torch.Tensor], torch.Tensor]
+
+
+class Decodable(ABC):
+    """The decoding interface (module docstring). Subclass it next to ``nn.Module``:
+    ``class MyModel(nn.Module, Decodable)``."""
+
+    @property
+    @abstractmethod
+    def description(self) -> ModelDescription:
+        """What this model is (architecture, origin, how it differs from the paper)."""
+
+    @property
+    def has_attention(self) -> bool:
+        return self.description.has_attention
+
+    @abstractmethod
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        """src (batch, src_len) -> source embeddings (batch, src_len, m), the input saliency
+        differentiates against."""
+
+    @abstractmethod
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> Memory:
+        """src (batch, src_len), src_len (batch,) -> Memory; ``embedded`` (batch, src_len, m),
+        when given, is used instead of ``embed_source(src)`` (saliency's gradients flow through it)."""
+
+    @abstractmethod
+    def init_state(self, memory: Memory) -> Any:
+        """The decoder state before the first output token."""
+
+    @abstractmethod
+    def step(self, y_prev: torch.Tensor, state: Any, memory: Memory, alpha_override: Optional[torch.Tensor] = None,
+             alpha_fn: Optional[AlphaFn] = None) -> Step:
+        """One output token. ``alpha_override`` (batch, src_len) replaces the attention weights (the
+        app's what-if); ``alpha_fn`` maps the computed weights to the ones used (model/decoding/attention_ablation.py).
+        Models without attention ignore both."""
+
+    @abstractmethod
+    def reorder(self, state: Any, index: torch.Tensor) -> Any:
+        """The state of rows ``index`` (batch',)."""
+
+    def num_parameters(self) -> int:
+        """Number of weights (cards and ``python -m model.checkpoint check`` print it); this
+        default counts the parameters of an ``nn.Module``."""
+        return sum(p.numel() for p in self.parameters())
+
+    def teacher_forced(self, memory: Memory, tgt_in: torch.Tensor) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Log-probabilities (batch, T, V) and attention (batch, T, src_len) | None of reading
+        tgt_in (batch, T) (<s> y_1 .. y_{T-1}, then <pad>) one step at a time. Positions after a
+        row's end hold whatever the model computes there. Models with a faster whole-sentence
+        path override this."""
+        state, logprobs, alphas = self.init_state(memory), [], []
+        for t in range(tgt_in.size(1)):
+            out = self.step(tgt_in[:, t], state, memory)
+            state = out.state
+            logprobs.append(out.logprobs)
+            alphas.append(out.alpha)
+        alpha = None if alphas and alphas[0] is None else torch.stack(alphas, dim=1)
+        return torch.stack(logprobs, dim=1), alpha
+

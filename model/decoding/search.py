@@ -1,0 +1,336 @@
+"""Batched greedy and beam search; beam search returns complete ``trace.Trace``s.
+
+Beam search keeps ``beam`` hypotheses per sentence for a whole batch at once, as one
+(sentences x beam) tensor; pruning is a top-k over (beam x vocabulary) per sentence, with
+no Python loop over tokens. Sentences whose search ended leave the batch, so results
+do not depend on which other sentences share it.
+
+Search runs on any model with the decoding interface (model/decoding/interface.py). It is split into
+start / step (``Decodable.step``) / prune (``_prune``) / finish
+(``_finish``). With ``SearchConfig.trace`` a ``_TreeRecorder`` adds every candidate to its
+sentence's beam tree as it is scored, and keeps each step's attention, energies and top-k;
+``_make_trace`` then reads the chosen hypothesis's evidence off the tree in one place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from model.corpus.parallel import pad
+from model.corpus.vocab import BOS, EOS, UNK, Vocab
+from model.decoding.attention_ablation import ablated_alpha
+from model.decoding.interface import Decodable, Step
+from model.decoding.trace import BeamNode, Candidate, Trace
+from model.errors import NoHypothesisError
+
+KEPT, PRUNED, FINISHED = 0, 1, 2
+STATUS_NAMES = ("kept", "pruned", "finished")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Decoding settings; frozen, so one value is also the cache key of its decode."""
+
+    beam: int = 5  # hypotheses kept per sentence (1: greedy)
+    length_norm: float = 1.0  # lambda: score = logprob / length**lambda (0: none); alpha names attention
+    max_len_ratio: float = 2.0  # output may have at most ratio * source length + max_len_extra tokens
+    max_len_extra: int = 10  # constant added to the output length cap
+    forbid_unk: bool = False  # never emit <unk> (as the paper's "no UNK" decoding)
+    topk: int = 5  # candidate tokens recorded per step in traces
+    trace: bool = True  # record attention, energies, top-k and the beam history
+    ablation: str = ""  # replace the attention weights while decoding (model/decoding/attention_ablation.py); "": the model's own
+
+
+@dataclass
+class Hypothesis:
+    """A finished output (ids include the final </s>)."""
+
+    ids: list[int]
+    logprob: float
+    norm_score: float
+    node: Optional[int] = None  # its </s> node in the sentence's beam tree (traced beam search)
+
+
+@dataclass
+class Candidates:
+    """One step's top 2k continuations of each of A active sentences, best first, and what
+    pruning made of them (``_prune``)."""
+
+    score: torch.Tensor  # (A, 2k) cumulative log-probability
+    parent: torch.Tensor  # (A, 2k) beam slot each candidate extends
+    token: torch.Tensor  # (A, 2k) token id it appends
+    status: torch.Tensor  # (A, 2k) KEPT, PRUNED or FINISHED
+    new_slot: torch.Tensor  # (A, 2k) beam slot a kept candidate moves to; -1 for the others
+    kept: torch.Tensor  # (A, k) which candidates fill beam slots 0..k-1
+
+    def kept_values(self, values: torch.Tensor) -> torch.Tensor:
+        """(A, k) of ``values`` (A, 2k) for the candidates that stay in the beam, in slot order."""
+        return values.gather(1, self.kept)
+
+
+def _norm(logprob, length: int, length_norm: float):
+    return logprob / (length ** length_norm) if length_norm else logprob
+
+
+def _max_lengths(src_len: torch.Tensor, cfg: SearchConfig) -> torch.Tensor:
+    return (src_len.float() * cfg.max_len_ratio).long() + cfg.max_len_extra
+
+
+@torch.inference_mode()
+def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
+                prefixes: Optional[Sequence[Sequence[int]]] = None,
+                attend: Optional[dict[int, int]] = None) -> list[Trace]:
+    """Decode a batch of source id lists (``vocabs``: source and target); one Trace each.
+
+    ``prefixes``: forced output prefix per sentence (what-if). ``attend``: {step: source
+    position} puts all attention weight on that position at that step (what-if, RNNsearch).
+    """
+    model.eval()
+    n, k, dev = len(src), cfg.beam, next(model.parameters()).device
+    src_len = torch.tensor([len(s) for s in src])
+    enc = model.encode(pad(src).to(dev), src_len)
+    rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
+    enc = enc.select(rows)
+    state = model.init_state(enc)  # decoder state of the n*k rows
+    y = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
+    scores = torch.full((n, k), float("-inf"), device=dev)
+    scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
+    hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
+    active = torch.arange(n, device=dev)  # original index of each active sentence
+    max_len = _max_lengths(src_len, cfg).to(dev)
+    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
+    recorder = _TreeRecorder(src_len.tolist(), vocabs[1], cfg) if cfg.trace else None
+    for t in range(int(max_len.max())):
+        out = model.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
+        logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
+        cand = _prune(scores, logprobs, k)
+        nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
+        _finish(cand, hyps, active, t, finished, cfg, nodes)
+        keep_rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand.kept_values(cand.parent)).view(-1)
+        hyps = torch.cat([hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
+        state, y = model.reorder(out.state, keep_rows), cand.kept_values(cand.token).view(-1)
+        scores = cand.kept_values(cand.score)
+        done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev)
+        if done.all():
+            break
+        if done.any():  # drop finished sentences from the batch
+            alive = (~done).nonzero().squeeze(1)
+            alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k, device=dev)).view(-1)
+            enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
+                                   y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
+            scores, active = scores.index_select(0, alive), active.index_select(0, alive)
+    if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
+        raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
+    best = [max(f, key=lambda h: h.norm_score) for f in finished]
+    arch = model.description.arch
+    return [_make_trace(arch, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
+
+
+def _ablation(kind: str, t: int, enc):
+    if not kind:
+        return None
+    return lambda alpha: ablated_alpha(kind, alpha, enc.mask, t)
+
+
+def _attend_override(attend, t: int, enc):
+    if not attend or t not in attend:
+        return None
+    alpha = torch.zeros(enc.mask.shape, dtype=torch.float, device=enc.mask.device)
+    alpha[:, attend[t]] = 1.0
+    return alpha
+
+
+def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes):
+    """Apply <unk> ban, forced prefixes and the length cap (forcing </s> at the last step)."""
+    logprobs = logprobs.clone()
+    if cfg.forbid_unk:
+        logprobs[:, UNK] = float("-inf")
+    row_sent = active.repeat_interleave(k)
+    if prefixes is not None:
+        for row, sent in enumerate(row_sent.tolist()):
+            if t < len(prefixes[sent]):
+                forced = prefixes[sent][t]
+                keep = logprobs[row, forced].clone()
+                logprobs[row] = float("-inf")
+                logprobs[row, forced] = keep
+    at_cap = (t + 1 >= max_len.index_select(0, row_sent))  # (rows,)
+    if at_cap.any():
+        eos = logprobs[:, EOS].clone()
+        logprobs[at_cap] = float("-inf")
+        logprobs[at_cap, EOS] = eos[at_cap]
+    return logprobs
+
+
+def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int) -> Candidates:
+    """Top 2k candidates per sentence over (beam x vocab); the first k without </s> stay
+    in the beam, </s> candidates ranked within the top k finish, the rest are pruned."""
+    n_active, vocab = scores.size(0), logprobs.size(1)
+    total = (scores.view(-1, 1) + logprobs).view(n_active, k * vocab)  # (A, k*V)
+    top_score, top_index = total.topk(min(2 * k, total.size(1)), dim=1)  # (A, 2k)
+    parent, token = top_index // vocab, top_index % vocab
+    is_eos = token == EOS
+    rank = torch.arange(top_score.size(1), device=token.device).unsqueeze(0)
+    finish = is_eos & (rank < k) & torch.isfinite(top_score)
+    in_beam = ~is_eos & ((~is_eos).cumsum(dim=1) <= k)  # the k best that do not end: they fill the beam
+    order = torch.argsort((~in_beam).int(), dim=1, stable=True)[:, :k]  # their ranks, best first
+    new_slot = torch.full_like(token, -1)
+    new_slot.scatter_(1, order, torch.arange(k, device=token.device).expand(n_active, k).contiguous())
+    status = torch.full_like(token, PRUNED)
+    status[in_beam] = KEPT
+    status[finish] = FINISHED
+    return Candidates(top_score, parent, token, status, new_slot, order)
+
+
+def _finish(cand: Candidates, hyps, active, t: int, finished, cfg: SearchConfig, nodes) -> None:
+    """Add the candidates that end with </s> to their sentences' finished hypotheses."""
+    k = cfg.beam
+    for a, r in (cand.status == FINISHED).nonzero().tolist():
+        sent = int(active[a])
+        prefix = hyps[a * k + int(cand.parent[a, r])].tolist()
+        logprob = float(cand.score[a, r])
+        node = None if nodes is None else nodes[a][r]
+        finished[sent].append(Hypothesis(prefix + [EOS], logprob, _norm(logprob, t + 1, cfg.length_norm), node))
+
+
+@dataclass
+class _StepEvidence:
+    """What one search step saw, on the CPU, for the A sentences active at it."""
+
+    sent: list[int]  # (A,) original sentence index of each row
+    alpha: Optional[torch.Tensor]  # (A, k, src_len) attention of each parent slot; None for RNNencdec
+    energies: Optional[torch.Tensor]  # (A, k, src_len) energies e_ij before the softmax
+    topk_p: torch.Tensor  # (A, k, topk) most likely next tokens' probabilities
+    topk_i: torch.Tensor  # (A, k, topk) and their ids
+
+
+class _TreeRecorder:
+    """Grows every sentence's beam tree while search runs, and keeps each step's evidence
+    so a node's attention, energies and top-k can be read back."""
+
+    def __init__(self, src_lens: list[int], tgt_vocab: Vocab, cfg: SearchConfig):
+        self.src_lens, self.vocab, self.cfg = src_lens, tgt_vocab, cfg
+        self.steps: list[_StepEvidence] = []
+        self.trees = [[BeamNode(id=0, parent=None, step=0, token="<s>", token_id=BOS, score=0.0, norm_score=0.0,
+                                status="kept")] for _ in src_lens]
+        self.slot_node = [{0: 0} for _ in src_lens]  # beam slot -> node id, per sentence
+        self.origin: list[dict[int, tuple[int, int, int]]] = [{} for _ in src_lens]  # node -> (step, row, slot)
+
+    def record(self, t: int, cand: Candidates, out: Step, active: torch.Tensor,
+               logprobs: torch.Tensor) -> list[list[Optional[int]]]:
+        """Add step ``t``'s candidates as nodes; returns their node ids (A, 2k), None where the
+        candidate had probability 0."""
+        n_active = active.numel()
+        top_p, top_i = logprobs.exp().topk(self.cfg.topk, dim=-1)  # (A*k, topk)
+        shaped = lambda x: None if x is None else x.view(n_active, self.cfg.beam, -1).float().cpu()  # noqa: E731
+        evidence = _StepEvidence(active.tolist(), shaped(out.alpha), shaped(out.energies), shaped(top_p),
+                                 top_i.view(n_active, self.cfg.beam, -1).cpu())
+        self.steps.append(evidence)
+        score, parent, token = cand.score.cpu().tolist(), cand.parent.cpu().tolist(), cand.token.cpu().tolist()
+        status, new_slot = cand.status.cpu().tolist(), cand.new_slot.cpu().tolist()
+        ids = []
+        for a, sent in enumerate(evidence.sent):
+            row_ids, slots = [], {}
+            for r in range(len(token[a])):
+                if not np.isfinite(score[a][r]):
+                    row_ids.append(None)
+                    continue
+                node = self._add(sent, t, a, parent[a][r], token[a][r], score[a][r], status[a][r])
+                row_ids.append(node.id)
+                if new_slot[a][r] >= 0:
+                    slots[new_slot[a][r]] = node.id
+            self.slot_node[sent] = slots
+            ids.append(row_ids)
+        return ids
+
+    def _add(self, sent: int, t: int, row: int, slot: int, token: int, score: float, status: int) -> BeamNode:
+        tree = self.trees[sent]
+        alpha = self.steps[t].alpha
+        node = BeamNode(id=len(tree), parent=self.slot_node[sent].get(slot, 0), step=t + 1,
+                        token=self.vocab.pieces([token])[0], token_id=token, score=score,
+                        norm_score=_norm(score, t + 1, self.cfg.length_norm), status=STATUS_NAMES[status],
+                        attention=None if alpha is None else alpha[row, slot, : self.src_lens[sent]].numpy())
+        tree.append(node)
+        self.origin[sent][node.id] = (t, row, slot)
+        return node
+
+    def energies(self, sent: int, node: BeamNode) -> Optional[np.ndarray]:
+        """(src_len,) energies of the step that made ``node``, None without attention."""
+        t, row, slot = self.origin[sent][node.id]
+        energies = self.steps[t].energies
+        return None if energies is None else energies[row, slot, : self.src_lens[sent]].numpy()
+
+    def topk(self, sent: int, node: BeamNode) -> list[Candidate]:
+        """The most likely tokens at the step that made ``node``, most likely first."""
+        t, row, slot = self.origin[sent][node.id]
+        step = self.steps[t]
+        return candidates(self.vocab, step.topk_p[row, slot].tolist(), step.topk_i[row, slot].tolist())
+
+
+def candidates(vocab: Vocab, probs: Sequence[float], ids: Sequence[int]) -> list[Candidate]:
+    """Candidate tokens from parallel lists of probabilities and ids (in that order)."""
+    return [Candidate(vocab.pieces([i])[0], int(i), round(float(p), 6)) for p, i in zip(probs, ids)]
+
+
+def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
+                recorder: Optional[_TreeRecorder], sent: int) -> Trace:
+    """The Trace of one sentence: its text and tokens, and, from the recorder's tree, the
+    chosen hypothesis's path (marked "best"), per-step log-probabilities, attention,
+    energies and top-k."""
+    src_vocab, tgt_vocab = vocabs
+    trace = Trace(model=arch, source=src_vocab.decode(src_ids), source_tokens=src_vocab.pieces(src_ids),
+                  source_ids=list(src_ids), target_ids=hyp.ids, target_tokens=tgt_vocab.pieces(hyp.ids),
+                  translation=tgt_vocab.decode(hyp.ids), score=hyp.norm_score, logprob=hyp.logprob,
+                  step_logprobs=[], attention=None, energies=None)
+    if recorder is None:
+        return trace
+    trace.beam = recorder.trees[sent]
+    path = trace.path(hyp.node)
+    for node in path:
+        node.status = "best"
+    path = path[1:]  # without the root: one node per output token
+    scores = [0.0] + [node.score for node in path]
+    trace.step_logprobs = [b - a for a, b in zip(scores, scores[1:])]
+    trace.topk = [recorder.topk(sent, node) for node in path]
+    if path and path[0].attention is not None:
+        trace.attention = np.stack([node.attention for node in path])  # (tgt_len, src_len)
+        energies = [recorder.energies(sent, node) for node in path]
+        trace.energies = None if energies[0] is None else np.stack(energies)  # None: the model has no energies
+    return trace
+
+
+def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
+                  cfg: SearchConfig) -> list[Trace]:
+    """Greedy decoding's outputs as Traces without evidence (the fast path for plain text)."""
+    arch = model.description.arch
+    return [_make_trace(arch, vocabs, ids, hyp, None, i)
+            for i, (ids, hyp) in enumerate(zip(src, greedy_search(model, src, cfg)))]
+
+
+@torch.inference_mode()
+def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
+    """Argmax decoding of a batch (the reference beam size 1 must match)."""
+    model.eval()
+    n, dev = len(src), next(model.parameters()).device
+    src_len = torch.tensor([len(s) for s in src])
+    enc = model.encode(pad(src).to(dev), src_len)
+    state = model.init_state(enc)
+    y = torch.full((n,), BOS, dtype=torch.long, device=dev)
+    max_len = _max_lengths(src_len, cfg).to(dev)
+    out_ids = [[] for _ in range(n)]
+    logprob = [0.0] * n
+    active = torch.arange(n, device=dev)
+    for t in range(int(max_len.max())):
+        out = model.step(y, state, enc)
+        lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None)
+        best_lp, y = lp.max(dim=-1)
+        for sent, tok, lp_value in zip(active.tolist(), y.tolist(), best_lp.tolist()):
+            out_ids[sent].append(tok)
+            logprob[sent] += lp_value
+        alive = (y != EOS).nonzero().squeeze(1)
+        if alive.numel() == 0:
+            break
+        enc, state, y, active = enc.select(alive), model.reorder(out.state, alive), y[alive], active[alive]
+    return [Hypothesis(ids, lp, _norm(lp, len(ids), cfg.length_norm)) for ids, lp in zip(out_ids, logprob)]

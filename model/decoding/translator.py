@@ -1,0 +1,140 @@
+"""Translate text with a checkpoint: an importable ``Translator`` and a thin CLI.
+
+    python -m model.translate --checkpoint checkpoints/rnnsearch-en-fr [--beam 5] [--json] < input.txt
+
+One output line per input line, in order, blank lines included. ``--json`` writes one
+trace per line (schema in ``model/decoding/trace.py``).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+from typing import Callable, ContextManager, Optional, Sequence
+
+import torch
+
+from model.argtypes import int_range
+from model.checkpoints.folder import load_model
+from model.corpus.parallel import iter_chunks
+from model.corpus.textfile import read_text
+from model.corpus.vocab import EOS
+from model.decoding.attention_ablation import ABLATIONS
+from model.decoding.interface import Decodable, Vocabulary
+from model.decoding.search import SearchConfig, beam_search, greedy_traces
+from model.decoding.trace import Trace
+from model.errors import ConfigError, UserError
+
+# Inputs longer than this (subword pieces) are cut; the trace says so.
+MAX_SOURCE_TOKENS = 200
+MAX_BEAM = 16
+MAX_LEN_RATIO = 3.0  # outputs may be at most this many times the source length (+ MAX_LEN_EXTRA)
+MAX_LEN_EXTRA = 50
+# Bytes read from stdin at most; as model.evaluate.MAX_TEST_BYTES, far more than 10,000 lines need.
+MAX_STDIN_BYTES = 64 * 2**20
+
+
+class Translator:
+    """A model (any ``Decodable``: model/decoding/interface.py) with its vocabularies, ready to decode.
+    Read-only: safe to share across threads."""
+
+    def __init__(self, model: Decodable, src_vocab: Vocabulary, tgt_vocab: Vocabulary, name: str = ""):
+        self.model, self.src_vocab, self.tgt_vocab = model.eval(), src_vocab, tgt_vocab
+        self.name = name or model.description.arch
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> "Translator":
+        model, src_vocab, tgt_vocab, _ = load_model(path)
+        return cls(model, src_vocab, tgt_vocab, Path(path).name)
+
+    @property
+    def arch(self) -> str:
+        return self.model.description.arch
+
+    def source_ids(self, text: str) -> tuple[list[int], bool]:
+        """Subword ids of ``text``, cut to MAX_SOURCE_TOKENS; (ids, truncated). A source that ends
+        with </s> (Joey NMT's) keeps it when cut: the model never saw one without it."""
+        ids = self.src_vocab.encode(text)
+        if len(ids) <= MAX_SOURCE_TOKENS:
+            return ids, False
+        return (ids[:MAX_SOURCE_TOKENS - 1] + [EOS] if ids[-1] == EOS else ids[:MAX_SOURCE_TOKENS]), True
+
+    def translate(self, sentences: Sequence[str], cfg: SearchConfig = SearchConfig(), batch_size: int = 64,
+                  prefixes: Optional[Sequence[Sequence[int]]] = None, attend: Optional[dict] = None,
+                  progress: Optional[Callable[[int], None]] = None,
+                  slot: Callable[[], ContextManager] = contextlib.nullcontext) -> list[Trace]:
+        """One Trace per sentence, in input order. Blank sentences give empty traces.
+
+        Sentences are decoded in length-sorted batches; ``progress(n_done)`` is called after each.
+        Each batch's decode runs inside ``slot()`` (the app's limit on concurrent decoding), so a
+        long evaluation gives others a turn between batches.
+        """
+        if not 1 <= cfg.beam <= MAX_BEAM:
+            raise ConfigError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
+        if not (0 <= cfg.max_len_ratio <= MAX_LEN_RATIO and 0 <= cfg.max_len_extra <= MAX_LEN_EXTRA):
+            raise ConfigError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
+        if cfg.ablation and (cfg.ablation not in ABLATIONS or not self.model.has_attention):
+            raise ConfigError(f"cannot ablate {cfg.ablation!r} attention of {self.name}: "
+                              + (f"choose from {', '.join(ABLATIONS)}" if cfg.ablation not in ABLATIONS
+                                 else "it has no attention"))
+        encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
+        traces: list[Optional[Trace]] = [None] * len(sentences)
+        todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))
+        done = 0
+        for chunk in iter_chunks(todo, batch_size):
+            src = [encoded[i][0] for i in chunk]
+            chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
+            with slot():
+                decoded = self._decode(src, cfg, chunk_prefixes, attend)
+            for i, trace in zip(chunk, decoded):
+                trace.truncated = encoded[i][1]
+                traces[i] = trace
+            done += len(chunk)
+            if progress:
+                progress(done)
+        return [t if t is not None else self._empty_trace() for t in traces]
+
+    def _decode(self, src, cfg: SearchConfig, prefixes, attend) -> list[Trace]:
+        vocabs = (self.src_vocab, self.tgt_vocab)
+        if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None and not cfg.ablation:
+            return greedy_traces(self.model, vocabs, src, cfg)
+        return beam_search(self.model, vocabs, src, cfg, prefixes, attend)
+
+    def _empty_trace(self) -> Trace:
+        return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.translate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
+    parser.add_argument("--beam", type=int_range(1, MAX_BEAM), default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
+    parser.add_argument("--length-norm", type=float, default=1.0,
+                        help="length normalisation: score = log p / length^LENGTH_NORM (0: none)")
+    parser.add_argument("--forbid-unk", action="store_true", help="never output <unk>")
+    parser.add_argument("--batch-size", type=int_range(1), default=64, help="sentences decoded together")
+    parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
+    parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        translator = Translator.from_checkpoint(args.checkpoint)
+        lines = read_text(sys.stdin.buffer, "stdin", MAX_STDIN_BYTES).splitlines()
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
+    try:
+        traces = translator.translate(lines, cfg, batch_size=args.batch_size)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for trace in traces:
+        print(trace.dumps() if args.json else trace.translation)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Scores: BLEU and friends, evaluation reports, word alignments and how well attention aligns."""

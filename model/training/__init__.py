@@ -1,0 +1,1 @@
+"""Training: the loop, many processes under torchrun, and the training replay."""

@@ -1,0 +1,102 @@
+"""Alignment heatmaps (the paper's Figure 3) and merging subword pieces into words.
+
+Pure functions: numpy arrays and token lists in, plotly figures out. Every label that
+came from user text is HTML-escaped, since plotly renders a subset of HTML in labels.
+"""
+from __future__ import annotations
+
+import html
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from model.scoring.word_alignment import BPE_JOINER, WORD_START, word_matrix, word_spans
+
+
+def display_token(piece: str) -> str:
+    """A piece as shown in figures: without the word-boundary mark, HTML-escaped."""
+    text = piece.replace(WORD_START, "") or WORD_START
+    return html.escape(text, quote=False)  # plotly.js decodes &lt; &gt; &amp; but not &quot;
+
+
+def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]):
+    """Word-level alignment from a (tgt_pieces, src_pieces) matrix.
+
+    Columns of one source word are **summed** (the weight given to the word is the weight
+    given to its pieces); rows of one target word are **averaged** rather than summed, so
+    every row stays a distribution that sums to 1 and words made of many pieces are not
+    drawn darker than one-piece words. Returns (matrix, source words, target words).
+    """
+    src_spans, tgt_spans = word_spans(src_pieces), word_spans(tgt_pieces)
+    rows = word_matrix(matrix, src_spans, tgt_spans)
+    join = lambda pieces, spans: ["".join(pieces[a:b]).replace(WORD_START, "").replace(BPE_JOINER, "")  # noqa: E731
+                                  or WORD_START for a, b in spans]
+    return rows, join(src_pieces, src_spans), join(tgt_pieces, tgt_spans)
+
+
+def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
+                      title: str = "", grayscale: bool = False, zmax: Optional[float] = 1.0,
+                      value_name: str = "weight") -> go.Figure:
+    """Target tokens (rows, top to bottom) x source tokens (columns) heatmap.
+
+    Positions, not labels, are the axis values so repeated tokens stay separate cells;
+    hover shows both tokens and the value.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    src_labels = [display_token(t) for t in src_tokens]
+    tgt_labels = [display_token(t) for t in tgt_tokens]
+    custom = [[[s, t] for s in src_labels] for t in tgt_labels]
+    fig = go.Figure(go.Heatmap(
+        z=matrix.tolist(), x=list(range(len(src_labels))), y=list(range(len(tgt_labels))), customdata=custom,
+        colorscale="Greys" if grayscale else "Blues", reversescale=False, zmin=0, zmax=zmax,
+        hovertemplate=f"source: %{{customdata[0]}}<br>target: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
+                      "<extra></extra>",
+        colorbar={"title": value_name}))
+    size = max(len(src_labels), len(tgt_labels))
+    font = 13 if size <= 25 else 10 if size <= 45 else 8
+    fig.update_layout(
+        title=title, height=max(320, 22 * len(tgt_labels) + 160), margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        xaxis={"tickmode": "array", "tickvals": list(range(len(src_labels))), "ticktext": src_labels,
+               "side": "top", "tickangle": -60, "tickfont": {"size": font}, "title": "source"},
+        yaxis={"tickmode": "array", "tickvals": list(range(len(tgt_labels))), "ticktext": tgt_labels,
+               "autorange": "reversed", "tickfont": {"size": font}, "title": "output"},
+        plot_bgcolor="white")
+    return fig
+
+
+def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
+    """Hard alignment "i-j" pairs (source i, target j, 0-based) from the attention argmax."""
+    rows = attention[:-1] if drop_eos and len(attention) > 1 else attention
+    return " ".join(f"{int(np.argmax(row))}-{j}" for j, row in enumerate(rows))
+
+
+def answer_key_heatmap(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
+                       sure: Iterable[tuple[int, int]], possible: Iterable[tuple[int, int]],
+                       predicted: Iterable[tuple[int, int]], title: str = "", value_name: str = "weight") -> go.Figure:
+    """A word-level (target words, source words) heatmap with the gold links drawn over it:
+    sure links as solid squares' outlines, possible-only links as dotted circles, and the links a
+    method picked as crosses; links are (source i, target j)."""
+    fig = alignment_heatmap(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
+    sure = set(sure)
+    layers = (
+        ("gold: sure", sorted(sure), {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
+        ("gold: possible", sorted(set(possible) - sure),
+         {"symbol": "circle-open-dot", "size": 16, "color": "#ff7f0e", "line": {"width": 2}}),
+        ("picked", sorted(set(predicted)),
+         {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3, "color": "#2ca02c"}}))
+    for name, links, marker in layers:
+        overlay_links(fig, links, name, marker)
+    return fig
+
+
+STATISTICAL_MARKER = {"symbol": "circle-open", "size": 16, "color": "#d62728", "line": {"width": 2, "color": "#d62728"}}
+
+
+def overlay_links(fig: go.Figure, links: Iterable[tuple[int, int]], name: str, marker: dict = STATISTICAL_MARKER) -> go.Figure:
+    """Word links (source i, target j) drawn as markers over a heatmap of ``alignment_heatmap``."""
+    links = sorted(links)
+    fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=name,
+                             marker=marker, hoverinfo="skip"))
+    fig.update_layout(legend={"orientation": "h", "y": -0.05}, showlegend=True)
+    return fig

@@ -1,0 +1,120 @@
+"""BLEU against source-sentence length (the paper's Figure 2), one line per model.
+
+    python -m viz.figures.length_chart REPORT_DIR
+
+draws the charts of a ``python -m model.evaluate`` report: ``length_chart.html`` from its
+``scores.json`` and ``stress_chart.html`` from ``stress.json`` when present (plus .png/.svg
+when plotly's static export works here).
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import plotly.graph_objects as go
+
+from model.checkpoints.card_schema import StressRow
+
+# One colour per model up to ten: the Models page draws every shipped model on one chart.
+COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf"]
+
+
+def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence length") -> go.Figure:
+    """rows: dicts with model, lo, hi, label, count, bleu, ci95 (``model.scoring.evaluation.bleu_by_length``).
+
+    Each model gets a line over bucket midpoints, a shaded bootstrap 95% band, and hover
+    with the bucket's BLEU and sentence count.
+    """
+    fig = go.Figure()
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    for k, model in enumerate(models):
+        group = [r for r in rows if r["model"] == model]
+        x = [(r["lo"] + r["hi"]) / 2 for r in group]
+        colour = COLOURS[k % len(COLOURS)]
+        upper = [r["bleu"] + (r["ci95"] or 0) for r in group]
+        lower = [max(0.0, r["bleu"] - (r["ci95"] or 0)) for r in group]
+        fig.add_trace(go.Scatter(x=x + x[::-1], y=upper + lower[::-1], mode="lines", fill="toself", fillcolor=colour,
+                                 opacity=0.15, line={"width": 0}, hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(
+            x=x, y=[r["bleu"] for r in group], mode="lines+markers", name=html.escape(model),
+            line={"color": colour, "width": 3}, customdata=[[r["label"], r["count"], r["ci95"]] for r in group],
+            hovertemplate="%{customdata[0]} words<br>BLEU %{y:.2f} ± %{customdata[2]}<br>"
+                          "%{customdata[1]} sentences<extra>" + html.escape(model) + "</extra>"))
+    buckets = sorted({(r["lo"], r["hi"], r["label"]) for r in rows})
+    counts = {b[2]: max(r["count"] for r in rows if r["label"] == b[2]) for b in buckets}
+    fig.update_layout(
+        title=title, height=420, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
+        xaxis={"title": "source sentence length (words)", "tickmode": "array",
+               "tickvals": [(lo + hi) / 2 for lo, hi, _ in buckets],
+               "ticktext": [f"{label}<br>n={counts[label]}" for _, _, label in buckets], "gridcolor": "#eee"},
+        yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def stress_chart(series: dict[str, Sequence[StressRow]], title: str) -> go.Figure:
+    """BLEU against mean source length of a length stress test (k test sentences joined), one
+    line per model: ``series`` maps a model name to its rows (a card's ``length_stress``)."""
+    fig = go.Figure()
+    for k, (model, rows) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(
+            x=[r.source_words for r in rows], y=[r.bleu for r in rows], mode="lines+markers",
+            name=html.escape(model), line={"color": COLOURS[k % len(COLOURS)], "width": 3},
+            customdata=[[r.k, r.items] for r in rows],
+            hovertemplate="k = %{customdata[0]} joined (%{customdata[1]} items)<br>%{x} words on average<br>"
+                          "BLEU %{y:.2f}<extra>" + html.escape(model) + "</extra>"))
+    fig.update_layout(title=title, height=400, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
+                      xaxis={"title": "mean source length (words)", "gridcolor": "#eee"},
+                      yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def write_length_chart(rows: Sequence[dict], stem: Path) -> list[Path]:
+    """Self-contained interactive HTML, plus PNG and SVG when plotly's static export works here."""
+    fig = length_chart(rows)
+    written = [stem.with_suffix(".html")]
+    fig.write_html(written[0], include_plotlyjs=True, full_html=True)
+    for suffix in (".png", ".svg"):
+        try:
+            fig.write_image(stem.with_suffix(suffix))
+            written.append(stem.with_suffix(suffix))
+        except Exception as exc:  # kaleido needs a Chrome build; without one we keep the HTML
+            print(f"note: no {suffix} export ({type(exc).__name__}: {str(exc)[:120]})")
+            break
+    return written
+
+
+def write_report_charts(report_dir: Path) -> list[Path]:
+    """The charts of one evaluation report folder (see the module docstring)."""
+    written = []
+    for data, stem in (("scores.json", "length_chart"), ("stress.json", "stress_chart")):
+        path = report_dir / data
+        if path.is_file():
+            written += write_length_chart(json.loads(path.read_text(encoding="utf-8"))["bleu_by_length"],
+                                          report_dir / stem)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m viz.figures.length_chart", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report_dir", help="folder written by python -m model.evaluate --out")
+    args = parser.parse_args(argv)
+    written = write_report_charts(Path(args.report_dir))
+    if not written:
+        print(f"error: {args.report_dir} holds no scores.json or stress.json from python -m model.evaluate",
+              file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""Static figures in the paper's own styles, for papers and slides: the grayscale alignment
+matrix of Figure 3 and the BLEU-by-length curves of Figure 2, written as PDF, SVG or PNG by
+matplotlib (vector files keep their text as text; no browser needed).
+
+    python -m viz.figures.print_figures alignment --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
+        --text "The agreement on the European Economic Area was signed in August 1992." fig3.pdf
+    python -m viz.figures.print_figures length REPORT_DIR fig2.svg     # a model.evaluate report folder
+    python -m viz.figures.print_figures length --card checkpoints/everyday-rnnsearch-en-fr \\
+        --card checkpoints/everyday-rnnencdec-en-fr fig2.png   # the cards' length stress tests
+
+The format follows the file's suffix.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no window
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from model.errors import UserError  # noqa: E402
+from model.scoring.word_alignment import WORD_START  # noqa: E402
+
+FORMATS = ("pdf", "svg", "png")
+plt.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42})  # SVG text as <text>, PDF fonts embedded as text
+LINE_STYLES = ("-", "--", "-.", ":")
+
+
+def _label(piece: str) -> str:
+    """A piece as printed: without the word-boundary mark, and never read as mathtext."""
+    text = piece.replace(WORD_START, "") or WORD_START
+    return text.replace("$", r"\$")
+
+
+def alignment_figure(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
+                     title: str = "") -> plt.Figure:
+    """Figure 3's look: source words along the top, output words down the side, each cell's
+    weight in gray (white 0, black 1), no colour bar."""
+    matrix = np.asarray(matrix, dtype=float)
+    rows, cols = matrix.shape
+    fig, ax = plt.subplots(figsize=(max(3.0, 0.32 * cols + 1.5), max(3.0, 0.32 * rows + 1.5)))
+    # cells as vector quads (pcolormesh), not a bitmap (imshow): sharp at any zoom in PDF and SVG
+    ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, matrix, cmap="gray_r", vmin=0.0, vmax=1.0)
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)  # the first output word at the top
+    ax.set_aspect("equal")
+    ax.set_xticks(range(cols), [_label(t) for t in src_tokens], rotation=90)
+    ax.set_yticks(range(rows), [_label(t) for t in tgt_tokens])
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if title:
+        ax.set_title(title.replace("$", r"\$"), pad=12)
+    fig.tight_layout()
+    return fig
+
+
+def length_figure(series: dict[str, Sequence[tuple[float, float]]], xlabel: str = "Sentence length",
+                  title: str = "") -> plt.Figure:
+    """Figure 2's look: BLEU against sentence length, one black line per model, told apart by
+    line style. ``series`` maps a model name to (length, BLEU) points."""
+    fig, ax = plt.subplots(figsize=(5.0, 3.6))
+    for k, (name, points) in enumerate(series.items()):
+        xs, ys = zip(*points) if points else ((), ())
+        ax.plot(xs, ys, LINE_STYLES[k % len(LINE_STYLES)], color="black", marker="os^vD"[k % 5], markersize=4,
+                label=name.replace("$", r"\$"))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("BLEU score")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, color="0.85", linewidth=0.6)
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title.replace("$", r"\$"))
+    fig.tight_layout()
+    return fig
+
+
+def save(fig: plt.Figure, path: str | Path) -> Path:
+    """Write ``fig`` as PDF, SVG or PNG, by the path's suffix."""
+    path = Path(path)
+    kind = path.suffix.lstrip(".").lower()
+    if kind not in FORMATS:
+        raise ValueError(f"{path}: write .pdf, .svg or .png")
+    fig.savefig(path, format=kind, dpi=200 if kind == "png" else None, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def figure_bytes(fig: plt.Figure, kind: str) -> bytes:
+    """``fig`` as the bytes of a PDF, SVG or PNG file (for a download button)."""
+    import io
+
+    if kind not in FORMATS:
+        raise ValueError(f"{kind!r}: choose pdf, svg or png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=kind, dpi=200 if kind == "png" else None, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def report_series(report_dir: Path) -> dict[str, list[tuple[float, float]]]:
+    """BLEU by length from a ``model.scoring.evaluation`` report's scores.json: (bucket middle, BLEU)."""
+    rows = json.loads((report_dir / "scores.json").read_text())["bleu_by_length"]
+    series: dict[str, list] = {}
+    for row in rows:
+        if row.get("bleu") is not None:
+            series.setdefault(row["model"], []).append(((row["lo"] + row["hi"]) / 2, row["bleu"]))
+    return series
+
+
+def card_series(folders: Sequence[Path], test_set: Optional[str] = None) -> tuple[dict, str]:
+    """The cards' length stress tests on one shared test set: (mean source words, BLEU) per model."""
+    from model.checkpoints.card_schema import read_model_card
+
+    cards = [read_model_card(folder) for folder in folders]
+    if any(card is None for card in cards):
+        raise ValueError("every --card folder needs a card.json")
+    shared = [name for name in cards[0].length_stress if all(name in c.length_stress for c in cards)]
+    chosen = test_set or (shared[0] if shared else None)
+    if chosen not in shared:
+        raise ValueError(f"no length stress test {chosen!r} in every card; shared: {', '.join(shared) or 'none'}")
+    return {c.name: [(r.source_words, r.bleu) for r in c.length_stress[chosen]] for c in cards}, chosen
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m viz.figures.print_figures", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="figure", required=True)
+    align = sub.add_parser("alignment", help="Figure 3: one sentence's attention, grayscale")
+    align.add_argument("--checkpoint", required=True)
+    align.add_argument("--text", required=True)
+    align.add_argument("--beam", type=int, default=5)
+    align.add_argument("--words", action="store_true", help="whole words instead of subword pieces")
+    align.add_argument("out")
+    length = sub.add_parser("length", help="Figure 2: BLEU against sentence length")
+    length.add_argument("report", nargs="?", help="a model.evaluate report folder")
+    length.add_argument("--card", action="append", default=[], help="a checkpoint folder (repeatable)")
+    length.add_argument("--test-set", help="which of the cards' stress tests (default: the first they share)")
+    length.add_argument("out")
+    args = parser.parse_args(argv)
+    try:
+        if args.figure == "alignment":
+            fig = _alignment_from_checkpoint(args.checkpoint, args.text, args.beam, args.words)
+        elif args.card:
+            series, test_set = card_series([Path(c) for c in args.card], args.test_set)
+            fig = length_figure(series, "Mean source length (words), test sentences joined k at a time", test_set)
+        elif args.report:
+            fig = length_figure(report_series(Path(args.report)), "Source sentence length (words)")
+        else:
+            parser.error("length needs a report folder or --card")
+        print(f"wrote {save(fig, args.out)}")
+    except (ValueError, OSError, KeyError, UserError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _alignment_from_checkpoint(checkpoint: str, text: str, beam: int, words: bool) -> plt.Figure:
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+    from viz.figures.heatmap import merge_to_words
+
+    translator = Translator.from_checkpoint(checkpoint)
+    (trace,) = translator.translate([text], SearchConfig(beam=beam))
+    if trace.attention is None:
+        raise ValueError(f"{checkpoint} has no attention to draw (an RNNencdec model)")
+    matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
+    if words:
+        matrix, src, tgt = merge_to_words(matrix, src, tgt)
+    return alignment_figure(matrix, src, tgt)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Alignment page: how well does each model's attention align words, measured against human
+word alignments, beside saliency, a statistical aligner and the diagonal (model/scoring/attention_alignment.py)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from model.errors import DataError, UserError
+from model.scoring.attention_alignment import (
+    METHODS,
+    Row,
+    Unscored,
+    WordMatrices,
+    diagonal_rows,
+    eflomal_gold_links,
+    eflomal_row,
+    score_model,
+    training_corpus,
+)
+from model.scoring.word_alignment import EXTRACTIONS, GoldSet, diagonal_matrix, extract, read_gold
+from viz.figures.heatmap import answer_key_heatmap
+from viz.pages import widgets
+from viz.pages.safe_text import md
+from viz.serving import hosting, offered_models, statistical_overlay
+from viz.serving.decodes import QueuedSlot, load_translator, shared_store
+
+ALIGN_LANGS = ("en", "fr")  # the languages of the gold sets (source, target)
+EXTRACTION_HELP = {
+    "target": "each French word to its highest-weighted English word (the paper's reading of Figure 3)",
+    "source": "each English word to its highest-weighted French word",
+    "intersect": "links both of the above agree on",
+    "union": "links either of the above picks",
+    "threshold": "every cell with weight 0.3 or more",
+}
+METHOD_HELP = {
+    "attention": "the model's α, forced to output the gold French",
+    "saliency": "gradient × input of the same output (RNNencdec too)",
+    "eflomal": "a statistical aligner trained on the models' training text plus these sentences",
+    "diagonal": "each word linked by its relative position: knows no words",
+}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Everything the page shows for one gold set and choice of models and sources."""
+
+    rows: tuple[Row, ...]  # every extraction for the models; eflomal and the diagonal once
+    unscored: tuple[Unscored, ...]
+    matrices: dict  # model name -> its WordMatrices per sentence (None where unscored)
+    eflomal: Optional[tuple]  # eflomal's links per sentence
+    eflomal_corpus: str
+
+
+def page() -> st.Page:
+    return st.Page(render, title="Alignment", url_path="alignment", icon=":material/grid_on:")
+
+
+def gold_dir() -> Path:
+    """Where built-in gold sets live: $NMT_ALIGN_DIR, else ``data/alignments`` in the repository,
+    else the shared data beside it."""
+    if os.environ.get("NMT_ALIGN_DIR"):
+        return Path(os.environ["NMT_ALIGN_DIR"])
+    local = offered_models.REPO / "data" / "alignments"
+    return local if local.is_dir() else offered_models.REPO.parent / "shared" / "data" / "alignments"
+
+
+def builtin_gold() -> dict[str, tuple[Path, Path, Path]]:
+    """{name: (English file, French file, links file)} of the gold sets in ``gold_dir()``."""
+    folder = gold_dir()
+    if not folder.is_dir():
+        return {}
+    return {wa.stem: (wa.with_suffix(".en"), wa.with_suffix(".fr"), wa) for wa in sorted(folder.glob("*.wa"))
+            if wa.with_suffix(".en").is_file() and wa.with_suffix(".fr").is_file()}
+
+
+def render() -> None:
+    st.title("How well does attention align?")
+    st.caption("The paper's Figure 3 shows attention lining up with a translation's words. Here it is measured: "
+               "each model is forced to output a human-aligned French translation, and the words its attention "
+               "picks are scored against the human links by Alignment Error Rate (AER, lower is better; Och & Ney "
+               "2003), beside gradient × input saliency, the statistical aligner eflomal and a plain diagonal.")
+    models = [m for m in offered_models.offered() if set(m.direction) == set(ALIGN_LANGS)]
+    if not models:
+        st.error(offered_models.no_checkpoints_text("Alignment needs an English-French model."))
+        return
+    gold = gold_ui()
+    if gold is None:
+        return
+    chosen = models_ui(models)
+    methods = st.multiselect("Sources", METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
+                             format_func=lambda m: f"{m}: {METHOD_HELP[m]}", key="align_methods")
+    if not chosen and not set(methods) & {"eflomal", "diagonal"}:
+        st.info("Choose a model or a baseline.")
+        return
+    wanted = (gold, tuple(chosen), tuple(methods))
+    if st.button("Measure", type="primary", key="align_run"):
+        st.session_state["align_request"] = wanted
+    if st.session_state.get("align_request") != wanted:
+        st.caption(f"{len(gold.sentences)} sentences. Press Measure to score the chosen sources.")
+        return
+    try:
+        measured = measure(gold, tuple(chosen), tuple(methods))
+    except UserError as exc:
+        st.error(hosting.error_text(exc, "The measurement could not run on this server."))
+        return
+    results_ui(gold, measured)
+
+
+def gold_ui() -> Optional[GoldSet]:
+    builtin = builtin_gold()
+    kinds = (["Built-in gold set"] if builtin else []) + ["Upload three files"]
+    kind = st.radio("Gold alignments", kinds, horizontal=True, key="align_source")
+    try:
+        if kind.startswith("Built-in"):
+            name = st.selectbox("Gold set", list(builtin), key="align_builtin")
+            return _read_builtin(*builtin[name])
+        left, middle, right = st.columns(3)
+        src = left.file_uploader("English, tokenised (words separated by spaces), one sentence per line",
+                                 key="align_src")
+        tgt = middle.file_uploader("French, tokenised, line-aligned", key="align_tgt")
+        links = right.file_uploader("Links: .wa (SENT EN FR S|P, from 1) or Pharaoh (i-j, i?j, from 0)",
+                                    key="align_links")
+        if src is None or tgt is None or links is None:
+            st.info("Upload the three files" + (", or pick a built-in gold set." if builtin else "."))
+            return None
+        return _read_upload((src.getvalue(), tgt.getvalue(), links.getvalue()), (src.name, tgt.name, links.name))
+    except DataError as exc:  # names the file and line; uploads are written under their own names
+        st.error(md(str(exc)))
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read_builtin(en: Path, fr: Path, links: Path) -> GoldSet:
+    return read_gold(en, fr, links)
+
+
+def _read_upload(files: tuple[bytes, bytes, bytes], names: tuple[str, str, str]) -> GoldSet:
+    """Uploads go through the same reader as files: written to a private folder under their
+    own base names (a .wa links file is NAACL, any other Pharaoh), so errors name the user's
+    files and never the server's folder."""
+    import re
+    import tempfile
+
+    safe = [f"{k}-{re.sub(r'[^A-Za-z0-9._-]', '_', Path(name).name)[-80:] or 'file'}" for k, name in enumerate(names)]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / name for name in safe]
+        for path, data in zip(paths, files):
+            path.write_bytes(data)
+        try:
+            gold = read_gold(*paths)
+        except DataError as exc:
+            message = str(exc).replace(f"{tmp}/", "")
+            for name, original in zip(safe, names):
+                message = message.replace(name, Path(original).name)
+            raise DataError(message) from None
+    return GoldSet(Path(names[2]).stem, gold.sentences)
+
+
+def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
+    names = [m.name for m in models]
+    defaults = [n for n in dict.fromkeys(offered_models.default_pair(models)) if n in names]
+    labels = {m.name: m.label for m in models}
+    return st.multiselect("Models", names, default=defaults, format_func=labels.get, key="align_models")
+
+
+def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...]) -> Measured:
+    """The measurement, once per server for the same gold set, models and sources."""
+    store = shared_store("alignments", 8)
+    found = store.get((gold, names, methods))
+    if found is None:
+        waiting = st.empty()
+        with QueuedSlot(waiting.info)():
+            waiting.empty()
+            with st.spinner("Forcing each model through the gold translations..."):
+                found = _measure(gold, names, methods)
+        store.put((gold, names, methods), found)
+    return found
+
+
+def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...]) -> Measured:
+    rows, unscored, matrices = [], [], {}
+    for name in names:
+        info = offered_models.info(name)
+        found, missed, matrices[name] = score_model(name, load_translator(name), info.direction, gold, methods,
+                                                    EXTRACTIONS, *ALIGN_LANGS)
+        rows, unscored = rows + found, unscored + missed
+    links, note = None, ""
+    if "eflomal" in methods:
+        folders = [offered_models.resolve_checkpoint(n) for n in names]
+        corpus, note = training_corpus(folders, [], *ALIGN_LANGS, root=offered_models.REPO)
+        links = tuple(eflomal_gold_links(gold, corpus))
+        rows.append(eflomal_row(gold, links))
+    if "diagonal" in methods:
+        rows += diagonal_rows(gold, ("target",))
+    return Measured(tuple(rows), tuple(unscored), matrices, links, note)
+
+
+def results_ui(gold: GoldSet, measured: Measured) -> None:
+    how = st.selectbox("Links from a matrix", EXTRACTIONS, format_func=lambda e: f"{e}: {EXTRACTION_HELP[e]}",
+                       key="align_extraction")
+    shown = [r for r in measured.rows if r.model is None or r.extraction == how]
+    st.dataframe(pd.DataFrame([{"model": r.model or "(baseline)", "method": r.method, "links": r.extraction,
+                                "AER": round(r.counts.aer, 3), "precision": round(r.counts.precision, 3),
+                                "recall": round(r.counts.recall, 3), "sentences": r.sentences} for r in shown]),
+                 hide_index=True, key="align_table")
+    st.caption("AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): A the links picked, S the sure human links, P the "
+               "possible ones. Attention aligns text like its training data best: on parliament text it may do "
+               "no better than the diagonal.")
+    if measured.eflomal_corpus:  # it names corpus paths: not on a public server
+        st.caption("eflomal learnt from " + ("the models' training text plus these sentences" if hosting.production()
+                                             else md(measured.eflomal_corpus)) + ".")
+    for u in measured.unscored:
+        st.warning(f"Not scored: {md(u.model)}, sentence {u.sentence}: {md(u.reason)}")
+    sentence_ui(gold, measured, shown)
+
+
+def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
+    st.subheader("Sentence by sentence")
+    labels = [f"{r.model or 'baseline'} · {r.method}" for r in shown]
+    pick = st.selectbox("Source", range(len(shown)), format_func=labels.__getitem__, key="align_row")
+    row = shown[pick]
+    order = sorted((k for k, c in enumerate(row.per_sentence) if c is not None),
+                   key=lambda k: -row.per_sentence[k].aer)
+    st.dataframe(pd.DataFrame([{"sentence": k + 1, "AER": round(row.per_sentence[k].aer, 3),
+                                "English": " ".join(gold.sentences[k].src), "French": " ".join(gold.sentences[k].tgt)}
+                               for k in order]), hide_index=True, key="align_sentences")
+    if not order:
+        return
+    number = st.number_input("Sentence to draw", 1, len(gold.sentences), value=order[0] + 1, key="align_sentence")
+    k = int(number) - 1
+    matrix = row_matrix(row, k, gold, measured)
+    if matrix is None:
+        st.info("This source could not score that sentence.")
+        return
+    sentence = gold.sentences[k]
+    picked = set(measured.eflomal[k]) if row.method == "eflomal" else extract(matrix, row.extraction)
+    widgets.show_chart(answer_key_heatmap(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
+                                          f"{labels[pick]}, sentence {k + 1}", value_name=row.method),
+                       key="align_heatmap")
+
+
+def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[np.ndarray]:
+    """The (French words, English words) matrix drawn for ``row`` at sentence ``k``."""
+    sentence = gold.sentences[k]
+    if row.method == "diagonal":
+        return diagonal_matrix(len(sentence.tgt), len(sentence.src))
+    if row.method == "eflomal":
+        matrix = np.zeros((len(sentence.tgt), len(sentence.src)))
+        for i, j in measured.eflomal[k]:
+            matrix[j, i] = 1.0
+        return matrix
+    words: Optional[WordMatrices] = measured.matrices[row.model][k]
+    return None if words is None else getattr(words, row.method)

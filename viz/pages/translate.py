@@ -1,0 +1,203 @@
+"""Translate page: two models side by side on one sentence, then six views of the evidence.
+
+The flow: restore the view from the URL (first run only), draw the inputs (language pair,
+models, decoding settings, sentence), decode with both models (cached, queued), show the
+outputs, then compute and draw only the open tab (``translate_views.py``), and write the view
+back to the URL.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import streamlit as st
+
+from model.corpus.licences import LANGUAGES
+from model.decoding.search import SearchConfig
+from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
+from model.errors import UserError
+from model.scoring.input_familiarity import familiarity_note
+from viz.figures import download_config
+from viz.pages import nav, translate_views, url_state, widgets
+from viz.pages.examples import examples
+from viz.pages.safe_text import cut_input, md
+from viz.pages.url_state import View
+from viz.serving import hosting, offered_models
+from viz.serving.decodes import Decoded, Request, load_translator, translate_all
+from viz.serving.offered_models import ModelInfo
+
+PAPER_URL = "https://arxiv.org/abs/1409.0473"
+STATE_KEYS = {"pair": "direction", "src": "source", "left": "model_left", "right": "model_right", "beam": "beam",
+              "lp": "lp", "step": "step"}  # View field -> the widget key holding it
+
+
+def page() -> st.Page:
+    return st.Page(render, title="Translate", url_path="translate", default=True, icon=":material/translate:")
+
+
+def render() -> None:
+    models = offered_models.offered()
+    if not models:
+        st.error(offered_models.no_checkpoints_text("Train one with `python -m model.train` or set NMT_CHECKPOINTS "
+                                                 "to a folder of offered_models."))
+        return
+    intro_ui()
+    pairs = {widgets.direction_code(d): [m.name for m in models if m.direction == d]
+             for d in widgets.directions(models)}
+    default_pair = next(iter(pairs))
+    defaults_for = lambda pair: default_view(pair, models)  # noqa: E731
+    restore_view(pairs, defaults_for, default_pair)
+    pair = widgets.direction_ui(list(pairs), on_change=lambda: apply_view(defaults_for(st.session_state.direction)))
+    chosen = model_pair_ui([m for m in models if widgets.direction_code(m.direction) == pair], defaults_for(pair))
+    settings = widgets.search_settings_ui()
+    source_lang = pair.split("-")[0]
+    text = source_ui(source_lang)
+    if not text.strip():
+        language = LANGUAGES.get(source_lang, source_lang)
+        st.info(f"Type {'an' if language[0] in 'AEIOU' else 'a'} {language} sentence above (or pick an example) "
+                "to translate it.")
+        return
+    results = translate_pair(chosen, text, settings)
+    if results is None:
+        return
+    outputs_ui(results)
+    tab = translate_views.render(results, text, settings)
+    share_ui(current_view(tab), defaults_for(pair), default_pair)
+
+
+def intro_ui() -> None:
+    st.title("Inside attention NMT")
+    st.markdown(f"Bahdanau, Cho & Bengio ([ICLR 2015, arXiv 1409.0473]({PAPER_URL})) let a translation model "
+                "*soft-search* the source sentence at every output word (**RNNsearch**) instead of squeezing it "
+                "into one fixed vector (**RNNencdec**). Type a sentence and watch both translate it, word by word.")
+    st.page_link(nav.link("paper"), label="The paper, section by section, with these models", icon=":material/menu_book:")
+
+
+def default_view(pair: str, models: list[ModelInfo]) -> View:
+    """What a language pair opens with: its first example, its default pair of models, and the
+    left model's decoding settings chosen on its validation set (from its card)."""
+    mine = [m for m in models if widgets.direction_code(m.direction) == pair]
+    left, right = offered_models.default_pair(mine)
+    decoding = next(m for m in mine if m.name == left).decoding
+    sentences = examples(pair.split("-")[0])
+    return View(pair=pair, src=sentences[0][1] if sentences else "", left=left, right=right, beam=decoding.beam,
+                lp=decoding.length_norm, tab="alignment", step=1)
+
+
+def apply_view(view: View, only: Optional[set] = None) -> None:
+    """Put ``view``'s values into the widgets' state (all, or the fields in ``only``)."""
+    for field, key in STATE_KEYS.items():
+        if only is None or field in only:
+            st.session_state[key] = getattr(view, field)
+
+
+def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -> None:
+    """Put a link's view into the widgets' state: on a session's first run, and whenever the URL
+    carries parameters this page did not write itself (a link followed from another page).
+    What a link does not name keeps the session's value (e.g. a sentence the Evaluate page sent
+    here) unless the link changes the language pair, else the default. Each parameter that
+    could not be used gets a notice. The chart download format is the app's, not this view's."""
+    state = st.session_state
+    params = {name: value for name, value in st.query_params.to_dict().items() if name != download_config.PARAM}
+    first = not state.get("view_restored")
+    if first or (params and params != state.get("view_written")):
+        view, notices = url_state.parse(params, pairs, defaults_for, default_pair, MAX_BEAM)
+        new_pair = not first and view.pair != state.get("direction")
+        apply_view(view, None if new_pair else {f for f, key in STATE_KEYS.items() if f in params or key not in state})
+        if first or "tab" in params:
+            state["tab"] = translate_views.LABELS[view.tab]
+        state.update(view_restored=True, view_notices=notices)
+    if state.get("direction") not in pairs:  # the offered checkpoints changed since this view was set
+        apply_view(defaults_for(default_pair))
+    for notice in state.pop("view_notices", []):
+        st.warning(notice)
+
+
+def current_view(tab: str) -> View:
+    state = st.session_state
+    return View(pair=state["direction"], src=state.get("source", ""), left=state["model_left"],
+                right=state["model_right"], beam=state["beam"], lp=round(state["lp"], 1), tab=tab,
+                step=state.get("step", 1))
+
+
+def share_ui(view: View, defaults: View, default_pair: str) -> None:
+    """Keep the URL in step with the view, and offer the link to copy."""
+    write_url(url_state.to_params(view, defaults, default_pair))
+    with st.expander("Copy link to this view", icon=":material/link:"):
+        st.caption("Opens this sentence with the same language pair, models, decoding settings, tab and step.")
+        st.code(url_state.link(st.context.url or "", view, defaults, default_pair), language=None, wrap_lines=True)
+
+
+def write_url(params: dict[str, str]) -> None:
+    """Set the URL's parameters (keeping the app's chart download format), remembering them so
+    the next run knows they are its own."""
+    st.query_params.from_dict({**params, **widgets.chart_format_params()})
+    st.session_state["view_written"] = dict(params)
+
+
+def model_pair_ui(models: list[ModelInfo], defaults: View) -> list[str]:
+    """The left and right models (one when both pickers name the same), among ``models``."""
+    names, labels = [m.name for m in models], {m.name: m.label for m in models}
+    for key, default in (("model_left", defaults.left), ("model_right", defaults.right)):
+        if st.session_state.get(key) not in names:
+            st.session_state[key] = default
+    st.sidebar.subheader("Models")
+    left = st.sidebar.selectbox("Left model", names, key="model_left", format_func=labels.get, persist_state="session")
+    right = st.sidebar.selectbox("Right model", names, key="model_right", format_func=labels.get,
+                                 persist_state="session")
+    return [left] if right == left else [left, right]
+
+
+def source_ui(lang: str) -> str:
+    choices = examples(lang)
+    st.selectbox("Try an example", range(len(choices)), index=None, key="example",
+                 placeholder="Everyday speech, captions, sentences whose word order changes...",
+                 format_func=lambda i: f"{choices[i][0]}: {choices[i][1]}", on_change=_use_example, args=(lang,))
+    raw = st.text_area(f"{LANGUAGES.get(lang, lang)} sentence", key="source", height=90,
+                       persist_state="session",
+                       help="One sentence or a few; line breaks are treated as spaces. Ctrl+Enter translates.")
+    text, message = cut_input(raw)
+    if message:
+        st.warning(message)
+    reference = st.session_state.get("reference")
+    if reference and st.session_state.get("reference_for") == raw:  # set by the Evaluate page
+        st.caption("Reference (from the Evaluate page):")
+        st.text(reference)
+    return text
+
+
+def _use_example(lang: str) -> None:
+    choice = st.session_state.example
+    if choice is not None and choice < len(examples(lang)):
+        st.session_state.source = examples(lang)[choice][1]
+
+
+def translate_pair(names: list[str], text: str, settings: SearchConfig) -> Optional[list[Decoded]]:
+    """Each model's decode, side by side. A checkpoint that does not load gets an error and is
+    left out, so the other model still translates; None when neither loads."""
+    usable = []
+    for name in names:
+        try:
+            load_translator(name)
+            usable.append(name)
+        except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
+            st.error(f"Could not use checkpoint {md(name)}: "
+                     f"{hosting.error_text(exc, 'it does not load on this server.')}")
+    if not usable:
+        return None
+    return translate_all([Request(name, text, settings) for name in usable])
+
+
+def outputs_ui(results: list[Decoded]) -> None:
+    for column, result in zip(st.columns(len(results)), results):
+        with column:
+            trace = result.trace
+            st.markdown(f"**{md(result.name)}** ({trace.model}) · {md(offered_models.trained_on(result.name))}")
+            st.text(trace.translation)  # st.text never interprets markup
+            st.caption(f"score {trace.score:.3f} (log p {trace.logprob:.2f}, {len(trace.target_ids)} tokens) · "
+                       f"{result.seconds * 1000:.0f} ms")
+            note = familiarity_note(trace, result.translator.src_vocab)
+            if note:
+                st.caption(f":orange[{md(note)}]")
+            if trace.truncated:
+                st.warning(f"The input was longer than {MAX_SOURCE_TOKENS} subword tokens; only the first "
+                           f"{MAX_SOURCE_TOKENS} were translated.")

@@ -1,0 +1,290 @@
+"""The Translate page's six views of one decode. Tabs track which one is open, and only the
+open tab's function runs: saliency (a backward pass per output token) and what-if
+re-decoding cost nothing until their tab is opened. Each view starts with "how to read this",
+open on the first visit and collapsed after.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import streamlit as st
+
+from model.decoding.saliency import saliency
+from model.decoding.search import SearchConfig
+from model.decoding.trace import Trace
+from model.errors import NoHypothesisError
+from viz import html_report
+from viz.figures.beam_tree import beam_tree_figure
+from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
+from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
+from viz.pages import widgets
+from viz.pages.safe_text import md
+from viz.pages.url_state import TABS
+from viz.serving import statistical_overlay
+from viz.serving.decodes import Decoded, QueuedSlot, Request, translate
+
+LABELS = dict(zip(TABS, ["Alignment", "Step by step", "Beam tree", "What if", "Saliency", "Downloads"]))
+PLAY_INTERVAL_S = 0.7
+HOW_TO_READ = {
+    "alignment": "Each **row** is one output piece, each **column** one source piece. "
+                 "A cell is α_ij, the weight RNNsearch gave source piece j while choosing output piece i "
+                 "(the paper's Figure 3); darker is more, and every row sums to 1. A clean diagonal means "
+                 "word-by-word order; off-diagonal blocks are reordering (French puts most adjectives after "
+                 "the noun; German puts the verb of a subordinate clause at its end). RNNencdec has no α: "
+                 "it reads the sentence into one vector c.",
+    "steps": "One decoder step at a time. The strip shows α_i over the source (where the model looks); the "
+             "bars below it are the energies e_ij before the softmax (α_i = softmax_j e_ij); the last chart "
+             "is the model's distribution over the next piece, with the chosen one marked. Play walks "
+             "through every step.",
+    "beam": "Beam search keeps the B best partial translations at each step. Each node is a hypothesis "
+            "ending in the piece shown; its parent is the hypothesis it extends. **Kept** nodes stay in the "
+            "beam, **pruned** ones were among the 2B candidates scored but fell outside the beam, "
+            "**finished** ones ended with </s>, and the **best** path is the returned translation. "
+            "Click a node to read its text and its attention.",
+    "whatif": "Force a different piece at one step, or put all attention on one source piece, and decode the "
+              "rest again: how much does one decision change the whole translation?",
+    "saliency": "Gradient × input: how much each source piece's embedding moves the log-probability of each "
+                "output piece (rows normalised to 1). Attention says where the model *looks*; saliency "
+                "says what the output *depends on*, so it also works for RNNencdec, which has no attention. "
+                "The two often agree on content words and differ on function words.",
+    "downloads": "The full trace as JSON (schema in model/decoding/trace.py) and the alignment in Pharaoh i-j format.",
+}
+
+
+def render(results: list[Decoded], text: str, settings: SearchConfig) -> str:
+    """Draw the tabs and run the open one; returns its slug (for the URL)."""
+    tabs = st.tabs(list(LABELS.values()), key="tab", on_change="rerun")  # its state: set by the page from links
+    views = {"alignment": lambda: alignment_tab(results), "steps": lambda: step_tab(results),
+             "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, settings),
+             "saliency": lambda: saliency_tab(results), "downloads": lambda: downloads_tab(results)}
+    opened = "alignment"
+    for (slug, view), tab in zip(views.items(), tabs):
+        if tab.open is False:  # None (state not tracked) would mean: run every tab
+            continue
+        opened = slug
+        with tab:
+            how_to_read(slug)
+            view()
+    return opened
+
+
+def how_to_read(slug: str) -> None:
+    visited = st.session_state.setdefault("tabs_visited", set())
+    with st.expander("How to read this", expanded=slug not in visited, icon=":material/help:"):
+        st.markdown(HOW_TO_READ[slug])
+    visited.add(slug)
+
+
+def alignment_tab(results: list[Decoded]) -> None:
+    words = st.toggle("Whole words instead of subword pieces", key="align_words",
+                      help="Source pieces of a word are summed; target pieces of a word are averaged, "
+                           "so each row still sums to 1.")
+    gray = st.toggle("Grayscale (the paper's Figure 3 look)", value=True, key="align_gray")
+    overlay = statistical_overlay.available() and st.toggle(
+        "Overlay a statistical aligner's links (eflomal)", key="align_statistical",
+        help="eflomal, trained on a sample of the model's own training text plus this sentence pair, links words "
+             "by co-occurrence statistics alone; its links are drawn as circles over the attention (whole words).")
+    for result in results:
+        if result.trace.attention is None:
+            st.info(f"{md(result.name)} is an RNNencdec model: it has no attention. It reads the whole sentence "
+                    "into one fixed vector. See the Saliency tab for what its output depends on.")
+    attended = [r for r in results if r.trace.attention is not None]
+    for column, result in zip(st.columns(max(len(attended), 1)), attended):
+        with column:  # one heatmap gets the full width: long sentences stay readable
+            trace = result.trace
+            matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
+            if words or overlay:
+                matrix, src, tgt = merge_to_words(matrix, src, tgt)
+            fig = alignment_heatmap(matrix, src, tgt, title=f"{result.name}: attention α", grayscale=gray)
+            if overlay:
+                with st.spinner("Aligning with eflomal..."):
+                    links = statistical_overlay.statistical_links(result.name, src, [w for w in tgt if w != "</s>"])
+                if links is None:
+                    st.caption(f"The training text of {md(result.name)} is not on this server: no eflomal links.")
+                else:
+                    overlay_links(fig, links, "eflomal links")
+            widgets.show_chart(fig, key=f"heatmap_{result.name}")
+
+
+def pick_model(results: list[Decoded], key: str) -> Decoded:
+    """A radio over the models shown; the chosen one's result."""
+    by_name = {r.name: r for r in results}
+    return by_name[st.radio("Model", list(by_name), horizontal=True, key=key)]
+
+
+def step_tab(results: list[Decoded]) -> None:
+    result = pick_model(results, "step_model")
+    if not result.trace.target_ids:
+        return
+    playing = st.session_state.get("step_playing", False)
+    # Only the step view reruns while stepping or playing, not the page (a fragment).
+    st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)(result)
+
+
+def advance(step: int, n_steps: int, playing: bool) -> tuple[int, bool]:
+    """Playback: the next step to show and whether playing goes on after it."""
+    if not playing:
+        return step, False
+    step = min(step + 1, n_steps)
+    return step, step < n_steps
+
+
+def step_view(result: Decoded) -> None:
+    trace = result.trace
+    n = len(trace.target_ids)
+    state = st.session_state
+    if state.get("step_playing"):
+        state["step"], state["step_playing"] = advance(state.get("step", 1), n, True)
+        if not state["step_playing"]:
+            st.rerun()  # the whole page, once: the fragment stops ticking
+    step = step_controls(n)
+    i = step - 1
+    partial = result.translator.tgt_vocab.decode(trace.target_ids[:step])
+    st.markdown("**Partial translation:** " + md(partial))
+    st.caption(f"Step {step} of {n} chose “{display_token(trace.target_tokens[i])}” with "
+               f"p = {np.exp(trace.step_logprobs[i]):.3f}")
+    if trace.attention is None:
+        st.info("RNNencdec has no attention: every step sees the same fixed summary of the source. "
+                "What it does have is a distribution over next tokens:")
+    else:
+        strip = source_strip(trace.attention[i], trace.source_tokens, f"attention α_{step}j at step {step}")
+        widgets.show_chart(strip, key="step_strip")
+        if trace.energies is not None:
+            widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
+        else:
+            st.caption("This model does not expose its energies e_ij before the softmax; only α is shown.")
+    widgets.show_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
+
+
+def step_controls(n_steps: int) -> int:
+    """Slider over steps with previous / next / play (the buttons change the slider's state)."""
+    state = st.session_state
+    state["step"] = min(max(1, state.get("step", 1)), n_steps)
+    move = lambda d: state.update(step=min(max(1, state["step"] + d), n_steps))  # noqa: E731
+    prev_col, next_col, play_col, _ = st.columns([1, 1, 1, 5])
+    prev_col.button("◀ Previous", key="step_prev", on_click=move, args=(-1,))
+    next_col.button("Next ▶", key="step_next", on_click=move, args=(1,))
+    if play_col.button("Play ▶▶", key="step_play", help="Step through the whole decode"):
+        state.update(step=0, step_playing=n_steps > 1)  # the first tick shows step 1
+        st.rerun()  # the whole page: the fragment starts ticking
+    if n_steps > 1:
+        st.slider("Decoding step", 1, n_steps, key="step", persist_state="session")
+    if state["step"] != 1 or "step" in st.query_params:  # fragment reruns don't reach the page's URL update
+        st.query_params["step"] = str(state["step"])
+        state.setdefault("view_written", {})["step"] = str(state["step"])
+    return state["step"]
+
+
+def beam_tab(results: list[Decoded]) -> None:
+    result = pick_model(results, "beam_model")
+    name, trace = result.name, result.trace
+    nodes = [n.to_json() for n in trace.beam]
+    pruned = st.toggle("Show pruned candidates", value=True, key="beam_pruned",
+                       help="Hide them for a compact tree of what the beam kept")
+    shown = nodes if pruned else [n for n in nodes if n["status"] != "pruned"]
+    st.caption(f"{len(nodes)} hypotheses ({len(shown)} shown). Click a node to see its text and attention.")
+    event = widgets.show_chart(beam_tree_figure(shown, f"{name}: beam search"), key=f"beam_tree_{name}",
+                               on_select="rerun", selection_mode="points")
+    picked = _clicked_node(event)
+    if picked is not None:  # a click moves the number box (its value lives under its key)
+        st.session_state[f"beam_node_{name}"] = picked
+    node_id = st.number_input("Node id", 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
+    _show_hypothesis(result, int(node_id))
+
+
+def _clicked_node(event):
+    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else \
+        getattr(getattr(event, "selection", None), "points", [])
+    for point in points:
+        data = point.get("customdata")
+        if data:
+            return int(data[0])
+    return None
+
+
+def _show_hypothesis(result: Decoded, node_id: int) -> None:
+    trace = result.trace
+    path = trace.path(node_id)[1:]
+    text = result.translator.tgt_vocab.decode([n.token_id for n in path])
+    node = trace.beam[node_id]
+    st.markdown(f"**Hypothesis {node_id}** ({node.status}): {md(text) or '(empty)'}")
+    st.caption(f"log p {node.score:.3f}, normalised {node.norm_score:.3f}, {node.step} tokens")
+    if path and path[0].attention is not None:
+        widgets.show_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens,
+                                             [n.token for n in path], title="attention α along this hypothesis"),
+                           key="beam_node_heatmap")
+
+
+def what_if_tab(results: list[Decoded], text: str, settings: SearchConfig) -> None:
+    result = pick_model(results, "whatif_model")
+    name, trace = result.name, result.trace
+    if not trace.topk:
+        return
+    step = st.number_input("At step", 1, len(trace.topk), 1, key="whatif_step")
+    i = int(step) - 1
+    options = {f"{c.token} (p={c.prob:.3f})": c.id for c in trace.topk[i] if c.prob > 0}
+    mode = st.radio("Change", ["the token", "the attention"], horizontal=True, key="whatif_mode",
+                    disabled=trace.attention is None)
+    try:
+        if mode == "the token" or trace.attention is None:
+            choice = st.selectbox("Force this token instead", list(options), key="whatif_token")
+            new = translate(Request(name, text, settings, prefix=tuple(trace.target_ids[:i] + [options[choice]])))
+        else:
+            labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
+            j = st.selectbox("Put all attention on", range(len(labels)), format_func=labels.__getitem__,
+                             key="whatif_source")
+            new = translate(Request(name, text, settings, attend=(i, int(j))))
+    except NoHypothesisError as exc:
+        st.warning(f"No translation under that change: {exc}")
+        return
+    _compare(trace, new.trace)
+
+
+def _compare(old: Trace, new: Trace) -> None:
+    for column, (label, trace) in zip(st.columns(2), (("Original", old), ("What if", new))):
+        with column:
+            st.markdown(f"**{label}** · score {trace.score:.3f}")
+            st.text(trace.translation)
+            if trace.attention is not None:
+                widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
+                                   key=f"whatif_heatmap_{label}")
+
+
+def saliency_tab(results: list[Decoded]) -> None:
+    for column, result in zip(st.columns(len(results)), results):
+        with column:
+            trace = result.trace
+            sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result)
+            widgets.show_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
+                                                 title=f"{result.name}: saliency", value_name="saliency"),
+                               key=f"saliency_{result.name}")
+
+
+@st.cache_data(show_spinner="Computing saliency...", max_entries=256)
+def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded) -> np.ndarray:
+    with QueuedSlot()():  # a backward pass per output token: it waits its turn like a decode
+        return saliency(_result.translator.model, src_ids, out_ids)
+
+
+def downloads_tab(results: list[Decoded]) -> None:
+    st.caption("Figures: use the camera icon in each chart's toolbar for PNG; `python -m viz.figures.print_figures` "
+               "writes the paper's figure styles as PDF, SVG or PNG.")
+    text = results[0].trace.source if results else ""
+    st.download_button("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
+                       "opens offline)", html_report.report_html(text, [(r.name, r.trace) for r in results]),
+                       file_name="translation-report.html", mime="text/html", key="dl_report")
+    from viz.figures import print_figures  # matplotlib: 0.4 s to import, paid when this tab first opens
+
+    for name, trace in ((r.name, r.trace) for r in results):
+        if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
+            columns = st.columns(len(print_figures.FORMATS))
+            for column, kind in zip(columns, print_figures.FORMATS):
+                figure = print_figures.alignment_figure(trace.attention, trace.source_tokens, trace.target_tokens)
+                column.download_button(f"{name}: heatmap ({kind.upper()})", print_figures.figure_bytes(figure, kind),
+                                       file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}")
+        st.download_button(f"{name}: trace (JSON)", json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
+                           file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
+        if trace.attention is not None:
+            st.download_button(f"{name}: alignment (Pharaoh i-j)", pharaoh(trace.attention) + "\n",
+                               file_name=f"{name}.align", key=f"dl_align_{name}")

@@ -1,0 +1,97 @@
+"""The Translate page's view as URL query parameters, so a link reproduces what a user sees.
+
+``parse`` turns untrusted parameters into a ``View``: the language pair first (an unknown one
+falls back to the default pair), then the rest against that pair's models and defaults
+(unknown models, wrong types, values out of range and over-long text fall back to defaults),
+each ignored parameter with a short notice. ``to_params`` writes a view back, leaving out
+what equals its pair's defaults so links stay short.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Callable, Mapping
+from urllib.parse import urlencode
+
+from viz.pages.safe_text import md
+
+MAX_PARAM_CHARS = 2000  # the longest sentence a link may carry (the page's input limit)
+TABS = ("alignment", "steps", "beam", "whatif", "saliency", "downloads")  # the tab slugs used in links
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a shared link restores; field names are the query parameter names."""
+
+    pair: str  # the language direction, e.g. "en-fr"
+    src: str  # the source sentence
+    left: str  # the first model's checkpoint name
+    right: str  # the second model's checkpoint name
+    beam: int  # beam size
+    lp: float  # length normalisation lambda
+    tab: str  # the open tab, one of TABS
+    step: int  # the step shown in the step-by-step tab (1-based)
+
+
+def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_for: Callable[[str], View],
+          default_pair: str, max_beam: int) -> tuple[View, list[str]]:
+    """The view ``params`` ask for, and one notice per parameter that was ignored.
+    ``pairs`` maps each language pair to its models' names; ``defaults_for(pair)`` is the
+    view a pair opens with."""
+    notices = []
+    pair = str(params.get("pair", default_pair))
+    if pair not in pairs:
+        notices.append(f"The link's language pair {md(repr(pair[:20]))} is not offered here; showing "
+                       f"{md(default_pair)} instead.")  # shown as markdown: the link's text escaped
+        pair = default_pair
+    models = pairs[pair]
+    checks = {
+        "src": lambda v: v if len(v) <= MAX_PARAM_CHARS and "\x00" not in v else None,
+        "left": lambda v: v if v in models else None,
+        "right": lambda v: v if v in models else None,
+        "beam": lambda v: _number(v, int, 1, max_beam),
+        "lp": lambda v: _number(v, float, 0.0, 2.0),
+        "tab": lambda v: v if v in TABS else None,
+        "step": lambda v: _number(v, int, 1, 10_000),
+    }
+    values = {}
+    for name, check in checks.items():
+        raw = params.get(name)
+        if raw is None:
+            continue
+        value = check(str(raw))
+        if value is None:
+            notices.append(f"The link's {name!r} value was not usable; showing the default instead.")
+        else:
+            values[name] = value
+    unknown = sorted(set(params) - set(checks) - {"pair"})
+    if unknown:
+        notices.append(f"Ignored {len(unknown)} unknown link parameter(s).")
+    return replace(defaults_for(pair), **values), notices
+
+
+def _number(text: str, kind, lo, hi):
+    try:
+        value = kind(text)
+    except ValueError:
+        return None
+    if kind is float:
+        if not math.isfinite(value):
+            return None
+        value = round(value, 1)  # the slider's resolution
+    return value if lo <= value <= hi else None
+
+
+def to_params(view: View, defaults: View, default_pair: str) -> dict[str, str]:
+    """Query parameters for ``view``: its pair unless that is ``default_pair``, then every field
+    that differs from ``defaults`` (what ``view``'s pair opens with)."""
+    params = {} if view.pair == default_pair else {"pair": view.pair}
+    params.update({f.name: str(getattr(view, f.name)) for f in fields(View)
+                   if f.name != "pair" and getattr(view, f.name) != getattr(defaults, f.name)})
+    return params
+
+
+def link(base_url: str, view: View, defaults: View, default_pair: str) -> str:
+    """A URL that opens ``view`` on the page at ``base_url``."""
+    params = to_params(view, defaults, default_pair)
+    return base_url + ("?" + urlencode(params) if params else "")

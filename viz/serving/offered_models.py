@@ -1,0 +1,148 @@
+"""Which checkpoints this server offers, under its rules (``hosting.py``), and what they are:
+their cards, architectures and language directions, read once per server."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import streamlit as st
+
+from model.checkpoints.card_schema import Card, read_model_card
+from model.checkpoints.folder import describe_folder
+from model.config import TrainConfig
+from model.decoding.interface import ModelDescription
+from model.decoding.search import SearchConfig
+from model.decoding.translator import MAX_BEAM
+from model.errors import CheckpointError
+from viz.serving import hosting
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_PAIR = "everyday"  # the card "pair" (models trained together) the app opens with
+DEFAULT_DIRECTION = ("en", "fr")  # the language direction the app opens with
+
+
+def checkpoint_root() -> Path:
+    """Folder with the checkpoints to offer: $NMT_CHECKPOINTS, else the shipped ``checkpoints/``."""
+    return Path(os.environ.get("NMT_CHECKPOINTS", REPO / "checkpoints"))
+
+
+def resolve_checkpoint(name: str) -> Path:
+    """The folder ``name`` stands for under this server's rules (``hosting.resolve_checkpoint``)."""
+    return hosting.resolve_checkpoint(name, checkpoint_root())
+
+
+def no_checkpoints_text(hint: str = "") -> str:
+    return hosting.no_checkpoints_text(checkpoint_root(), hint)
+
+
+def list_checkpoints() -> list[str]:
+    """Names of sub-folders of the checkpoint root that contain a config.json, sorted; in
+    production mode only those resolve_checkpoint accepts (no symlinks out of the root)."""
+    root = checkpoint_root()
+    if not root.is_dir():
+        return []
+    names = sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+    return [name for name in names if _accepted(name)] if hosting.production() else names
+
+
+def _accepted(name: str) -> bool:
+    try:
+        return bool(resolve_checkpoint(name))
+    except hosting.CheckpointNameError:
+        return False
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the pickers and pages need to know about one offered checkpoint, without loading it."""
+
+    name: str
+    arch: str  # "rnnsearch" or "rnnencdec" (this project's); another family's name, e.g. "joey-rnn"
+    attention: str  # the alignment model ("additive" is the paper's); "" without attention
+    src_lang: str
+    tgt_lang: str
+    train: Optional[TrainConfig]  # how it was trained (its corpora), None when config.json does not say
+    card: Optional[Card]  # None when it has none, or it is malformed (``card_problem`` says why)
+    card_problem: str = ""
+    description: Optional[ModelDescription] = None  # what it is; its origin when not this project's
+    imported: bool = False  # built and trained outside this project (config.json names another family)
+
+    @property
+    def has_attention(self) -> bool:
+        return self.description.has_attention if self.description else self.arch == "rnnsearch"
+
+    @property
+    def direction(self) -> tuple[str, str]:
+        return self.src_lang, self.tgt_lang
+
+    @property
+    def trained_on(self) -> str:
+        """What it learned from, in a few words, for pickers and captions."""
+        if self.card and self.card.trained_on:
+            return self.card.trained_on
+        return f"from {self.description.origin}" if self.imported else "training data not stated in its card"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} · {self.trained_on}"
+
+    @property
+    def decoding(self) -> SearchConfig:
+        """The decoding its card records as the default (chosen on validation), within the app's
+        limits; else beam 5, length normalisation 1.0."""
+        if self.card is None or not 1 <= self.card.decoding.beam <= MAX_BEAM or \
+                not 0 <= self.card.decoding.length_norm <= 2:
+            return SearchConfig()
+        return SearchConfig(beam=self.card.decoding.beam, length_norm=round(self.card.decoding.length_norm, 1))
+
+
+def info(name: str) -> Optional[ModelInfo]:
+    """The ModelInfo of ``name``, None when the name is refused or its config.json is unreadable."""
+    try:
+        return _info(resolve_checkpoint(name), name)
+    except hosting.CheckpointNameError:
+        return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=256, ttl=300)
+def _info(path: Path, name: str) -> Optional[ModelInfo]:
+    """Shared by every session (not copied per call, as st.cache_data would): read-only."""
+    try:
+        summary = describe_folder(path)
+    except CheckpointError:
+        return None
+    try:
+        card, problem = read_model_card(path), ""
+    except CheckpointError as exc:  # CardError included: the Models page shows the problem
+        card, problem = None, str(exc)
+    d = summary.description
+    return ModelInfo(name, d.arch, d.attention, summary.src_lang, summary.tgt_lang, summary.train, card, problem, d,
+                     summary.imported)
+
+
+def offered() -> list[ModelInfo]:
+    """Every offered checkpoint whose config.json reads, by name."""
+    return [i for i in map(info, list_checkpoints()) if i is not None]
+
+
+def trained_on(name: str) -> str:
+    found = info(name)
+    return found.trained_on if found else "training data not stated in its card"
+
+
+def default_pair(models: list[ModelInfo]) -> tuple[str, str]:
+    """RNNsearch and RNNencdec of the default pair (cards with ``pair == DEFAULT_PAIR``) when both
+    exist, else the first RNNsearch (the paper's additive attention first; else any model with
+    attention, an imported one say) and RNNencdec, else the first two names."""
+    if not models:
+        raise ValueError("default_pair needs at least one model")
+    preferred = [m for m in models if m.card and m.card.pair == DEFAULT_PAIR] or models
+    rank = lambda m: (m.arch != "rnnsearch", m.attention != "additive")  # noqa: E731
+    search = sorted((m for m in preferred if m.has_attention), key=rank) or \
+        sorted((m for m in models if m.has_attention), key=rank)
+    first = (search or models)[0].name
+    encdec = [m for group in (preferred, models) for m in group if m.arch == "rnnencdec" and m.name != first]
+    second = (encdec or [m for m in models if m.name != first] or models)[0].name
+    return first, second
