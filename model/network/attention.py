@@ -4,7 +4,7 @@
 ``general``, ``concat`` and ``location`` follow Luong, Pham & Manning (2015), Section 3.1,
 with the query being the previous decoder state s_{i-1} (RNNsearch's order of computation).
 All implement ``Attention``; ``ATTENTIONS`` at the end is the one registry (``ModelConfig``
-validates ``model.network.attention`` against it), so a new variant is one class and one entry here.
+validates ``model.attention`` against it), so a new variant is one class and one entry here.
 Costs below are per decoder step and sentence (S source tokens, n decoder units, 2n
 annotation units, n' alignment units).
 """

@@ -171,11 +171,11 @@ def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monke
     """Two sessions ask for the same sentence at once: the second waits at the gate while the
     first decodes, then takes the stored result instead of decoding again."""
     decodes.shared_store("translations", 256)._items.clear()
-    decodes, entered, release = [], threading.Event(), threading.Event()
+    decoded, entered, release = [], threading.Event(), threading.Event()
     real = decodes._decode
 
     def slow_decode(translator, request):
-        decodes.append(translator.arch)
+        decoded.append(translator.arch)
         entered.set()
         release.wait(WAIT_S)
         return real(translator, request)
@@ -197,7 +197,7 @@ def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monke
     first.join(WAIT_S)
     second.join(WAIT_S)
     decodes.decode_gate.clear()
-    assert sorted(decodes) == ["rnnencdec", "rnnsearch"] and len(results) == 2
+    assert sorted(decoded) == ["rnnencdec", "rnnsearch"] and len(results) == 2
     assert [r.trace.to_json() for r in results[1]] == [r.trace.to_json() for r in results[0]]
 
 

@@ -162,7 +162,7 @@ def test_only_the_open_tab_computes(app_env, monkeypatch):
     from model.decoding.translator import Translator
 
     calls = {"saliency": 0, "what-if": 0}
-    saliency, translate = viz.translate_tabs.saliency, Translator.translate
+    saliency, translate = viz.pages.translate_views.saliency, Translator.translate
 
     def counted_saliency(*args):
         calls["saliency"] += 1
@@ -172,7 +172,7 @@ def test_only_the_open_tab_computes(app_env, monkeypatch):
         calls["what-if"] += kwargs.get("prefixes") is not None or kwargs.get("attend") is not None
         return translate(self, sentences, cfg, *args, **kwargs)
 
-    monkeypatch.setattr(viz.translate_tabs, "saliency", counted_saliency)
+    monkeypatch.setattr(viz.pages.translate_views, "saliency", counted_saliency)
     monkeypatch.setattr(Translator, "translate", counted_translate)
     at = AppTest.from_file(APP, default_timeout=120).run()
     type_sentence(at, "a small dog sits on the red ball")
