@@ -14,6 +14,10 @@ Sources, all on the same sentences:
   plus the gold sentences, symmetrised (model/scoring/statistical_aligner.py).
 - ``diagonal``: each word linked by its relative position, the baseline that knows no words.
 
+Given models of both directions with attention that trained on the same corpora (en->fr and
+fr->en, say), their attention is also combined as statistical aligners combine their two
+directions (intersection and grow-diag-final-and): rows named "A + B", extraction ``both-*``.
+
 Sentences a model cannot score (a word its vocabulary encodes to nothing, a source longer than
 the model reads) are counted and named in the report, never dropped silently.
 """
@@ -40,10 +44,12 @@ from model.decoding.saliency import saliency_many
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
 from model.errors import UserError
 from model.scoring.word_alignment import (
+    BOTH_DIRECTIONS,
     DEFAULT_EXTRACTION,
     EXTRACTIONS,
     Counts,
     GoldSet,
+    both_directions,
     diagonal_matrix,
     extract,
     read_gold,
@@ -71,7 +77,7 @@ class Row:
 
     model: Optional[str]  # None for the baselines
     method: str  # one of METHODS
-    extraction: str  # one of EXTRACTIONS, or SYMMETRISED for eflomal
+    extraction: str  # one of EXTRACTIONS, SYMMETRISED for eflomal, or one of BOTH_DIRECTIONS
     counts: Counts  # over the scored sentences
     per_sentence: tuple[Optional[Counts], ...]  # None where the sentence was not scored
 
@@ -223,6 +229,46 @@ def model_rows(name: str, matrices: Sequence[Optional[WordMatrices]], gold: Gold
     return rows
 
 
+def both_directions_rows(forward_name: str, forward: Sequence[Optional[WordMatrices]], backward_name: str,
+                         backward: Sequence[Optional[WordMatrices]], gold: GoldSet) -> list[Row]:
+    """Rows of two models' attention combined (``BOTH_DIRECTIONS``): ``forward`` translates the
+    gold's source language into its target, ``backward`` the other way (its matrices already
+    transposed to (gold target, gold source)). A sentence either model could not score is not
+    scored."""
+    links: dict[str, list] = {how: [] for how in BOTH_DIRECTIONS}
+    for ahead, back in zip(forward, backward):
+        both = (None if ahead is None or back is None or ahead.attention is None or back.attention is None
+                else both_directions(ahead.attention, back.attention))
+        for how in BOTH_DIRECTIONS:
+            links[how].append(None if both is None else both[how])
+    rows = []
+    for how in BOTH_DIRECTIONS:
+        total, per = score(links[how], gold)
+        rows.append(Row(f"{forward_name} + {backward_name}", "attention", how, total, tuple(per)))
+    return rows
+
+
+@dataclass(frozen=True)
+class ScoredModel:
+    """What pairing models of opposite directions needs to know of one scored model."""
+
+    name: str
+    forward: bool  # translates the gold's source language into its target language
+    corpora: tuple[str, ...]  # the names of the corpora it trained on; empty when unknown
+    matrices: tuple[Optional[WordMatrices], ...]
+
+    @property
+    def has_attention(self) -> bool:
+        return any(m is not None and m.attention is not None for m in self.matrices)
+
+
+def opposite_pairs(models: Sequence[ScoredModel]) -> list[tuple[ScoredModel, ScoredModel]]:
+    """(forward, backward) models with attention that trained on the same corpora, in order."""
+    return [(a, b) for a in models for b in models
+            if a.forward and not b.forward and a.has_attention and b.has_attention
+            and a.corpora and a.corpora == b.corpora]
+
+
 def diagonal_rows(gold: GoldSet, extractions: Sequence[str]) -> list[Row]:
     links = [extract(diagonal_matrix(len(s.tgt), len(s.src)), extractions[0]) for s in gold.sentences]
     total, per = score(links, gold)
@@ -292,16 +338,21 @@ def score_model(name: str, translator: Translator, direction: tuple[str, str], g
 def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[str] = METHODS,
                  extractions: Sequence[str] = (DEFAULT_EXTRACTION,), corpus: Sequence[str] = (),
                  src_lang: str = "en", tgt_lang: str = "fr", log=print) -> AlignmentReport:
-    rows, unscored, seconds, note = [], [], {}, ""
+    rows, unscored, seconds, note, scored = [], [], {}, "", []
     for folder in checkpoints:
         start, name = time.perf_counter(), Path(folder).name
         summary = describe_folder(folder)
         direction = (summary.src_lang, summary.tgt_lang)
-        found, missed, _ = score_model(name, Translator.from_checkpoint(folder), direction, gold, methods,
-                                       extractions, src_lang, tgt_lang)
+        found, missed, matrices = score_model(name, Translator.from_checkpoint(folder), direction, gold, methods,
+                                              extractions, src_lang, tgt_lang)
         rows, unscored = rows + found, unscored + missed
+        corpora = tuple(s.name for s in corpus_specs(summary.train)) if summary.train is not None else ()
+        scored.append(ScoredModel(name, direction == (src_lang, tgt_lang), corpora, tuple(matrices)))
         seconds[name] = round(time.perf_counter() - start, 2)
         log(f"{name}: {seconds[name]} s")
+    if "attention" in methods:
+        for forward, backward in opposite_pairs(scored):
+            rows += both_directions_rows(forward.name, forward.matrices, backward.name, backward.matrices, gold)
     if "eflomal" in methods:
         start = time.perf_counter()
         pairs, note = training_corpus(checkpoints, corpus, src_lang, tgt_lang)

@@ -249,6 +249,24 @@ def grow_diag_final_and(forward: Iterable[Link], backward: Iterable[Link]) -> se
     return links
 
 
+# Attention from both directions, symmetrised as statistical aligners are: a model translating
+# the gold's source into its target links each target word to its best source word; a model of
+# the opposite direction links each source word (its output) to its best target word.
+BOTH_DIRECTIONS = ("both-intersect", "both-grow-diag-final-and")
+
+
+def both_directions(forward: np.ndarray, backward: np.ndarray) -> dict[str, set[Link]]:
+    """Links from two (target words, source words) matrices of one sentence: ``forward`` from a
+    model translating source -> target, ``backward`` from one translating target -> source,
+    transposed to the same (target, source) layout. Each direction keeps its own reading (the
+    forward model's best source word per target word, the backward model's best target word per
+    source word); they are combined by intersection and by grow-diag-final-and."""
+    if forward.shape != backward.shape:
+        raise ValueError(f"the two directions' matrices differ in shape: {forward.shape} vs {backward.shape}")
+    ahead, back = extract(forward, "target"), extract(backward, "source")
+    return {"both-intersect": ahead & back, "both-grow-diag-final-and": grow_diag_final_and(ahead, back)}
+
+
 def _unaligned(link: Link, links: set[Link], either: bool) -> bool:
     src_free = all(i != link[0] for i, _ in links)
     tgt_free = all(j != link[1] for _, j in links)
