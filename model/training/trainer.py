@@ -248,7 +248,7 @@ class Progress:
 
 @dataclass(frozen=True)
 class RoundStats:
-    """What ``train_epoch`` measured over one round of training, summed over ranks."""
+    """What ``train_round`` measured over one round of training, summed over ranks."""
 
     loss_sum: float  # training loss summed over target tokens
     tokens: int  # target tokens trained on
@@ -261,7 +261,7 @@ class RoundStats:
 class Run:
     """What every part of a training run works with."""
 
-    model: NMTModel  # the model itself (``net`` in train_epoch may wrap it for torchrun)
+    model: NMTModel  # the model itself (``net`` in train_round may wrap it for torchrun)
     data: "Data"
     cfg: Config
     optimizer: torch.optim.Optimizer
@@ -329,7 +329,7 @@ class ProgressReport:
             self.bar.close()
 
 
-def train_epoch(run: Run, net, progress: Progress, show_bar: bool = True) -> RoundStats:
+def train_round(run: Run, net, progress: Progress, show_bar: bool = True) -> RoundStats:
     """Train until the epoch ends, or ``val_every`` updates pass, or ``max_steps`` is reached
     (when resuming, from the saved batch); returns loss, tokens and seconds summed over ranks
     and whether the epoch ended. Each rank trains ``net`` (``model``, DDP-wrapped under
@@ -477,7 +477,7 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     log(f"model: {cfg.model.arch}, {model.num_parameters():,} parameters; {rt.world} process(es) on {rt.device}")
     net = DistributedDataParallel(model) if rt.world > 1 else model
     while progress.epoch < t.epochs:
-        stats = train_epoch(run, net, progress, show_bar)
+        stats = train_round(run, net, progress, show_bar)
         if stats.tokens == 0 and stats.epoch_done:  # a stream that ended right after a validation
             progress.epoch, progress.batch = progress.epoch + 1, 0
             continue
