@@ -22,7 +22,7 @@ import torch
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.attention_ablation import ablated_alpha
-from model.decoding.interface import Decodable, Step
+from model.decoding.interface import Decodable, ModelDescription, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.errors import NoHypothesisError
 
@@ -125,8 +125,8 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    arch = model.description.arch
-    return [_make_trace(arch, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
+    described = model.description
+    return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
 def _ablation(kind: str, t: int, enc):
@@ -274,16 +274,17 @@ def candidates(vocab: Vocab, probs: Sequence[float], ids: Sequence[int]) -> list
     return [Candidate(vocab.pieces([i])[0], int(i), round(float(p), 6)) for p, i in zip(probs, ids)]
 
 
-def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
+def _make_trace(described: ModelDescription, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
                 recorder: Optional[_TreeRecorder], sent: int) -> Trace:
-    """The Trace of one sentence: its text and tokens, and, from the recorder's tree, the
-    chosen hypothesis's path (marked "best"), per-step log-probabilities, attention,
-    energies and top-k."""
+    """The Trace of one sentence: what decoded it, its text and tokens, and, from the
+    recorder's tree, the chosen hypothesis's path (marked "best"), per-step log-probabilities,
+    attention, energies and top-k."""
     src_vocab, tgt_vocab = vocabs
-    trace = Trace(model=arch, source=src_vocab.decode(src_ids), source_tokens=src_vocab.pieces(src_ids),
+    trace = Trace(model=described.arch, source=src_vocab.decode(src_ids), source_tokens=src_vocab.pieces(src_ids),
                   source_ids=list(src_ids), target_ids=hyp.ids, target_tokens=tgt_vocab.pieces(hyp.ids),
                   translation=tgt_vocab.decode(hyp.ids), score=hyp.norm_score, logprob=hyp.logprob,
-                  step_logprobs=[], attention=None, energies=None)
+                  step_logprobs=[], attention=None, energies=None, alignment_model=described.attention,
+                  origin=described.origin)
     if recorder is None:
         return trace
     trace.beam = recorder.trees[sent]
@@ -304,8 +305,8 @@ def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], 
 def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
                   cfg: SearchConfig) -> list[Trace]:
     """Greedy decoding's outputs as Traces without evidence (the fast path for plain text)."""
-    arch = model.description.arch
-    return [_make_trace(arch, vocabs, ids, hyp, None, i)
+    described = model.description
+    return [_make_trace(described, vocabs, ids, hyp, None, i)
             for i, (ids, hyp) in enumerate(zip(src, greedy_search(model, src, cfg)))]
 
 

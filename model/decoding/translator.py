@@ -102,7 +102,9 @@ class Translator:
         return beam_search(self.model, vocabs, src, cfg, prefixes, attend)
 
     def _empty_trace(self) -> Trace:
-        return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
+        described = self.model.description
+        return Trace(described.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None,
+                     alignment_model=described.attention, origin=described.origin)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,7 +6,8 @@ import pytest
 from model.decoding.trace import TRACE_SCHEMA_VERSION
 from model.decoding.translator import main
 
-KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translation", "score", "logprob",
+KEYS = {"schema", "model", "alignment_model", "origin", "source", "source_tokens", "source_ids", "target_tokens",
+        "target_ids", "translation", "score", "logprob",
         "step_logprobs", "attention", "energies", "topk", "beam", "truncated"}
 
 
