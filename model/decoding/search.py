@@ -5,7 +5,8 @@ Beam search keeps ``beam`` hypotheses per sentence for a whole batch at once, as
 no Python loop over tokens. Sentences whose search ended leave the batch, so results
 do not depend on which other sentences share it.
 
-Search runs on any model with the decoding interface (model/decoding/interface.py). It is split into
+Search runs on any model with the decoding interface (model/decoding/interface.py), on the device
+its weights are on (``device.device_of``): every tensor it hands the model is made there. It is split into
 start / step (``Decodable.step``) / prune (``_prune``) / finish
 (``_finish``). With ``SearchConfig.trace`` a ``_TreeRecorder`` adds every candidate to its
 sentence's beam tree as it is scored, and keeps each step's attention, energies and top-k;
@@ -22,6 +23,7 @@ import torch
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.attention_ablation import ablated_alpha
+from model.decoding.device import device_of
 from model.decoding.interface import Decodable, ModelDescription, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.errors import NoHypothesisError
@@ -89,9 +91,10 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     position} puts all attention weight on that position at that step (what-if, RNNsearch).
     """
     model.eval()
-    n, k, dev = len(src), cfg.beam, next(model.parameters()).device
-    src_len = torch.tensor([len(s) for s in src])
-    enc = model.encode(pad(src).to(dev), src_len)
+    n, k, dev = len(src), cfg.beam, device_of(model)
+    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
+    enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
+    caps = _max_lengths(torch.tensor([len(s) for s in src]), cfg)  # (n,) on the CPU: the loop reads its max
     rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
     enc = enc.select(rows)
     state = model.init_state(enc)  # decoder state of the n*k rows
@@ -100,10 +103,10 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
     hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
     active = torch.arange(n, device=dev)  # original index of each active sentence
-    max_len = _max_lengths(src_len, cfg).to(dev)
+    max_len = caps.to(dev)  # (n,)
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    recorder = _TreeRecorder(src_len.tolist(), vocabs[1], cfg) if cfg.trace else None
-    for t in range(int(max_len.max())):
+    recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
+    for t in range(int(caps.max())):
         out = model.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
         cand = _prune(scores, logprobs, k)
@@ -314,16 +317,17 @@ def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[S
 def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
     """Argmax decoding of a batch (the reference beam size 1 must match)."""
     model.eval()
-    n, dev = len(src), next(model.parameters()).device
-    src_len = torch.tensor([len(s) for s in src])
+    n, dev = len(src), device_of(model)
+    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
     enc = model.encode(pad(src).to(dev), src_len)
+    caps = _max_lengths(torch.tensor([len(s) for s in src]), cfg)  # (n,) on the CPU: the loop reads its max
     state = model.init_state(enc)
     y = torch.full((n,), BOS, dtype=torch.long, device=dev)
-    max_len = _max_lengths(src_len, cfg).to(dev)
+    max_len = caps.to(dev)  # (n,)
     out_ids = [[] for _ in range(n)]
     logprob = [0.0] * n
     active = torch.arange(n, device=dev)
-    for t in range(int(max_len.max())):
+    for t in range(int(caps.max())):
         out = model.step(y, state, enc)
         lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None)
         best_lp, y = lp.max(dim=-1)
