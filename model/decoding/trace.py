@@ -26,15 +26,16 @@ JSON schema (``TRACE_SCHEMA_VERSION`` 2), one object per sentence:
   (``Candidate``), most likely first
 - ``beam``: every node of the search tree, node ``id`` at position ``id``: ``{"id", "parent",
   "step", "token", "token_id", "score", "norm_score", "status", "attention"}``; ``parent`` is null
-  for the root (<s>) and a smaller id for every other node; ``status`` is one of kept / pruned /
-  finished / best (best marks the chosen hypothesis's whole path); ``attention`` is the α over
-  ``source_tokens`` of the step that chose the node's token, null for the root and for a model
-  without attention
+  for the root (<s>, step 0) and a smaller id for every other node, whose ``step`` is one more
+  than its parent's; ``status`` is one of kept / pruned / finished / best (best marks the chosen
+  hypothesis's whole path); ``attention`` is the α over ``source_tokens`` of the step that chose
+  the node's token, null for the root and for a model without attention
 - ``truncated``: true when the input was cut to the model's maximum input length
 
 Numbers are rounded to 6 decimals, and null stands for a number that is not finite (JSON has
-none): ``Trace.from_json`` reads it back as -inf (probability 0). A trace read back therefore
-equals the one written field by field, with every number within 1e-6.
+none): ``Trace.from_json`` reads it back as -inf (probability 0, the only one search makes). A
+trace read back therefore equals the one written field by field: strings, ids and flags exactly,
+finite numbers within 1e-6, -inf as -inf.
 
 ``Trace.from_json`` (and ``Trace.loads`` for one line of text) is the one reader: another schema
 version, a missing or ill-typed field or a ragged or misshapen matrix raise ``TraceError``
@@ -151,8 +152,8 @@ class Trace:
             attention=fields.matrix("attention", (n_tgt, n_src)), energies=fields.matrix("energies", (n_tgt, n_src)),
             topk=topk, beam=[], truncated=fields.flag("truncated"), alignment_model=fields.text("alignment_model"),
             origin=fields.text("origin"))
-        trace.beam = [_node(_Fields(node, f"{where}: beam[{k}]"), k, n_src)
-                      for k, node in enumerate(fields.items("beam"))]
+        for k, node in enumerate(fields.items("beam")):
+            trace.beam.append(_node(_Fields(node, f"{where}: beam[{k}]"), trace.beam, n_src))
         return trace
 
     @classmethod
@@ -198,21 +199,23 @@ def _candidates(trace: "_Fields", i: int, step: Any) -> list[Candidate]:
     return [Candidate(c.text("token"), c.integer("id"), c.number("prob")) for c in candidates]
 
 
-def _node(fields: "_Fields", position: int, n_src: int) -> BeamNode:
-    """Beam node ``position``: its id is its position, and its parent an earlier node (None
-    only for the root, position 0)."""
+def _node(fields: "_Fields", earlier: list[BeamNode], n_src: int) -> BeamNode:
+    """The node after ``earlier`` ones: its id is its position, its parent an earlier node (None
+    only for the root, at step 0), and its step one more than its parent's."""
+    position = len(earlier)
     node_id, parent = fields.integer("id"), fields.integer("parent", optional=True)
     if node_id != position:
         raise TraceError(f"{fields.where}: field 'id' is {node_id}; a node's id is its position ({position})")
     if (parent is None) != (position == 0) or (parent is not None and not 0 <= parent < position):
         raise TraceError(f"{fields.where}: field 'parent' is {_show(parent)}; the root (node 0) has none and "
                          "every other node's parent is an earlier node")
+    step = fields.integer("step")
+    if step != (0 if parent is None else earlier[parent].step + 1):
+        raise TraceError(f"{fields.where}: field 'step' is {step}; the root is at step 0 and every other node "
+                         "one step after its parent")
     status = fields.text("status")
     if status not in STATUSES:
         raise TraceError(f"{fields.where}: field 'status' is {_show(status)}; expected one of {', '.join(STATUSES)}")
-    step = fields.integer("step")
-    if step < 0:
-        raise TraceError(f"{fields.where}: field 'step' is {step}; expected 0 or more")
     return BeamNode(id=node_id, parent=parent, step=step, token=fields.text("token"),
                     token_id=fields.integer("token_id"), score=fields.number("score"),
                     norm_score=fields.number("norm_score"), status=status, attention=fields.vector("attention", n_src))

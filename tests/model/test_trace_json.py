@@ -191,6 +191,8 @@ MALFORMED = [  # (what is wrong, how to make it, what the error says)
     ("a second root", _set(["beam", 3, "parent"], None), "beam[3]: field 'parent' is None"),
     ("a parent after its child", _set(["beam", 1, "parent"], 4), "beam[1]: field 'parent' is 4"),
     ("an unknown status", _set(["beam", 5, "status"], "maybe"), "beam[5]: field 'status' is 'maybe'"),
+    ("a node two steps after its parent", _set(["beam", 6, "step"], 3), "beam[6]: field 'step' is 3"),
+    ("a root after the start", _set(["beam", 0, "step"], 1), "beam[0]: field 'step' is 1"),
     ("a node's attention over 3 tokens", _cut(["beam", 6, "attention"], 3),
      "beam[6]: field 'attention' has 3 values; expected 5"),
     ("a node that is no object", _set(["beam", 2], [0]), "beam[2]: expected a JSON object, got a list"),
