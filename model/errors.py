@@ -19,6 +19,11 @@ class DataError(UserError):
     """A corpus, test set, upload or text that cannot be used (unreadable, not UTF-8, malformed)."""
 
 
+class TraceError(DataError):
+    """A trace's JSON (``python -m model.translate --json``) that does not follow the trace schema:
+    another schema version, a missing or ill-typed field, a ragged or misshapen matrix."""
+
+
 class ConfigError(UserError):
     """A configuration value, override or decoding setting that is unknown or out of range."""
 

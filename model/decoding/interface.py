@@ -10,6 +10,9 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
 
 - token ids follow the project's convention (model/corpus/vocab.py): 0 <pad>, 1 <unk>, 2 <s>,
   3 </s>; a model with other ids maps them at its boundary (the Joey adapter swaps 0 and 1);
+- every tensor search, saliency and the pages hand a model is on the device of its weights
+  (model/decoding/device.py · ``device_of``); a model that needs one elsewhere (lengths on the CPU
+  for ``pack_padded_sequence``, say) moves it itself;
 - ``encode(src (B, S) long, src_len (B,) long)`` -> a ``Memory``: whatever the decoder reads
   about the source, with ``mask`` (B, S) True at real tokens and ``select(index)`` giving the
   rows ``index`` (to copy a sentence for each beam slot, or to drop finished sentences);

@@ -3,7 +3,8 @@
 For output token y_i, saliency_ij = |grad_{E x_j} log p(y_i | y_<i, x) . E x_j| (the dot
 product over embedding dimensions), then each row is normalised to sum to 1 so it can
 be drawn on the same scale as attention. Works for any model with the decoding interface
-(model/decoding/interface.py), so RNNencdec, which has no attention, still gets a "what matters" map.
+(model/decoding/interface.py), so RNNencdec, which has no attention, still gets a "what matters" map,
+on whichever device the model's weights are on.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import torch
 
 from model.corpus.vocab import BOS, PAD
+from model.decoding.device import device_of
 from model.decoding.interface import Decodable
 
 MAX_COPIES = 128  # output tokens explained in one batch (each is one copy of its sentence); 64-256 are about as fast
@@ -46,6 +48,8 @@ def saliency_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequenc
 
 
 def _saliency_batch(model: Decodable, pairs) -> list[np.ndarray]:
+    """The rows of several sentence pairs, one copy of its sentence per output token, every
+    tensor made on the model's device."""
     srcs, tgts, picks = [], [], []
     width = max(len(o) for _, o in pairs)
     for src_ids, out_ids in pairs:
@@ -54,16 +58,19 @@ def _saliency_batch(model: Decodable, pairs) -> list[np.ndarray]:
             srcs.append(list(src_ids))
             tgts.append(prefix[:i + 1] + [PAD] * (width - i - 1))
             picks.append((i, token))
-    src_len = torch.tensor([len(s) for s in srcs])
-    src = torch.tensor([s + [PAD] * (int(src_len.max()) - len(s)) for s in srcs])  # (copies, src_len)
+    dev = device_of(model)
+    longest = max(len(s) for s in srcs)
+    src_len = torch.tensor([len(s) for s in srcs], device=dev)  # (copies,)
+    src = torch.tensor([s + [PAD] * (longest - len(s)) for s in srcs], device=dev)  # (copies, src_len)
+    tgt_in = torch.tensor(tgts, device=dev)  # (copies, width)
+    rows = torch.arange(len(picks), device=dev)  # (copies,)
+    steps, tokens = (torch.tensor(x, device=dev) for x in zip(*picks))  # (copies,) each
     with torch.enable_grad():
         emb = model.embed_source(src).detach().requires_grad_(True)  # (copies, src_len, m)
-        logprobs, _ = model.teacher_forced(model.encode(src, src_len, embedded=emb), torch.tensor(tgts))  # (copies, width, V)
-        rows = torch.arange(len(picks))
-        steps, tokens = (torch.tensor(x) for x in zip(*picks))
+        logprobs, _ = model.teacher_forced(model.encode(src, src_len, embedded=emb), tgt_in)  # (copies, width, V)
         logp = logprobs[rows, steps, tokens]  # (copies,)
         (grad,) = torch.autograd.grad(logp.sum(), emb)
-    scores = (grad * emb).sum(-1).abs().detach().numpy()  # (copies, src_len)
+    scores = (grad * emb).sum(-1).abs().detach().float().cpu().numpy()  # (copies, src_len)
     out, start = [], 0
     for src_ids, out_ids in pairs:  # each sentence's copies are consecutive
         mine = scores[start:start + len(out_ids), :len(src_ids)]

@@ -5,7 +5,8 @@ Beam search keeps ``beam`` hypotheses per sentence for a whole batch at once, as
 no Python loop over tokens. Sentences whose search ended leave the batch, so results
 do not depend on which other sentences share it.
 
-Search runs on any model with the decoding interface (model/decoding/interface.py). It is split into
+Search runs on any model with the decoding interface (model/decoding/interface.py), on the device
+its weights are on (``device.device_of``): every tensor it hands the model is made there. It is split into
 start / step (``Decodable.step``) / prune (``_prune``) / finish
 (``_finish``). With ``SearchConfig.trace`` a ``_TreeRecorder`` adds every candidate to its
 sentence's beam tree as it is scored, and keeps each step's attention, energies and top-k;
@@ -22,7 +23,8 @@ import torch
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.attention_ablation import ablated_alpha
-from model.decoding.interface import Decodable, Step
+from model.decoding.device import device_of
+from model.decoding.interface import Decodable, ModelDescription, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.errors import NoHypothesisError
 
@@ -89,9 +91,10 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     position} puts all attention weight on that position at that step (what-if, RNNsearch).
     """
     model.eval()
-    n, k, dev = len(src), cfg.beam, next(model.parameters()).device
-    src_len = torch.tensor([len(s) for s in src])
-    enc = model.encode(pad(src).to(dev), src_len)
+    n, k, dev = len(src), cfg.beam, device_of(model)
+    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
+    enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
+    caps = _max_lengths(torch.tensor([len(s) for s in src]), cfg)  # (n,) on the CPU: the loop reads its max
     rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
     enc = enc.select(rows)
     state = model.init_state(enc)  # decoder state of the n*k rows
@@ -100,10 +103,10 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
     hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
     active = torch.arange(n, device=dev)  # original index of each active sentence
-    max_len = _max_lengths(src_len, cfg).to(dev)
+    max_len = caps.to(dev)  # (n,)
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    recorder = _TreeRecorder(src_len.tolist(), vocabs[1], cfg) if cfg.trace else None
-    for t in range(int(max_len.max())):
+    recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
+    for t in range(int(caps.max())):
         out = model.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
         cand = _prune(scores, logprobs, k)
@@ -125,8 +128,8 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    arch = model.description.arch
-    return [_make_trace(arch, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
+    described = model.description
+    return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
 def _ablation(kind: str, t: int, enc):
@@ -274,16 +277,17 @@ def candidates(vocab: Vocab, probs: Sequence[float], ids: Sequence[int]) -> list
     return [Candidate(vocab.pieces([i])[0], int(i), round(float(p), 6)) for p, i in zip(probs, ids)]
 
 
-def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
+def _make_trace(described: ModelDescription, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
                 recorder: Optional[_TreeRecorder], sent: int) -> Trace:
-    """The Trace of one sentence: its text and tokens, and, from the recorder's tree, the
-    chosen hypothesis's path (marked "best"), per-step log-probabilities, attention,
-    energies and top-k."""
+    """The Trace of one sentence: what decoded it, its text and tokens, and, from the
+    recorder's tree, the chosen hypothesis's path (marked "best"), per-step log-probabilities,
+    attention, energies and top-k."""
     src_vocab, tgt_vocab = vocabs
-    trace = Trace(model=arch, source=src_vocab.decode(src_ids), source_tokens=src_vocab.pieces(src_ids),
+    trace = Trace(model=described.arch, source=src_vocab.decode(src_ids), source_tokens=src_vocab.pieces(src_ids),
                   source_ids=list(src_ids), target_ids=hyp.ids, target_tokens=tgt_vocab.pieces(hyp.ids),
                   translation=tgt_vocab.decode(hyp.ids), score=hyp.norm_score, logprob=hyp.logprob,
-                  step_logprobs=[], attention=None, energies=None)
+                  step_logprobs=[], attention=None, energies=None, alignment_model=described.attention,
+                  origin=described.origin)
     if recorder is None:
         return trace
     trace.beam = recorder.trees[sent]
@@ -304,8 +308,8 @@ def _make_trace(arch: str, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], 
 def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]],
                   cfg: SearchConfig) -> list[Trace]:
     """Greedy decoding's outputs as Traces without evidence (the fast path for plain text)."""
-    arch = model.description.arch
-    return [_make_trace(arch, vocabs, ids, hyp, None, i)
+    described = model.description
+    return [_make_trace(described, vocabs, ids, hyp, None, i)
             for i, (ids, hyp) in enumerate(zip(src, greedy_search(model, src, cfg)))]
 
 
@@ -313,16 +317,17 @@ def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[S
 def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
     """Argmax decoding of a batch (the reference beam size 1 must match)."""
     model.eval()
-    n, dev = len(src), next(model.parameters()).device
-    src_len = torch.tensor([len(s) for s in src])
+    n, dev = len(src), device_of(model)
+    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
     enc = model.encode(pad(src).to(dev), src_len)
+    caps = _max_lengths(torch.tensor([len(s) for s in src]), cfg)  # (n,) on the CPU: the loop reads its max
     state = model.init_state(enc)
     y = torch.full((n,), BOS, dtype=torch.long, device=dev)
-    max_len = _max_lengths(src_len, cfg).to(dev)
+    max_len = caps.to(dev)  # (n,)
     out_ids = [[] for _ in range(n)]
     logprob = [0.0] * n
     active = torch.arange(n, device=dev)
-    for t in range(int(max_len.max())):
+    for t in range(int(caps.max())):
         out = model.step(y, state, enc)
         lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None)
         best_lp, y = lp.max(dim=-1)

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from model.corpus.vocab import BOS
+from model.decoding.device import device_of
 from model.network.gru import gru_update
 from model.network.nmt_model import NMTModel
 
@@ -50,8 +51,8 @@ class Anatomy:
 def dissect(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> Anatomy:
     """Follow ``out_ids`` (e.g. a trace's target_ids) from <s> and record every step."""
     model.eval()
-    dec, dev = model.decoder, next(model.parameters()).device
-    enc = model.encode(torch.tensor([list(src_ids)], device=dev), torch.tensor([len(src_ids)]))
+    dec, dev = model.decoder, device_of(model)
+    enc = model.encode(torch.tensor([list(src_ids)], device=dev), torch.tensor([len(src_ids)], device=dev))
     s = dec.init_state(enc.summary)  # (1, n)
     y = torch.tensor([BOS], device=dev)
     first = lambda t: None if t is None else t[0].float().cpu().numpy()  # noqa: E731

@@ -1,9 +1,12 @@
 """Translate text with a checkpoint: an importable ``Translator`` and a thin CLI.
 
-    python -m model.translate --checkpoint checkpoints/rnnsearch-en-fr [--beam 5] [--json] < input.txt
+    python -m model.translate --checkpoint checkpoints/rnnsearch-en-fr [--beam 5] [--json] \
+        [--device cpu|cuda|auto] < input.txt
 
 One output line per input line, in order, blank lines included. ``--json`` writes one
-trace per line (schema in ``model/decoding/trace.py``).
+trace per line (schema in ``model/decoding/trace.py``; ``Trace.loads`` reads a line back).
+``--device`` picks where the model decodes: the CPU by default, ``cuda`` for a GPU, ``auto``
+for a GPU when there is one.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from model.corpus.parallel import iter_chunks
 from model.corpus.textfile import read_text
 from model.corpus.vocab import EOS
 from model.decoding.attention_ablation import ABLATIONS
+from model.decoding.device import DEVICE_CHOICES, device_of, pick_device
 from model.decoding.interface import Decodable, Vocabulary
 from model.decoding.search import SearchConfig, beam_search, greedy_traces
 from model.decoding.trace import Trace
@@ -39,18 +43,29 @@ class Translator:
     """A model (any ``Decodable``: model/decoding/interface.py) with its vocabularies, ready to decode.
     Read-only: safe to share across threads."""
 
-    def __init__(self, model: Decodable, src_vocab: Vocabulary, tgt_vocab: Vocabulary, name: str = ""):
+    def __init__(self, model: Decodable, src_vocab: Vocabulary, tgt_vocab: Vocabulary, name: str = "",
+                 device: str | torch.device | None = None):
+        """``device`` ("cpu", "cuda", "auto", a ``torch.device``; model/decoding/device.py): where the
+        model decodes. It is moved there once, here, in place; None leaves it where its weights are."""
+        if device is not None:
+            model.to(pick_device(device))
         self.model, self.src_vocab, self.tgt_vocab = model.eval(), src_vocab, tgt_vocab
         self.name = name or model.description.arch
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path) -> "Translator":
+    def from_checkpoint(cls, path: str | Path, device: str | torch.device | None = None) -> "Translator":
+        """The checkpoint folder's model and vocabularies; loaded on the CPU, then moved to ``device``."""
         model, src_vocab, tgt_vocab, _ = load_model(path)
-        return cls(model, src_vocab, tgt_vocab, Path(path).name)
+        return cls(model, src_vocab, tgt_vocab, Path(path).name, device)
 
     @property
     def arch(self) -> str:
         return self.model.description.arch
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are, and so where it decodes."""
+        return device_of(self.model)
 
     def source_ids(self, text: str) -> tuple[list[int], bool]:
         """Subword ids of ``text``, cut to MAX_SOURCE_TOKENS; (ids, truncated). A source that ends
@@ -102,7 +117,9 @@ class Translator:
         return beam_search(self.model, vocabs, src, cfg, prefixes, attend)
 
     def _empty_trace(self) -> Trace:
-        return Trace(self.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None)
+        described = self.model.description
+        return Trace(described.arch, "", [], [], [], [], "", 0.0, 0.0, [], None, None,
+                     alignment_model=described.attention, origin=described.origin)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -116,11 +133,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int_range(1), default=64, help="sentences decoded together")
     parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
     parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="cpu",
+                        help="where to decode: cpu (default), cuda, or auto (CUDA when there is one)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        translator = Translator.from_checkpoint(args.checkpoint)
+        translator = Translator.from_checkpoint(args.checkpoint, args.device)
         lines = read_text(sys.stdin.buffer, "stdin", MAX_STDIN_BYTES).splitlines()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -39,6 +39,7 @@ from model.config import CorpusSpec
 from model.corpus.corpora import corpus_specs, is_pair_file, load_split, locate_corpus
 from model.corpus.parallel import read_pair_file
 from model.corpus.vocab import BOS, EOS, PAD
+from model.decoding.device import device_of
 from model.decoding.interface import Vocabulary
 from model.decoding.saliency import saliency_many
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
@@ -198,10 +199,12 @@ def _forced_attention(translator: Translator, encoded) -> list[Optional[np.ndarr
         chunk = todo[start:start + BATCH]
         srcs = [encoded[k][0] for k in chunk]
         tgts = [[BOS] + encoded[k][2] for k in chunk]  # the decoder's inputs: <s> y_1 .. y_T (it then emits </s>)
-        src = _pad(srcs)
         model = translator.model
+        dev = device_of(model)
+        src, src_len = _pad(srcs).to(dev), torch.tensor([len(s) for s in srcs], device=dev)  # (B, S), (B,)
         with torch.inference_mode():
-            _, alpha = model.teacher_forced(model.encode(src, torch.tensor([len(s) for s in srcs])), _pad(tgts))  # (B, T+1, S)
+            _, alpha = model.teacher_forced(model.encode(src, src_len), _pad(tgts).to(dev))  # (B, T+1, S)
+        alpha = alpha.float().cpu()
         for row, k in enumerate(chunk):
             n_tgt, n_src = len(encoded[k][2]), len(encoded[k][0])
             out[k] = alpha[row, :n_tgt, :n_src].numpy()  # the </s> row left out

@@ -84,8 +84,9 @@ def test_padding_gets_exactly_zero_attention(tiny_checkpoints):
             state, y = out.state, out.logprobs.argmax(-1)
 
 
-SCHEMA_KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translation", "score", "logprob",
-               "step_logprobs", "attention", "energies", "topk", "beam", "truncated"}
+SCHEMA_KEYS = {"schema", "model", "alignment_model", "origin", "source", "source_tokens", "source_ids",
+               "target_tokens", "target_ids", "translation", "score", "logprob", "step_logprobs", "attention",
+               "energies", "topk", "beam", "truncated"}
 
 
 def test_a_trace_from_beam_search_alone_is_complete(translator):
@@ -98,7 +99,8 @@ def test_a_trace_from_beam_search_alone_is_complete(translator):
         assert data["source_tokens"] == translator.src_vocab.pieces(ids) and data["source"]
         assert data["target_tokens"][-1] == "</s>" and data["translation"] == translator.tgt_vocab.decode(trace.target_ids)
         assert len(data["step_logprobs"]) == len(data["topk"]) == steps and all(len(c) == 4 for c in data["topk"])
-        assert {"id", "parent", "step", "token", "score", "norm_score", "status"} == set(data["beam"][0])
+        assert {"id", "parent", "step", "token", "token_id", "score", "norm_score", "status", "attention"} \
+            == set(data["beam"][0])
         assert sum(n["status"] == "best" for n in data["beam"]) == steps + 1  # the root and one node per token
         if translator.arch == "rnnsearch":
             assert len(data["attention"]) == len(data["energies"]) == steps

@@ -6,7 +6,8 @@ import pytest
 from model.decoding.trace import TRACE_SCHEMA_VERSION
 from model.decoding.translator import main
 
-KEYS = {"schema", "model", "source", "source_tokens", "target_tokens", "translation", "score", "logprob",
+KEYS = {"schema", "model", "alignment_model", "origin", "source", "source_tokens", "source_ids", "target_tokens",
+        "target_ids", "translation", "score", "logprob",
         "step_logprobs", "attention", "energies", "topk", "beam", "truncated"}
 
 
@@ -50,3 +51,19 @@ def test_errors_are_clear(tmp_path, tiny_checkpoints, monkeypatch, capsys):
     with pytest.raises(SystemExit, match="2"):  # argparse refuses it before the model loads
         run(monkeypatch, capsys, "x\n", "--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--beam", "99")
     assert "argument --beam: must be 1..16, got 99" in capsys.readouterr().err
+
+
+def test_device_cpu_or_auto_without_cuda_decode_as_before_and_cuda_without_one_is_refused(tiny_checkpoints,
+                                                                                          monkeypatch, capsys):
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    checkpoint = str(tiny_checkpoints["rnnsearch"])
+    outputs = {device: run(monkeypatch, capsys, "a dog runs\nthe small cat\n", "--checkpoint", checkpoint,
+                           *(["--device", device] if device else []))
+               for device in ("", "cpu", "auto")}
+    assert {code for code, _, _ in outputs.values()} == {0}
+    assert outputs["cpu"][1] == outputs["auto"][1] == outputs[""][1]
+    code, out, err = run(monkeypatch, capsys, "a dog runs\n", "--checkpoint", checkpoint, "--device", "cuda")
+    assert code == 2 and out == "" and "no CUDA device" in err
+    with pytest.raises(SystemExit, match="2"):
+        run(monkeypatch, capsys, "x\n", "--checkpoint", checkpoint, "--device", "tpu")
+    assert "argument --device: invalid choice: 'tpu'" in capsys.readouterr().err

@@ -1,14 +1,22 @@
 """Static paper-style figures: PDF, SVG and PNG files of the right type, text kept as text,
-hostile tokens escaped, and the command line on a checkpoint, a report and cards."""
+hostile tokens escaped, the command line on a checkpoint, a report and cards, and drawing that
+leaves matplotlib's global settings alone, from any number of threads."""
 import json
+import os
 import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 
-from viz.figures.print_figures import alignment_figure, length_figure, main, save  # noqa: E402
+import matplotlib  # noqa: E402
+
+from viz.figures.print_figures import FORMATS, alignment_figure, figure_bytes, length_figure, main, save  # noqa: E402
 
 MAGIC = {"pdf": b"%PDF", "png": b"\x89PNG", "svg": b"<?xml"}
 SRC = ["▁The", "▁black", "▁cat", "▁<script>alert(1)</script>", "."]
@@ -62,3 +70,74 @@ def test_the_command_draws_a_checkpoints_attention_and_refuses_what_it_cannot(tm
     assert main(["length", str(tmp_path), str(tmp_path / "fig2.jpg")]) == 2  # no scores.json, and a bad suffix
     with pytest.raises(ValueError, match="write .pdf, .svg or .png"):
         save(length_figure({"a": [(1.0, 2.0)]}), tmp_path / "fig.jpg")
+
+
+# Run in a fresh interpreter whose backend is "svg", a backend a module that picked one for
+# itself on import (matplotlib.use) would replace; prints what changed, nothing when nothing did.
+UNTOUCHED = """
+import sys
+import matplotlib
+raw = lambda params: dict(dict.items(params))  # noqa: E731 (as stored: reading 'backend' may resolve it)
+backend, params = matplotlib.get_backend(), raw(matplotlib.rcParams)
+from viz.figures import print_figures as figures
+drawn = [figures.alignment_figure([[0.25, 0.75, 0.0], [1.0, 0.0, 0.0]], ["a", "b", "c"], ["x", "</s>"]),
+         figures.length_figure({"m": [(1.0, 20.0), (11.0, 18.0)]})]
+for fig in drawn:
+    for kind in figures.FORMATS:
+        figures.figure_bytes(fig, kind)
+if matplotlib.get_backend() != backend:
+    print("backend", backend, "->", matplotlib.get_backend())
+after = raw(matplotlib.rcParams)
+print(*sorted(key for key in params.keys() | after.keys() if params.get(key) != after.get(key)))
+if "matplotlib.pyplot" in sys.modules:
+    print("pyplot imported")
+"""
+
+
+def test_importing_and_drawing_leave_the_backend_and_rcparams_alone():
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "MPLBACKEND": "svg", "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", UNTOUCHED], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", done.stdout
+
+
+def test_figures_drawn_by_two_threads_at_once_are_each_complete():
+    """Two threads start together (a barrier, no sleeps), each draws its own matrix (3 x 5 and
+    5 x 7) and writes it in every format: every file is whole, holds its own thread's words
+    only, and rcParams are as before."""
+    before = _raw(matplotlib.rcParams)
+    words = {0: (["src%d" % j for j in range(5)], ["tgtA%d" % i for i in range(3)]),
+             1: (["src%d" % j for j in range(7)], ["tgtB%d" % i for i in range(5)])}
+    start, out, errors = threading.Barrier(2), {}, []
+
+    def draw(worker: int) -> None:
+        try:
+            src, tgt = words[worker]
+            matrix = np.random.default_rng(worker).dirichlet(np.ones(len(src)), size=len(tgt))  # (tgt, src)
+            start.wait()
+            fig = alignment_figure(matrix, src, tgt)
+            curves = length_figure({f"model{worker}": [(5.0, 30.0 - worker), (15.0, 25.0 - worker)]})
+            out[worker] = {kind: (figure_bytes(fig, kind), figure_bytes(curves, kind)) for kind in FORMATS}
+        except Exception as exc:  # noqa: BLE001 (reported by the main thread's assert)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=draw, args=(w,)) for w in words]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    for worker, files in out.items():
+        for kind, (alignment, curves) in files.items():
+            assert alignment.startswith(MAGIC[kind]) and curves.startswith(MAGIC[kind]), (worker, kind)
+        svg = files["svg"][0].decode()
+        assert all(f">{t}<" in svg for t in words[worker][1])  # its own rows, as text
+        assert f"tgt{'BA'[worker]}0" not in svg  # none of the other thread's
+    assert _raw(matplotlib.rcParams) == before
+
+
+def _raw(params) -> dict:
+    """rcParams as stored: reading ``params["backend"]`` would resolve an automatic backend."""
+    return dict(dict.items(params))

@@ -9,28 +9,43 @@ matplotlib (vector files keep their text as text; no browser needed).
         --card checkpoints/everyday-rnnencdec-en-fr fig2.png   # the cards' length stress tests
 
 The format follows the file's suffix.
+
+Figures are ``matplotlib.figure.Figure`` objects made directly, without pyplot: importing this
+module selects no backend and changes no global setting, so a notebook keeps its own, and
+server threads share no pyplot state. The print style (``STYLE``) is applied with
+``matplotlib.rc_context`` only while a figure is drawn and while it is saved; rc_context swaps
+the process-wide rcParams for that time and puts them back, so those blocks hold one lock, and
+two threads never interleave their swaps.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
+import threading
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only, no window
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from model.errors import UserError  # noqa: E402
-from model.scoring.word_alignment import WORD_START  # noqa: E402
+from model.errors import UserError
+from model.scoring.word_alignment import WORD_START
 
 FORMATS = ("pdf", "svg", "png")
-plt.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42})  # SVG text as <text>, PDF fonts embedded as text
+STYLE = {"svg.fonttype": "none", "pdf.fonttype": 42}  # SVG text as <text>, PDF fonts embedded as text
 LINE_STYLES = ("-", "--", "-.", ":")
+_STYLE_LOCK = threading.RLock()  # rc_context's swap of the global rcParams, one thread at a time
+
+
+@contextlib.contextmanager
+def _styled() -> Iterator[None]:
+    """``STYLE`` in force for the block, the caller's rcParams back after it."""
+    with _STYLE_LOCK, matplotlib.rc_context(STYLE):
+        yield
 
 
 def _label(piece: str) -> str:
@@ -40,12 +55,18 @@ def _label(piece: str) -> str:
 
 
 def alignment_figure(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
-                     title: str = "") -> plt.Figure:
+                     title: str = "") -> Figure:
     """Figure 3's look: source words along the top, output words down the side, each cell's
-    weight in gray (white 0, black 1), no colour bar."""
+    weight in gray (white 0, black 1), no colour bar. ``matrix`` (tgt_len, src_len)."""
     matrix = np.asarray(matrix, dtype=float)
-    rows, cols = matrix.shape
-    fig, ax = plt.subplots(figsize=(max(3.0, 0.32 * cols + 1.5), max(3.0, 0.32 * rows + 1.5)))
+    with _styled():
+        return _draw_alignment(matrix, src_tokens, tgt_tokens, title)
+
+
+def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str) -> Figure:
+    rows, cols = matrix.shape  # (tgt_len, src_len)
+    fig = Figure(figsize=(max(3.0, 0.32 * cols + 1.5), max(3.0, 0.32 * rows + 1.5)))
+    ax = fig.subplots()
     # cells as vector quads (pcolormesh), not a bitmap (imshow): sharp at any zoom in PDF and SVG
     ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, matrix, cmap="gray_r", vmin=0.0, vmax=1.0)
     ax.set_xlim(-0.5, cols - 0.5)
@@ -64,10 +85,16 @@ def alignment_figure(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: 
 
 
 def length_figure(series: dict[str, Sequence[tuple[float, float]]], xlabel: str = "Sentence length",
-                  title: str = "") -> plt.Figure:
+                  title: str = "") -> Figure:
     """Figure 2's look: BLEU against sentence length, one black line per model, told apart by
     line style. ``series`` maps a model name to (length, BLEU) points."""
-    fig, ax = plt.subplots(figsize=(5.0, 3.6))
+    with _styled():
+        return _draw_lengths(series, xlabel, title)
+
+
+def _draw_lengths(series: dict[str, Sequence[tuple[float, float]]], xlabel: str, title: str) -> Figure:
+    fig = Figure(figsize=(5.0, 3.6))
+    ax = fig.subplots()
     for k, (name, points) in enumerate(series.items()):
         xs, ys = zip(*points) if points else ((), ())
         ax.plot(xs, ys, LINE_STYLES[k % len(LINE_STYLES)], color="black", marker="os^vD"[k % 5], markersize=4,
@@ -83,26 +110,23 @@ def length_figure(series: dict[str, Sequence[tuple[float, float]]], xlabel: str 
     return fig
 
 
-def save(fig: plt.Figure, path: str | Path) -> Path:
+def save(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` as PDF, SVG or PNG, by the path's suffix."""
     path = Path(path)
     kind = path.suffix.lstrip(".").lower()
     if kind not in FORMATS:
         raise ValueError(f"{path}: write .pdf, .svg or .png")
-    fig.savefig(path, format=kind, dpi=200 if kind == "png" else None, bbox_inches="tight")
-    plt.close(fig)
+    path.write_bytes(figure_bytes(fig, kind))
     return path
 
 
-def figure_bytes(fig: plt.Figure, kind: str) -> bytes:
+def figure_bytes(fig: Figure, kind: str) -> bytes:
     """``fig`` as the bytes of a PDF, SVG or PNG file (for a download button)."""
-    import io
-
     if kind not in FORMATS:
         raise ValueError(f"{kind!r}: choose pdf, svg or png")
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=kind, dpi=200 if kind == "png" else None, bbox_inches="tight")
-    plt.close(fig)
+    with _styled():
+        fig.savefig(buffer, format=kind, dpi=200 if kind == "png" else None, bbox_inches="tight")
     return buffer.getvalue()
 
 
@@ -162,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _alignment_from_checkpoint(checkpoint: str, text: str, beam: int, words: bool) -> plt.Figure:
+def _alignment_from_checkpoint(checkpoint: str, text: str, beam: int, words: bool) -> Figure:
     from model.decoding.search import SearchConfig
     from model.decoding.translator import Translator
     from viz.figures.heatmap import merge_to_words
