@@ -52,7 +52,7 @@ def test_a_url_value_parses_to_a_format_or_the_default(raw, fmt):
 
 def test_every_chart_in_the_app_goes_through_show_chart():
     """Only viz/pages/widgets.py · show_chart calls st.plotly_chart, so no chart misses the chosen format."""
-    callers = sorted(p.name for p in (REPO / "viz").glob("*.py") if "st.plotly_chart(" in p.read_text())
+    callers = sorted(p.name for p in (REPO / "viz").rglob("*.py") if "st.plotly_chart(" in p.read_text())
     assert callers == ["widgets.py"]
 
 
