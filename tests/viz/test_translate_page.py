@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ..conftest import open_tab
+from ..conftest import open_tab, start_app
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -162,7 +162,7 @@ def test_only_the_open_tab_computes(app_env, monkeypatch):
     from model.decoding.translator import Translator
 
     calls = {"saliency": 0, "what-if": 0}
-    saliency, translate = viz.translate_tabs.saliency, Translator.translate
+    saliency, translate = viz.pages.translate_views.saliency, Translator.translate
 
     def counted_saliency(*args):
         calls["saliency"] += 1
@@ -172,7 +172,7 @@ def test_only_the_open_tab_computes(app_env, monkeypatch):
         calls["what-if"] += kwargs.get("prefixes") is not None or kwargs.get("attend") is not None
         return translate(self, sentences, cfg, *args, **kwargs)
 
-    monkeypatch.setattr(viz.translate_tabs, "saliency", counted_saliency)
+    monkeypatch.setattr(viz.pages.translate_views, "saliency", counted_saliency)
     monkeypatch.setattr(Translator, "translate", counted_translate)
     at = AppTest.from_file(APP, default_timeout=120).run()
     type_sentence(at, "a small dog sits on the red ball")
@@ -236,7 +236,7 @@ def two_pairs(tiny_checkpoints, tmp_path, monkeypatch):
             shutil.copytree(path, folder)
             card = json.loads((folder / "card.json").read_text())
             (folder / "card.json").write_text(json.dumps({**card, "arch": arch, "pair": pair, "trained_on": label}))
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    start_app(monkeypatch, "--checkpoints", root)
     return root
 
 
