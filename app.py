@@ -1,34 +1,28 @@
-"""Entry point: ``streamlit run app.py [-- --checkpoints DIR --data-dir DIR --production --decode-slots N]``.
+"""Entry point: ``streamlit run app.py [-- --checkpoints DIR --production --decode-slots N --data-dir DIR
+--align-dir DIR]`` (docs/hosting.md lists the flags).
 
-Page navigation and shared settings only; the pages live in ``viz/``.
+Parses the flags into one AppSettings value and starts the pages with it; the pages live in
+``viz/pages/``.
 """
-import argparse
-import os
+import sys
 
 import streamlit as st
 
 from viz.pages.menu import all_pages
 from viz.pages.widgets import chart_format_ui
-
-parser = argparse.ArgumentParser(prog="streamlit run app.py --")
-parser.add_argument("--data-dir", help="a folder of test*.en / test*.fr files the Evaluate page offers too")
-parser.add_argument("--checkpoints", help="folder of checkpoint folders (default: checkpoints/)")
-parser.add_argument("--production", action="store_true",
-                    help="for a server others can reach: no stack traces, no server paths, no checkpoints "
-                         "from outside --checkpoints")
-parser.add_argument("--decode-slots", type=int, help="decodes run at once, one core each; the rest queue (default: one per core)")
-args, _ = parser.parse_known_args()
-if args.production:
-    st.set_option("client.showErrorDetails", "none")
-    os.environ["NMT_PRODUCTION"] = "1"  # viz.hosting.production(): only the checkpoint root, no server paths shown
-if args.data_dir:
-    os.environ["NMT_DATA_DIR"] = args.data_dir
-if args.checkpoints:
-    os.environ["NMT_CHECKPOINTS"] = args.checkpoints
-if args.decode_slots:
-    os.environ["NMT_DECODE_SLOTS"] = str(max(1, args.decode_slots))
+from viz.serving.hosting import production
+from viz.serving.settings import SettingsError, parse_settings
 
 st.set_page_config(page_title="Inside attention NMT", layout="wide")
-pages = st.navigation(all_pages())
+try:
+    settings = parse_settings(sys.argv[1:], server_address=str(st.get_option("server.address") or ""))
+except SettingsError as exc:
+    print(exc, file=sys.stderr, flush=True)
+    st.error("The app's flags could not be read:")
+    st.code(str(exc), language=None)
+    st.stop()
+if production(settings):
+    st.set_option("client.showErrorDetails", "none")  # no stack traces for people other than whoever started it
+pages = st.navigation(all_pages(settings))
 chart_format_ui()  # the sidebar's first setting, for every page's charts
 pages.run()

@@ -92,11 +92,10 @@ class Phases:
 
 
 def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoints)}
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--browser.gatherUsageStats", "false"],
-                              cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--browser.gatherUsageStats", "false", "--", "--checkpoints", str(checkpoints)],
+                              cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(120):
         try:
             if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":

@@ -47,10 +47,10 @@ def long_captions(n: int) -> list[str]:
 
 
 def start_server(repo: Path, checkpoints: Path, port: int, threads: int) -> subprocess.Popen:
-    env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoints), "OMP_NUM_THREADS": str(threads)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"],
+                             "--browser.gatherUsageStats", "false", "--", "--checkpoints", str(checkpoints)],
                             cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def checkpoint_dir(tiny_checkpoints, tmp_path_factory) -> Path:
-    """A checkpoint root holding the two tiny models (what NMT_CHECKPOINTS points the app at)."""
+    """A checkpoint root holding the two tiny models (what ``--checkpoints`` points the app at)."""
     import shutil
 
     root = tmp_path_factory.mktemp("checkpoints")
@@ -78,10 +79,20 @@ def checkpoint_dir(tiny_checkpoints, tmp_path_factory) -> Path:
     return root
 
 
+def start_app(monkeypatch, *flags):
+    """The app as ``streamlit run app.py -- FLAGS`` starts it: ``sys.argv`` set for
+    ``AppTest.from_file(app.py)``, and the AppSettings app.py parses from it, returned for a page
+    run alone (``AppTest.from_function(script, args=(settings,))``)."""
+    from viz.serving.settings import parse_settings
+
+    monkeypatch.setattr(sys, "argv", ["app.py", *map(str, flags)])
+    return parse_settings(sys.argv[1:])
+
+
 @pytest.fixture
-def app_env(checkpoint_dir, monkeypatch) -> Path:
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(checkpoint_dir))
-    return checkpoint_dir
+def app_env(checkpoint_dir, monkeypatch):
+    """The app started with ``--checkpoints`` at the two tiny models; its AppSettings."""
+    return start_app(monkeypatch, "--checkpoints", checkpoint_dir)
 
 
 def open_tab(at, label: str, key: str = "tab"):

@@ -12,7 +12,6 @@ Figures are plotly; the first one shown in a kernel embeds plotly.js, so noteboo
 from __future__ import annotations
 
 import html
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
@@ -25,9 +24,9 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
 from viz.html_report import steps_table
+from viz.serving.settings import default_checkpoint_root
 
 VIEWS = ("alignment", "beam", "steps", "saliency")
-REPO = Path(__file__).resolve().parents[1]
 _PLOTLY_SHOWN = [False]  # plotly.js goes into the first figure a kernel shows
 
 
@@ -152,11 +151,11 @@ class Model:
 
 
 def load(name_or_path: str | Path) -> Model:
-    """A checkpoint folder by path, or a shipped model by name (from $NMT_CHECKPOINTS, else
-    ``checkpoints/``)."""
+    """A checkpoint folder by path, or a shipped model by name (from ``checkpoints/``, the app's
+    default checkpoint root)."""
     path = Path(name_or_path)
     if not path.is_dir():
-        path = Path(os.environ.get("NMT_CHECKPOINTS", REPO / "checkpoints")) / str(name_or_path)
+        path = default_checkpoint_root() / str(name_or_path)
     translator = Translator.from_checkpoint(path)
     return Model(path.name, translator)
 

@@ -55,12 +55,12 @@ def align_dir(tmp_path_factory) -> Path:
 def app_url(checkpoint_dir, align_dir, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    env = {**os.environ, "NMT_CHECKPOINTS": str(checkpoint_dir), "NMT_ALIGN_DIR": str(align_dir)}
     with open(log, "wb") as handle:
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             "--", "--checkpoints", str(checkpoint_dir), "--align-dir", str(align_dir)],
+            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60

@@ -11,7 +11,10 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from viz.serving import decodes
 from viz.serving.admission import DecodeGate
-from viz.serving.decodes import Request, load_translator, side_by_side, translate_all
+from viz.serving.decodes import QueueNotice, QueuedSlot, Request, load_translator, side_by_side, translate_all
+from viz.serving.settings import AppSettings
+
+from ..conftest import start_app
 
 WAIT_S = 10  # the most any event may take before the test fails (not a timing assumption: a hang guard)
 
@@ -148,6 +151,24 @@ def test_side_by_side_runs_the_calls_at_once_and_keeps_their_order():
     assert side_by_side([lambda: call("a"), lambda: call("b")]) == ["a", "b"]
 
 
+def test_side_by_side_runs_each_call_as_carry_wrapped_it_in_the_calling_thread():
+    """``carry`` wraps every call before any thread starts (where a page captures its script
+    context), and the worker threads run what it returned."""
+    caller, wrapped_in, ran_in = threading.get_ident(), [], {}
+
+    def carry(call):
+        wrapped_in.append(threading.get_ident())
+        return lambda: ("carried", call())
+
+    def call(value):
+        ran_in[value] = threading.get_ident()
+        return value
+
+    assert side_by_side([lambda: call("a"), lambda: call("b"), lambda: call("c")], carry=carry) == \
+        [("carried", "a"), ("carried", "b"), ("carried", "c")]
+    assert wrapped_in == [caller] * 3 and sorted(ran_in) == ["a", "b", "c"]
+
+
 def test_side_by_side_raises_the_first_failure():
     def fail(message):
         raise ValueError(message)
@@ -158,18 +179,21 @@ def test_side_by_side_raises_the_first_failure():
 
 def test_translate_all_gives_each_model_its_own_decode(app_env):
     """Two models decoded side by side give the traces each gives alone, in request order."""
-    settings = SearchConfig(beam=3)
-    requests = [Request(name, "a dog runs in the park", settings) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
-    both = translate_all(requests)
+    search = SearchConfig(beam=3)
+    requests = [Request(name, "a dog runs in the park", search) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
+    both = translate_all(requests, app_env)
     assert [r.name for r in both] == [r.name for r in requests]
     for request, result in zip(requests, both):
-        alone = load_translator(request.name).translate([request.text], settings)[0]
+        alone = load_translator(request.name, app_env).translate([request.text], search)[0]
         assert result.trace.to_json() == alone.to_json()
 
 
-def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monkeypatch):
-    """Two sessions ask for the same sentence at once: the second waits at the gate while the
-    first decodes, then takes the stored result instead of decoding again."""
+@pytest.mark.parametrize("slots", [2, 3])
+def test_a_session_queued_behind_the_same_request_gets_its_result(checkpoint_dir, monkeypatch, slots):
+    """Two sessions ask for the same sentence at once: the second waits at the gate of
+    ``--decode-slots`` while the first decodes (and is told so, then told it is admitted), then
+    takes the stored result instead of decoding again."""
+    settings = start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--decode-slots", slots)
     decodes.shared_store("translations", 256)._items.clear()
     decoded, entered, release = [], threading.Event(), threading.Event()
     real = decodes._decode
@@ -181,24 +205,34 @@ def test_a_session_queued_behind_the_same_request_gets_its_result(app_env, monke
         return real(translator, request)
 
     monkeypatch.setattr(decodes, "_decode", slow_decode)
-    monkeypatch.setenv("NMT_DECODE_SLOTS", "2")
-    decodes.decode_gate.clear()
-    requests = [Request(name, "two dogs play", SearchConfig(beam=2)) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
-    results = []
-    ask = lambda: results.append(translate_all(requests))  # noqa: E731
-    first = threading.Thread(target=ask)
+    requests = [Request(name, f"two dogs play {slots}", SearchConfig(beam=2))
+                for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
+    results, told = [], {"first": [], "second": []}
+
+    def ask(who):
+        notice = lambda: QueueNotice(told[who].append, lambda: told[who].append("admitted"))  # noqa: E731
+        results.append(translate_all(requests, settings, on_queued=notice))
+
+    first = threading.Thread(target=ask, args=("first",))
     first.start()
     assert entered.wait(WAIT_S)
-    second = threading.Thread(target=ask)
+    second = threading.Thread(target=ask, args=("second",))
     second.start()
-    gate = decodes.decode_gate()
+    gate = decodes.decode_gate(slots)
     until(lambda: gate.queued == 1, gate)
     release.set()
     first.join(WAIT_S)
     second.join(WAIT_S)
-    decodes.decode_gate.clear()
     assert sorted(decoded) == ["rnnencdec", "rnnsearch"] and len(results) == 2
     assert [r.trace.to_json() for r in results[1]] == [r.trace.to_json() for r in results[0]]
+    assert told == {"first": ["admitted"], "second": [
+        f"Queued: 1 request ahead of yours; this server decodes {slots} at a time.", "admitted"]}
+
+
+@pytest.mark.parametrize("slots", [1, 4, 7])
+def test_each_decode_slots_setting_has_its_own_gate(slots):
+    gate = QueuedSlot(AppSettings(decode_slots=slots)).gate
+    assert gate.limit == slots and gate is QueuedSlot(AppSettings(decode_slots=slots)).gate
 
 
 def test_a_waiting_request_is_told_each_new_count_once():

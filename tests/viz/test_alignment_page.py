@@ -5,23 +5,25 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ..conftest import start_app
+
 EN = "a dog runs\nthe small cat\nthe red ball\n"
 FR = "un chien court\nle petit chat\nla balle rouge\n"
 WA = "1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 P\n2 3 3 S\n3 1 1 S\n3 2 3 S\n3 3 2 S\n"
 
 
-def _script():
+def _script(settings):
     from viz.pages import alignment as alignment_page
 
-    alignment_page.render()
+    alignment_page.render(settings)
 
 
 @pytest.fixture
-def gold_folder(tmp_path, app_env, monkeypatch):
+def gold_folder(tmp_path, checkpoint_dir, monkeypatch):
+    """The app started with --align-dir at a folder holding one gold set; its AppSettings."""
     for suffix, text in ((".en", EN), (".fr", FR), (".wa", WA)):
         (tmp_path / f"toy{suffix}").write_text(text)
-    monkeypatch.setenv("NMT_ALIGN_DIR", str(tmp_path))
-    return tmp_path
+    return start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--align-dir", tmp_path)
 
 
 def heatmap_traces(at):
@@ -29,7 +31,7 @@ def heatmap_traces(at):
 
 
 def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_folder):
-    at = AppTest.from_function(_script, default_timeout=120).run()
+    at = AppTest.from_function(_script, args=(gold_folder,), default_timeout=120).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="align_builtin").value == "toy"
     at.multiselect(key="align_methods").set_value(["attention", "saliency", "diagonal"]).run()
@@ -56,7 +58,7 @@ def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_fold
 
 
 def test_uploaded_files_and_a_bad_links_file(gold_folder):
-    at = AppTest.from_function(_script, default_timeout=120).run()
+    at = AppTest.from_function(_script, args=(gold_folder,), default_timeout=120).run()
     at.radio(key="align_source").set_value("Upload three files").run()
     at.file_uploader(key="align_src").upload("mine.en", EN.encode()).run()
     at.file_uploader(key="align_tgt").upload("mine.fr", FR.encode()).run()
@@ -76,7 +78,7 @@ def test_uploaded_files_and_a_bad_links_file(gold_folder):
     ("é".encode("latin-1") + b"\n" * 3, b"0-0\n" * 3, "mine.en"),  # not UTF-8
 ])
 def test_bad_uploads_get_one_clear_error_naming_the_users_file(gold_folder, english, links, message):
-    at = AppTest.from_function(_script, default_timeout=120).run()
+    at = AppTest.from_function(_script, args=(gold_folder,), default_timeout=120).run()
     at.radio(key="align_source").set_value("Upload three files").run()
     at.file_uploader(key="align_src").upload("mine.en", english).run()
     at.file_uploader(key="align_tgt").upload("mine.fr", FR.encode()).run()
@@ -84,3 +86,12 @@ def test_bad_uploads_get_one_clear_error_naming_the_users_file(gold_folder, engl
     assert not at.exception, at.exception
     (error,) = [e.value.replace("\\", "") for e in at.error]
     assert message in error and "/tmp" not in error
+
+
+def test_without_gold_sets_the_page_offers_uploads_and_names_the_flag(checkpoint_dir, tmp_path, monkeypatch):
+    settings = start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--align-dir", tmp_path / "no-gold")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert at.radio(key="align_source").options == ["Upload three files"]
+    (notice,) = [i.value for i in at.info]
+    assert "--align-dir DIR" in notice

@@ -5,20 +5,22 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ..conftest import start_app
+
 SRC = "a dog runs in the park\nthe small cat sits\na man eats a red ball\nchild plays on the street\n"
 REF = "un chien court dans le parc\nle petit chat assis\nun homme mange une balle rouge\nenfant joue sur la rue\n"
 
 
-def _script():
+def _script(settings):
     from viz.pages import evaluate as evaluate_page
 
-    evaluate_page.render()
+    evaluate_page.render(settings)
 
 
 @pytest.fixture
-def at(app_env, monkeypatch):
-    monkeypatch.setenv("NMT_DATA_DIR", "/nonexistent")  # only the upload choices
-    return AppTest.from_function(_script, default_timeout=120).run()
+def at(checkpoint_dir, monkeypatch):
+    settings = start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--data-dir", "/nonexistent")  # uploads only
+    return AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
 
 
 def upload(at, src: bytes, ref: bytes):

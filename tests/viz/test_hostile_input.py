@@ -4,6 +4,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ..conftest import start_app
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 CASES = {
@@ -23,7 +25,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def at(checkpoint_dir):
     with pytest.MonkeyPatch.context() as patch:  # module-scoped monkeypatch: undone after this file
-        patch.setenv("NMT_CHECKPOINTS", str(checkpoint_dir))
+        start_app(patch, "--checkpoints", checkpoint_dir)
         yield AppTest.from_file(APP, default_timeout=120).run()
 
 

@@ -8,6 +8,9 @@ from streamlit.testing.v1 import AppTest
 
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import load_translator
+from viz.serving.settings import AppSettings
+
+from ..conftest import start_app
 
 SRC = "a dog runs in the park\nthe small cat sits\n"
 REF = "un chien court dans le parc\nle petit chat assis\n"
@@ -44,35 +47,36 @@ HOSTILE = ["absolute path", "dot-dot", "dot-dot behind a real name", "symlink ou
 
 @pytest.fixture
 def production(hosted, monkeypatch):
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(hosted[0]))
-    monkeypatch.setenv("NMT_PRODUCTION", "1")
-    return hosted
+    """The app started with ``--production`` on the hosted root: (settings, root, hostile names)."""
+    root, hostile = hosted
+    return start_app(monkeypatch, "--checkpoints", root, "--production"), root, hostile
 
 
 @pytest.mark.parametrize("case", HOSTILE)
 def test_production_refuses_names_outside_the_root(production, case):
-    root, hostile = production
+    settings, root, hostile = production
     name = hostile[case]
-    for use in (offered_models.resolve_checkpoint, load_translator):
+    for use in (hosting.resolve_checkpoint, load_translator):
         with pytest.raises(hosting.CheckpointNameError) as refused:
-            use(name)
+            use(name, settings)
         message = str(refused.value)
         assert message in (hosting.BAD_NAME, hosting.OUTSIDE_ROOT)  # fixed words, nothing echoed
         assert name not in message and str(root) not in message and str(root.resolve()) not in message
-    assert offered_models.info(name) is None
+    assert offered_models.info(name, settings) is None
 
 
 @pytest.mark.parametrize("name", ["rnnsearch-tiny", "alias", "./rnnsearch-tiny", "alias/../rnnsearch-tiny"])
 def test_production_loads_checkpoints_inside_the_root(production, name):
-    root, _ = production
-    assert offered_models.resolve_checkpoint(name) == (root / "rnnsearch-tiny").resolve()
-    assert load_translator(name).translate(["a dog runs"])[0].translation
+    settings, root, _ = production
+    assert hosting.resolve_checkpoint(name, settings) == (root / "rnnsearch-tiny").resolve()
+    assert load_translator(name, settings).translate(["a dog runs"])[0].translation
 
 
-def test_production_lists_no_symlink_out_of_the_root(production, monkeypatch):
-    assert offered_models.list_checkpoints() == ["alias", "rnnsearch-tiny"]
-    monkeypatch.delenv("NMT_PRODUCTION")
-    assert offered_models.list_checkpoints() == ["alias", "escape", "rnnsearch-tiny"]
+def test_production_lists_no_symlink_out_of_the_root(production):
+    settings, root, _ = production
+    assert offered_models.list_checkpoints(settings) == ["alias", "rnnsearch-tiny"]
+    local = AppSettings(checkpoints=root)
+    assert offered_models.list_checkpoints(local) == ["alias", "escape", "rnnsearch-tiny"]
 
 
 @pytest.mark.parametrize("case,loads", [
@@ -85,38 +89,36 @@ def test_production_lists_no_symlink_out_of_the_root(production, monkeypatch):
 ])
 def test_locally_paths_work_but_odd_names_are_refused(hosted, monkeypatch, case, loads):
     root, hostile = hosted
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
-    monkeypatch.delenv("NMT_PRODUCTION", raising=False)
+    settings = start_app(monkeypatch, "--checkpoints", root)
     if loads:
-        assert load_translator(hostile[case]).arch == "rnnencdec"
+        assert load_translator(hostile[case], settings).arch == "rnnencdec"
     else:
         with pytest.raises(hosting.CheckpointNameError, match="not a usable checkpoint name"):
-            load_translator(hostile[case])
+            load_translator(hostile[case], settings)
 
 
-@pytest.mark.parametrize("flag,address,expected", [
-    ("1", None, True),
-    ("", None, False),  # Streamlit's default (unset) cannot be told from a local run
-    ("0", None, False),
-    ("", "0.0.0.0", True),
-    ("", "192.168.1.20", True),
-    ("", "nmt.example.org", True),
-    ("", "127.0.0.1", False),
-    ("", "localhost", False),
-    ("", "::1", False),
-    ("", "[::1]", False),
-    ("1", "127.0.0.1", True),
+@pytest.mark.parametrize("flags,address,expected", [
+    (["--production"], "", True),
+    ([], "", False),  # Streamlit's default (unset) cannot be told from a local run
+    ([], "0.0.0.0", True),
+    ([], "192.168.1.20", True),
+    ([], "nmt.example.org", True),
+    ([], "127.0.0.1", False),
+    ([], "localhost", False),
+    ([], "::1", False),
+    ([], "[::1]", False),
+    (["--production"], "127.0.0.1", True),
 ])
-def test_production_flag_and_server_address(monkeypatch, flag, address, expected):
-    monkeypatch.setenv("NMT_PRODUCTION", flag)
-    monkeypatch.setattr("streamlit.get_option", lambda key: address if key == "server.address" else None)
-    assert hosting.production() is expected
+def test_production_flag_and_server_address(flags, address, expected):
+    from viz.serving.settings import parse_settings
+
+    assert hosting.production(parse_settings(flags, server_address=address)) is expected
 
 
-def _evaluate_page():
+def _evaluate_page(settings):
     from viz.pages import evaluate as evaluate_page
 
-    evaluate_page.render()
+    evaluate_page.render(settings)
 
 
 def page_texts(at) -> list[str]:
@@ -125,8 +127,9 @@ def page_texts(at) -> list[str]:
 
 @pytest.fixture
 def evaluate_at(production, monkeypatch):
-    monkeypatch.setenv("NMT_DATA_DIR", "/nonexistent")
-    at = AppTest.from_function(_evaluate_page, default_timeout=120).run()
+    _, root, _ = production
+    settings = start_app(monkeypatch, "--checkpoints", root, "--production", "--data-dir", "/nonexistent")
+    at = AppTest.from_function(_evaluate_page, args=(settings,), default_timeout=120).run()
     at.file_uploader(key="eval_src").upload("test.en", SRC.encode()).run()
     at.file_uploader(key="eval_ref").upload("test.fr", REF.encode()).run()
     assert not at.exception and not at.error
@@ -136,7 +139,7 @@ def evaluate_at(production, monkeypatch):
 @pytest.mark.parametrize("case", ["absolute path", "dot-dot", "symlink out of the root", "5000 characters",
                                   "NUL byte", "home folder path"])
 def test_evaluate_page_path_box_in_production(production, evaluate_at, case):
-    root, hostile = production
+    _, root, hostile = production
     at = evaluate_at
     at.text_input(key="eval_extra").input(hostile[case]).run()
     assert not at.exception, at.exception
@@ -156,24 +159,24 @@ def test_evaluate_page_path_box_takes_a_name_inside_the_root(production, evaluat
     assert not at.exception and sorted(at.dataframe[0].value["model"]) == ["alias", "rnnsearch-tiny"]
 
 
-def _translate_page():
+def _translate_page(settings):
     from viz.pages import menu
     from viz.pages import translate as translate_page
 
-    menu.all_pages()  # registers the pages it links to, as app.py does
-    translate_page.render()
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
+    translate_page.render(settings)
 
 
-def _models_page():
+def _models_page(settings):
     from viz.pages import models as models_page
 
-    models_page.render()
+    models_page.render(settings)
 
 
-def _alignment_page():
+def _alignment_page(settings):
     from viz.pages import alignment as alignment_page
 
-    alignment_page.render()
+    alignment_page.render(settings)
 
 
 @pytest.mark.parametrize("page", [_translate_page, _evaluate_page, _models_page, _alignment_page])
@@ -183,10 +186,8 @@ def test_pages_name_no_server_path_in_production(tmp_path, monkeypatch, page, se
     (root / "broken").mkdir(parents=True)
     if setup == "broken checkpoint":
         (root / "broken" / "config.json").write_text('{"format": "something else"}')
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
-    monkeypatch.setenv("NMT_PRODUCTION", "1")
-    monkeypatch.setenv("NMT_DATA_DIR", "/nonexistent")
-    at = AppTest.from_function(page, default_timeout=120).run()
+    settings = start_app(monkeypatch, "--checkpoints", root, "--production", "--data-dir", "/nonexistent")
+    at = AppTest.from_function(page, args=(settings,), default_timeout=120).run()
     assert not at.exception, at.exception
     assert at.error  # the problem is still reported
     for text in page_texts(at):

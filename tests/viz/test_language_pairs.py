@@ -9,6 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from viz.pages.examples import examples, reordering
 
+from ..conftest import start_app
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -24,7 +26,7 @@ def two_directions(tiny_checkpoints, tmp_path, monkeypatch):
     config = json.loads((folder / "config.json").read_text())
     config["train"].update(src_lang="fr", tgt_lang="en")
     (folder / "config.json").write_text(json.dumps(config))
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    start_app(monkeypatch, "--checkpoints", root)
     return root
 
 
@@ -65,7 +67,7 @@ def test_a_link_with_a_pair_round_trips_and_a_hostile_pair_falls_back(two_direct
 
 def test_a_server_without_models_for_any_pair_says_so(tmp_path, monkeypatch):
     (tmp_path / "empty").mkdir()
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(tmp_path / "empty"))
+    start_app(monkeypatch, "--checkpoints", tmp_path / "empty")
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception and at.error
 

@@ -5,15 +5,17 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ..conftest import start_app
 
-def _models_script():
+
+def _models_script(settings):
     from viz.pages import models as models_page
 
-    models_page.render()
+    models_page.render(settings)
 
 
 def test_models_page_shows_each_card(app_env):
-    at = AppTest.from_function(_models_script, default_timeout=60).run()
+    at = AppTest.from_function(_models_script, args=(app_env,), default_timeout=60).run()
     assert not at.exception
     assert [e.label for e in at.expander] == ["rnnencdec-tiny (English → French)", "rnnsearch-tiny (English → French)"]
     assert any("Architecture:** rnnsearch" in m.value for m in at.markdown)
@@ -22,7 +24,8 @@ def test_models_page_shows_each_card(app_env):
 
 @pytest.fixture
 def shipped_like(tiny_checkpoints, tmp_path, monkeypatch):
-    """The tiny RNNsearch with a card as model/checkpoints/card_builder.py writes for shipped models."""
+    """The tiny RNNsearch with a card as model/checkpoints/card_builder.py writes for shipped models;
+    the app's settings with it as the checkpoint root."""
     root = tmp_path / "checkpoints"
     folder = root / "everyday-rnnsearch"
     shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
@@ -47,12 +50,11 @@ def shipped_like(tiny_checkpoints, tmp_path, monkeypatch):
                      "precision": 0.405, "recall": 0.384, "sentences": 100}]}},
                 limitations="Short everyday sentences only.")
     (folder / "card.json").write_text(json.dumps(card))
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
-    return root
+    return start_app(monkeypatch, "--checkpoints", root)
 
 
 def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
-    at = AppTest.from_function(_models_script, default_timeout=60).run()
+    at = AppTest.from_function(_models_script, args=(shipped_like,), default_timeout=60).run()
     assert not at.exception, at.exception
     text = " ".join(m.value for m in at.markdown)
     for expected in ("8,000 updates", "AMD EPYC", "beam 8, length normalisation λ 0.8", "reset gate", "Short everyday"):

@@ -49,13 +49,20 @@ def test_two_models_side_by_side(models):
     assert page.count("<b>") == 2 and "display:flex" in page and "no attention" in page
 
 
+def test_a_name_is_looked_up_in_the_apps_default_checkpoint_root(checkpoint_dir, monkeypatch):
+    """The notebook API and the app share one default root (viz/serving/settings.py)."""
+    import viz.notebook as notebook
+
+    monkeypatch.setattr(notebook, "default_checkpoint_root", lambda: checkpoint_dir)
+    assert notebook.load("rnnencdec-tiny").translator.arch == "rnnencdec"
+
+
 def test_the_example_notebook_runs_top_to_bottom(checkpoint_dir, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(checkpoint_dir))
-    monkeypatch.setenv("NOTEBOOK_SEARCH", "rnnsearch-tiny")
-    monkeypatch.setenv("NOTEBOOK_ENCDEC", "rnnencdec-tiny")
+    monkeypatch.setenv("NOTEBOOK_SEARCH", str(checkpoint_dir / "rnnsearch-tiny"))  # load() takes a folder too
+    monkeypatch.setenv("NOTEBOOK_ENCDEC", str(checkpoint_dir / "rnnencdec-tiny"))
     notebook = nbformat.read(REPO / "notebooks" / "paper.ipynb", as_version=4)
     nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(REPO)}}).execute()

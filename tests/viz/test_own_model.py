@@ -16,7 +16,7 @@ from model.checkpoints.folder import FORMAT, FORMAT_VERSION, Family
 from model.decoding.interface import ModelDescription
 from tests.model.test_decodable import doc_namespace
 
-from ..conftest import open_tab
+from ..conftest import open_tab, start_app
 from .test_translate_page import charts, heatmaps
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -56,12 +56,12 @@ def write_toy(folder: Path, ns: dict) -> None:
 
 
 @pytest.fixture
-def toy_root(toy_family, tiny_checkpoints, tmp_path, monkeypatch) -> Path:
+def toy_root(toy_family, tiny_checkpoints, tmp_path, monkeypatch):
+    """The app started with the toy model and the tiny RNNencdec; its AppSettings."""
     root = tmp_path / "checkpoints"
     write_toy(root / TOY, toy_family)
     shutil.copytree(tiny_checkpoints["rnnencdec"], root / "rnnencdec-tiny")
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
-    return root
+    return start_app(monkeypatch, "--checkpoints", root)
 
 
 def run_translate(text: str) -> AppTest:
@@ -108,19 +108,23 @@ def joey_import(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def joey_root(joey_import, tiny_checkpoints, tmp_path, monkeypatch) -> Path:
+def joey_root(joey_import, tiny_checkpoints, tmp_path, monkeypatch):
+    """The app started with the Joey import and the tiny RNNencdec; its AppSettings."""
     root = tmp_path / "checkpoints"
     shutil.copytree(joey_import, root / "joey-gru")
     shutil.copytree(tiny_checkpoints["rnnencdec"], root / "rnnencdec-tiny")
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
-    return root
+    return start_app(monkeypatch, "--checkpoints", root)
 
 
 def test_an_imported_joey_model_is_labelled_and_every_view_works(joey_root):
     at = run_translate("a dog runs in the park")
     assert at.selectbox(key="model_left").value == "joey-gru"
     assert "Joey NMT" in at.selectbox(key="model_left").format_func("joey-gru")
-    assert at.text[0].value == "un chien court dans le parc"  # the Joey model learned the toy task
+    from model.decoding.search import SearchConfig
+    from viz.serving.decodes import load_translator
+
+    alone = load_translator("joey-gru", joey_root).translate(["a dog runs in the park"], SearchConfig())[0]
+    assert at.text[0].value == alone.translation  # the page shows the imported model's own decode
     heat = heatmaps(at)[0]
     assert len(heat["z"][0]) == 7  # six words and the </s> Joey adds to every source
     open_tab(at, "Step by step")
@@ -132,37 +136,37 @@ def test_an_imported_joey_model_is_labelled_and_every_view_works(joey_root):
 
 def test_the_models_and_paper_pages_say_where_an_import_came_from(joey_root):
     from viz.serving import offered_models
-    found = offered_models.info("joey-gru")
+    found = offered_models.info("joey-gru", joey_root)
     assert found.imported and "Joey NMT" in found.label
-    at = AppTest.from_function(_paper_model_tab, default_timeout=120).run()
+    at = AppTest.from_function(_paper_model_tab, args=(joey_root,), default_timeout=120).run()
     assert not at.exception, at.exception
     plain = lambda el: el.value.replace("\\", "")  # noqa: E731 (md() escapes markdown characters)
     assert any("Joey NMT" in plain(m) and "does not compute" in plain(m) for m in at.info)
     assert any("Luong et al. 2015" in plain(m) and "no maxout" in plain(m) for m in at.markdown)  # the differences
-    card = AppTest.from_function(_models_card, default_timeout=60).run()
+    card = AppTest.from_function(_models_card, args=(joey_root,), default_timeout=60).run()
     assert not card.exception, card.exception
     assert any(plain(m).startswith("**From:** Joey NMT 2.3.0 (imported)") for m in card.markdown)
 
 
-def _paper_model_tab():
+def _paper_model_tab(settings):
     from viz.pages import paper_equations
-    paper_equations.render("joey-gru", "rnnencdec-tiny", "a dog runs in the park")
+    paper_equations.render("joey-gru", "rnnencdec-tiny", "a dog runs in the park", settings)
 
 
-def _models_card():
+def _models_card(settings):
     from viz.pages import models as models_page
     from viz.serving import offered_models
-    models_page.card_ui(offered_models.info("joey-gru"))
+    models_page.card_ui(offered_models.info("joey-gru", settings), settings)
 
 
-def _evaluate_page():
+def _evaluate_page(settings):
     from viz.pages import evaluate as evaluate_page
-    evaluate_page.render()
+    evaluate_page.render(settings)
 
 
 def test_the_evaluate_page_scores_an_imported_model(joey_root, monkeypatch):
-    monkeypatch.setenv("NMT_DATA_DIR", "/nonexistent")  # only the upload choices
-    at = AppTest.from_function(_evaluate_page, default_timeout=120).run()
+    settings = start_app(monkeypatch, "--checkpoints", joey_root.checkpoints, "--data-dir", "/nonexistent")
+    at = AppTest.from_function(_evaluate_page, args=(settings,), default_timeout=120).run()
     src = "a dog runs in the park\nthe small cat sits\na man eats a red ball\n"
     ref = "un chien court dans le parc\nle petit chat assis\nun homme mange un balle rouge\n"
     at.file_uploader(key="eval_src").upload("test.en", src.encode()).run()
@@ -258,7 +262,7 @@ def test_the_documented_launcher_opens_a_registered_model(toy_root, tmp_path, mo
     monkeypatch.delitem(checkpoint.FAMILIES, "tiny-attention")  # the launcher registers it itself
     launcher = tmp_path / "my_app.py"
     launcher.write_text(LAUNCHER.format(repo=str(Path(APP).parent), app=APP))
-    monkeypatch.setattr("sys.argv", ["my_app.py"])
+    monkeypatch.setattr("sys.argv", ["my_app.py", "--checkpoints", str(toy_root.checkpoints)])
     at = AppTest.from_file(str(launcher), default_timeout=120).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="model_left").value == TOY
@@ -266,9 +270,9 @@ def test_the_documented_launcher_opens_a_registered_model(toy_root, tmp_path, mo
     assert heatmaps(at)
 
 
-def _alignment_page():
+def _alignment_page(settings):
     from viz.pages import alignment as alignment_page
-    alignment_page.render()
+    alignment_page.render(settings)
 
 
 def test_the_alignment_page_measures_an_imported_model(joey_root, tmp_path, monkeypatch):
@@ -277,8 +281,8 @@ def test_the_alignment_page_measures_an_imported_model(joey_root, tmp_path, monk
     (gold / "toy.en").write_text("a dog runs\nthe small cat\n")
     (gold / "toy.fr").write_text("un chien court\nle petit chat\n")
     (gold / "toy.wa").write_text("1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 S\n2 3 3 S\n")
-    monkeypatch.setenv("NMT_ALIGN_DIR", str(gold))
-    at = AppTest.from_function(_alignment_page, default_timeout=120).run()
+    settings = start_app(monkeypatch, "--checkpoints", joey_root.checkpoints, "--align-dir", gold)
+    at = AppTest.from_function(_alignment_page, args=(settings,), default_timeout=120).run()
     at.multiselect(key="align_methods").set_value(["attention", "saliency", "diagonal"]).run()
     at.button(key="align_run").click().run()
     assert not at.exception, at.exception

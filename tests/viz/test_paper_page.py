@@ -10,23 +10,23 @@ from streamlit.testing.v1 import AppTest
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 
-from ..conftest import make_pairs, open_tab, write_corpus
+from ..conftest import make_pairs, open_tab, start_app, write_corpus
 
 SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: alignments", "Table 1: BLEU"]
 
 
-def _paper():
+def _paper(settings):
     from viz.pages import menu
     from viz.pages import paper as paper_page
 
-    menu.all_pages()  # registers the pages it links to, as app.py does
-    paper_page.render()
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
+    paper_page.render(settings)
 
 
 @pytest.fixture
 def paper_root(tiny_checkpoints, tmp_path, monkeypatch):
     """The tiny pair, trained (their configs say) on a folder that also holds a test set, with
-    cards that carry a length stress test as shipped cards do."""
+    cards that carry a length stress test as shipped cards do; the app's settings with them."""
     data = tmp_path / "data"
     write_corpus(data, "test_2016_flickr", make_pairs(30, seed=9), gz=False)
     root = tmp_path / "checkpoints"
@@ -48,8 +48,7 @@ def paper_root(tiny_checkpoints, tmp_path, monkeypatch):
                     {"model": None, "method": "diagonal", "extraction": "target", "aer": 0.55, "precision": 0.4,
                      "recall": 0.4, "sentences": 9}]}}}
         (folder / "card.json").write_text(json.dumps(card))
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
-    return root
+    return start_app(monkeypatch, "--checkpoints", root)
 
 
 def open_section(at, label):
@@ -57,7 +56,7 @@ def open_section(at, label):
 
 
 def test_every_section_renders(paper_root):
-    at = AppTest.from_function(_paper, default_timeout=120).run()
+    at = AppTest.from_function(_paper, args=(paper_root,), default_timeout=120).run()
     assert not at.exception, at.exception
     assert len(at.get("latex")) == 9  # h_j, s_0, e_ij, alpha_ij, c_i, gates, s_i, output, RNNencdec's fixed c
     assert any("Computed by `model/network/decoder.py · Decoder.context`" in c.value for c in at.caption)
@@ -77,14 +76,14 @@ def test_every_section_renders(paper_root):
 
 
 def test_equation_values_match_the_trace(paper_root):
-    at = AppTest.from_function(_paper, default_timeout=120).run()
+    at = AppTest.from_function(_paper, args=(paper_root,), default_timeout=120).run()
     at.text_input(key="paper_src").input("a dog runs in the park").run()
     at.slider(key="paper_step").set_value(2).run()
     assert not at.exception
     line = next(m.value for m in at.markdown if m.value.startswith("Σ_j α_2j"))
     total, gap = re.match(r"Σ_j α_2j = ([\d.]+) · max_j \|softmax\(e_2\)_j − α_2j\| = ([\d.e+-]+)", line).groups()
     assert float(total) == pytest.approx(1.0, abs=1e-4) and float(gap) < 1e-5
-    trace = Translator.from_checkpoint(paper_root / "rnnsearch-tiny").translate(["a dog runs in the park"],
+    trace = Translator.from_checkpoint(paper_root.checkpoints / "rnnsearch-tiny").translate(["a dog runs in the park"],
                                                                                 SearchConfig(beam=5))[0]
     charts = {c.key: json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")}
     np.testing.assert_allclose(charts["paper_alpha"]["z"][0], trace.attention[1], atol=1e-5)
@@ -93,7 +92,7 @@ def test_equation_values_match_the_trace(paper_root):
 
 
 def test_figure_2_recomputes_on_a_small_test_set(paper_root):
-    at = open_section(AppTest.from_function(_paper, default_timeout=180).run(), SECTIONS[1])
+    at = open_section(AppTest.from_function(_paper, args=(paper_root,), default_timeout=180).run(), SECTIONS[1])
     assert at.selectbox(key="paper_fig2_test").value == "data/test_2016_flickr"
     at.button(key="paper_fig2_run").click().run()
     assert not at.exception, at.exception
@@ -104,7 +103,7 @@ def test_figure_2_recomputes_on_a_small_test_set(paper_root):
 
 
 def test_figure_3_shows_the_measured_alignment_from_the_cards(paper_root):
-    at = AppTest.from_function(_paper, default_timeout=120).run()
+    at = AppTest.from_function(_paper, args=(paper_root,), default_timeout=120).run()
     open_section(at, SECTIONS[2])
     assert not at.exception, at.exception
     (table,) = [d.value for d in at.dataframe if "AER" in d.value.columns]

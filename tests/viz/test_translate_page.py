@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ..conftest import open_tab
+from ..conftest import open_tab, start_app
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -236,7 +236,7 @@ def two_pairs(tiny_checkpoints, tmp_path, monkeypatch):
             shutil.copytree(path, folder)
             card = json.loads((folder / "card.json").read_text())
             (folder / "card.json").write_text(json.dumps({**card, "arch": arch, "pair": pair, "trained_on": label}))
-    monkeypatch.setenv("NMT_CHECKPOINTS", str(root))
+    start_app(monkeypatch, "--checkpoints", root)
     return root
 
 

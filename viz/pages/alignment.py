@@ -2,8 +2,8 @@
 word alignments, beside saliency, a statistical aligner and the diagonal (model/scoring/attention_alignment.py)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -27,8 +27,10 @@ from model.scoring.word_alignment import EXTRACTIONS, GoldSet, diagonal_matrix, 
 from viz.figures.heatmap import answer_key_heatmap
 from viz.pages import widgets
 from viz.pages.safe_text import md
+from viz.pages.serving_ui import queue_notice
 from viz.serving import hosting, offered_models, statistical_overlay
 from viz.serving.decodes import QueuedSlot, load_translator, shared_store
+from viz.serving.settings import REPO, AppSettings
 
 ALIGN_LANGS = ("en", "fr")  # the languages of the gold sets (source, target)
 EXTRACTION_HELP = {
@@ -57,39 +59,31 @@ class Measured:
     eflomal_corpus: str
 
 
-def page() -> st.Page:
-    return st.Page(render, title="Alignment", url_path="alignment", icon=":material/grid_on:")
+def page(settings: AppSettings) -> st.Page:
+    return st.Page(partial(render, settings), title="Alignment", url_path="alignment", icon=":material/grid_on:")
 
 
-def gold_dir() -> Path:
-    """Where built-in gold sets live: $NMT_ALIGN_DIR, else ``data/alignments`` in the repository,
-    else the shared data beside it."""
-    if os.environ.get("NMT_ALIGN_DIR"):
-        return Path(os.environ["NMT_ALIGN_DIR"])
-    local = offered_models.REPO / "data" / "alignments"
-    return local if local.is_dir() else offered_models.REPO.parent / "shared" / "data" / "alignments"
-
-
-def builtin_gold() -> dict[str, tuple[Path, Path, Path]]:
-    """{name: (English file, French file, links file)} of the gold sets in ``gold_dir()``."""
-    folder = gold_dir()
+def builtin_gold(settings: AppSettings) -> dict[str, tuple[Path, Path, Path]]:
+    """{name: (English file, French file, links file)} of the gold sets in the folder
+    ``--align-dir`` names (NAME.en, NAME.fr and NAME.wa side by side)."""
+    folder = settings.align_dir
     if not folder.is_dir():
         return {}
     return {wa.stem: (wa.with_suffix(".en"), wa.with_suffix(".fr"), wa) for wa in sorted(folder.glob("*.wa"))
             if wa.with_suffix(".en").is_file() and wa.with_suffix(".fr").is_file()}
 
 
-def render() -> None:
+def render(settings: AppSettings) -> None:
     st.title("How well does attention align?")
     st.caption("The paper's Figure 3 shows attention lining up with a translation's words. Here it is measured: "
                "each model is forced to output a human-aligned French translation, and the words its attention "
                "picks are scored against the human links by Alignment Error Rate (AER, lower is better; Och & Ney "
                "2003), beside gradient × input saliency, the statistical aligner eflomal and a plain diagonal.")
-    models = [m for m in offered_models.offered() if set(m.direction) == set(ALIGN_LANGS)]
+    models = [m for m in offered_models.offered(settings) if set(m.direction) == set(ALIGN_LANGS)]
     if not models:
-        st.error(offered_models.no_checkpoints_text("Alignment needs an English-French model."))
+        st.error(hosting.no_checkpoints_text(settings, "Alignment needs an English-French model."))
         return
-    gold = gold_ui()
+    gold = gold_ui(settings)
     if gold is None:
         return
     chosen = models_ui(models)
@@ -105,15 +99,15 @@ def render() -> None:
         st.caption(f"{len(gold.sentences)} sentences. Press Measure to score the chosen sources.")
         return
     try:
-        measured = measure(gold, tuple(chosen), tuple(methods))
+        measured = measure(gold, tuple(chosen), tuple(methods), settings)
     except UserError as exc:
-        st.error(hosting.error_text(exc, "The measurement could not run on this server."))
+        st.error(hosting.error_text(exc, settings, "The measurement could not run on this server."))
         return
-    results_ui(gold, measured)
+    results_ui(gold, measured, settings)
 
 
-def gold_ui() -> Optional[GoldSet]:
-    builtin = builtin_gold()
+def gold_ui(settings: AppSettings) -> Optional[GoldSet]:
+    builtin = builtin_gold(settings)
     kinds = (["Built-in gold set"] if builtin else []) + ["Upload three files"]
     kind = st.radio("Gold alignments", kinds, horizontal=True, key="align_source")
     try:
@@ -127,7 +121,9 @@ def gold_ui() -> Optional[GoldSet]:
         links = right.file_uploader("Links: .wa (SENT EN FR S|P, from 1) or Pharaoh (i-j, i?j, from 0)",
                                     key="align_links")
         if src is None or tgt is None or links is None:
-            st.info("Upload the three files" + (", or pick a built-in gold set." if builtin else "."))
+            st.info("Upload the three files" + (", or pick a built-in gold set." if builtin else
+                                                ". Start the app with `--align-dir DIR` to offer the gold sets of "
+                                                "a folder (NAME.en, NAME.fr, NAME.wa) without uploading."))
             return None
         return _read_upload((src.getvalue(), tgt.getvalue(), links.getvalue()), (src.name, tgt.name, links.name))
     except DataError as exc:  # names the file and line; uploads are written under their own names
@@ -169,31 +165,31 @@ def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
     return st.multiselect("Models", names, default=defaults, format_func=labels.get, key="align_models")
 
 
-def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...]) -> Measured:
+def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], settings: AppSettings) -> Measured:
     """The measurement, once per server for the same gold set, models and sources."""
     store = shared_store("alignments", 8)
     found = store.get((gold, names, methods))
     if found is None:
-        waiting = st.empty()
-        with QueuedSlot(waiting.info)():
-            waiting.empty()
+        notice = queue_notice()
+        with QueuedSlot(settings, notice.show)():
+            notice.clear()
             with st.spinner("Forcing each model through the gold translations..."):
-                found = _measure(gold, names, methods)
+                found = _measure(gold, names, methods, settings)
         store.put((gold, names, methods), found)
     return found
 
 
-def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...]) -> Measured:
+def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], settings: AppSettings) -> Measured:
     rows, unscored, matrices = [], [], {}
     for name in names:
-        info = offered_models.info(name)
-        found, missed, matrices[name] = score_model(name, load_translator(name), info.direction, gold, methods,
-                                                    EXTRACTIONS, *ALIGN_LANGS)
+        info = offered_models.info(name, settings)
+        found, missed, matrices[name] = score_model(name, load_translator(name, settings), info.direction, gold,
+                                                    methods, EXTRACTIONS, *ALIGN_LANGS)
         rows, unscored = rows + found, unscored + missed
     links, note = None, ""
     if "eflomal" in methods:
-        folders = [offered_models.resolve_checkpoint(n) for n in names]
-        corpus, note = training_corpus(folders, [], *ALIGN_LANGS, root=offered_models.REPO)
+        folders = [hosting.resolve_checkpoint(n, settings) for n in names]
+        corpus, note = training_corpus(folders, [], *ALIGN_LANGS, root=REPO)
         links = tuple(eflomal_gold_links(gold, corpus))
         rows.append(eflomal_row(gold, links))
     if "diagonal" in methods:
@@ -201,7 +197,7 @@ def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...]) ->
     return Measured(tuple(rows), tuple(unscored), matrices, links, note)
 
 
-def results_ui(gold: GoldSet, measured: Measured) -> None:
+def results_ui(gold: GoldSet, measured: Measured, settings: AppSettings) -> None:
     how = st.selectbox("Links from a matrix", EXTRACTIONS, format_func=lambda e: f"{e}: {EXTRACTION_HELP[e]}",
                        key="align_extraction")
     shown = [r for r in measured.rows if r.model is None or r.extraction == how]
@@ -213,7 +209,7 @@ def results_ui(gold: GoldSet, measured: Measured) -> None:
                "possible ones. Attention aligns text like its training data best: on parliament text it may do "
                "no better than the diagonal.")
     if measured.eflomal_corpus:  # it names corpus paths: not on a public server
-        st.caption("eflomal learnt from " + ("the models' training text plus these sentences" if hosting.production()
+        st.caption("eflomal learnt from " + ("the models' training text plus these sentences" if hosting.production(settings)
                                              else md(measured.eflomal_corpus)) + ".")
     for u in measured.unscored:
         st.warning(f"Not scored: {md(u.model)}, sentence {u.sentence}: {md(u.reason)}")

@@ -30,9 +30,11 @@ from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
 from viz.pages import nav, widgets
 from viz.pages.safe_text import md
-from viz.serving import hosting, offered_models
-from viz.serving.builtin_sets import builtin_sets, load_builtin_set
-from viz.serving.decodes import QueuedSlot, load_translator, shared_store, side_by_side
+from viz.pages.serving_ui import load_builtin_set, load_translator, side_by_side
+from viz.serving import decodes, hosting, offered_models
+from viz.serving.builtin_sets import builtin_sets
+from viz.serving.decodes import QueuedSlot, shared_store
+from viz.serving.settings import AppSettings
 
 # What production mode says for any checkpoint typed by path that cannot be used: the same words
 # whether the path is outside the root, missing or broken, so nothing about the server leaks.
@@ -40,37 +42,37 @@ HOSTED_EXTRA = ("Only checkpoints inside the server's checkpoint folder can be e
                 "with --checkpoints DIR to offer your own models.")
 
 
-def page() -> st.Page:
-    return st.Page(render, title="Evaluate", url_path="evaluate", icon=":material/analytics:")
+def page(settings: AppSettings) -> st.Page:
+    return st.Page(partial(render, settings), title="Evaluate", url_path="evaluate", icon=":material/analytics:")
 
 
-def render() -> None:
+def render(settings: AppSettings) -> None:
     st.title("Evaluate")
     st.caption("Score models on a test set: BLEU and chrF with 95% intervals, the paired bootstrap test, BLEU by "
                "sentence length (the paper's Figure 2) and every sentence to inspect.")
-    models = offered_models.offered()
+    models = offered_models.offered(settings)
     if not models:
-        st.error(offered_models.no_checkpoints_text())
+        st.error(hosting.no_checkpoints_text(settings))
         return
     codes = [widgets.direction_code(d) for d in widgets.directions(models)]
-    linked = builtin_sets().get(st.query_params.get("test", ""))  # a link from the Paper page names a test set
+    linked = builtin_sets(settings).get(st.query_params.get("test", ""))  # a link from the Paper page names a test set
     if linked and st.session_state.get("eval_link_applied") != linked.label:
         st.session_state.update(eval_direction=widgets.direction_code((linked.src_lang, linked.tgt_lang)))
     pair = widgets.direction_ui(codes, key="eval_direction")
     direction = tuple(pair.split("-"))
-    settings = widgets.search_settings_ui(prefix="eval_")
-    test = eval_set_ui(direction, linked)
+    search = widgets.search_settings_ui(prefix="eval_")
+    test = eval_set_ui(direction, linked, settings)
     if test is None:
         return
     for note in test.notes:
         st.warning(note)
-    chosen = models_ui([m for m in models if m.direction == direction])
+    chosen = models_ui([m for m in models if m.direction == direction], settings)
     if not chosen:
         return
     stress = st.toggle(f"Length stress test: also evaluate items of k = {', '.join(map(str, STRESS_K[1:]))} "
                        "joined lines", key="eval_stress")
-    ablations = ablations_ui(chosen)
-    wanted = (content_digest(test), tuple(chosen), settings, stress, ablations)
+    ablations = ablations_ui(chosen, settings)
+    wanted = (content_digest(test), tuple(chosen), search, stress, ablations)
     run_col, cancel_col, _ = st.columns([1, 1, 6])
     if run_col.button("Evaluate", type="primary", key="eval_run"):
         st.session_state["eval_request"] = wanted
@@ -79,47 +81,48 @@ def render() -> None:
     if st.session_state.get("eval_request") != wanted:
         st.caption("Press Evaluate to translate the test set with the chosen models.")
         return
-    runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, settings, ablations if k == 1 else ())
+    runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, search, settings,
+                          ablations if k == 1 else ())
             for k in (STRESS_K if stress else (1,)) if len(test.src) >= k}
-    results_ui(test, runs[1], settings, pair)
+    results_ui(test, runs[1], search, pair)
     if stress:
         stress_ui(test, runs)
 
 
-def ablations_ui(chosen: list[str]) -> tuple[str, ...]:
+def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
     """Ways to replace the attention weights of the chosen RNNsearch models (model/decoding/attention_ablation.py),
     each decoded as one more run beside the unmodified model."""
-    if not any(_has_attention(name) for name in chosen):
+    if not any(_has_attention(name, settings) for name in chosen):
         return ()
     return tuple(st.multiselect("Does attention matter? Also decode each attention model with its weights "
                                 "replaced", list(ABLATIONS), format_func=ABLATIONS.get, key="eval_ablate"))
 
 
-def _has_attention(name: str) -> bool:
-    found = offered_models.info(name)
+def _has_attention(name: str, settings: AppSettings) -> bool:
+    found = offered_models.info(name, settings)
     return found is not None and found.has_attention
 
 
-def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
+def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> list[str]:
     """Checkpoints to evaluate: any of the language pair's, plus a folder typed by path
-    (in production mode only one inside the root; see offered_models.resolve_checkpoint)."""
+    (in production mode only one inside the root; see hosting.resolve_checkpoint)."""
     names = [m.name for m in models]
     defaults = list(dict.fromkeys(offered_models.default_pair(models))) if models else []
     chosen = st.multiselect("Models", names, default=defaults, key="eval_models")
     extra = st.text_input("Also evaluate the checkpoint folder at this path (optional)", key="eval_extra").strip()
     if extra:
         try:
-            load_translator(extra)  # validates the name, then the folder
+            load_translator(extra, settings)  # validates the name, then the folder
             chosen = list(dict.fromkeys(chosen + [extra]))
         except UserError as exc:  # CheckpointError, CheckpointNameError
-            st.error(hosting.error_text(exc, HOSTED_EXTRA, local=md(f"Cannot use {extra}: {exc}")))
+            st.error(hosting.error_text(exc, settings, HOSTED_EXTRA, local=md(f"Cannot use {extra}: {exc}")))
     if not chosen:
         st.info("Choose at least one model.")
     return chosen
 
 
-def eval_set_ui(direction: tuple[str, str], linked) -> EvalSet | None:
-    builtin = builtin_sets(direction)
+def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> EvalSet | None:
+    builtin = builtin_sets(settings, direction)
     sources = ["Two files (source, reference)", "One TSV/CSV file"] + (["Built-in test set"] if builtin else [])
     if linked and linked.label in builtin and st.session_state.get("eval_link_applied") != linked.label:
         st.session_state.update(eval_link_applied=linked.label, eval_source_kind="Built-in test set",
@@ -129,7 +132,7 @@ def eval_set_ui(direction: tuple[str, str], linked) -> EvalSet | None:
     src_lang, tgt_lang = (LANGUAGES.get(lang, lang) for lang in direction)
     try:
         if kind.startswith("Built-in"):
-            return builtin_ui(builtin, direction)
+            return builtin_ui(builtin, direction, settings)
         if kind.startswith("One"):
             upload = st.file_uploader(f"TSV or CSV with source ({src_lang}) and reference ({tgt_lang}) columns",
                                       key="eval_table")
@@ -146,7 +149,7 @@ def eval_set_ui(direction: tuple[str, str], linked) -> EvalSet | None:
         return None
 
 
-def builtin_ui(builtin: dict, direction: tuple[str, str]) -> EvalSet | None:
+def builtin_ui(builtin: dict, direction: tuple[str, str], settings: AppSettings) -> EvalSet | None:
     if st.session_state.get("eval_builtin") not in builtin:
         st.session_state["eval_builtin"] = next(iter(builtin))
     name = st.selectbox(f"Test set ({widgets.direction_label(direction)}), from the offered models' training corpora",
@@ -154,7 +157,7 @@ def builtin_ui(builtin: dict, direction: tuple[str, str]) -> EvalSet | None:
     try:
         return load_builtin_set(builtin[name])
     except DataError as exc:  # its message names files on the server
-        st.error(hosting.error_text(exc, f"The built-in test set {name} could not be read."))
+        st.error(hosting.error_text(exc, settings, f"The built-in test set {name} could not be read."))
         return None
 
 
@@ -171,50 +174,53 @@ def content_digest(test: EvalSet) -> str:
     return hashlib.sha256(joined.encode()).hexdigest()
 
 
-def decode_all(names: list[str], test: EvalSet, settings: SearchConfig, ablations: tuple[str, ...] = ()) -> list[ModelRun]:
+def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: AppSettings,
+               ablations: tuple[str, ...] = ()) -> list[ModelRun]:
     """Each model's run (and each attention model's ablated runs, named ``model+ablation``), from
-    the shared store when the same content and settings were seen before; the runs decode side
+    the shared store when the same content and decoding were seen before; the runs decode side
     by side, each with its own progress bar."""
     for name in names:
         try:
-            load_translator(name)
+            load_translator(name, settings)
         except UserError as exc:  # CheckpointError: a listed folder that does not load
-            st.error(hosting.error_text(exc, f"Checkpoint {name} does not load on this server.",
+            st.error(hosting.error_text(exc, settings, f"Checkpoint {name} does not load on this server.",
                                         local=md(f"Cannot use {name}: {exc}")))
             st.stop()
-    jobs = [(name, name, settings) for name in names] + [
-        (f"{name}+{kind}", name, replace(settings, ablation=kind)) for name in names if _has_attention(name)
-        for kind in ablations]
+    jobs = [(name, name, search) for name in names] + [
+        (f"{name}+{kind}", name, replace(search, ablation=kind)) for name in names
+        if _has_attention(name, settings) for kind in ablations]
     bars = [st.progress(0.0, text=f"{label}: starting") for label, _, _ in jobs]
     store = shared_store("evaluations", 32)
-    runs = side_by_side([partial(store.get_or_compute, (label, content_digest(test), search),
-                                 partial(decode_run, name, test, search, bar, label))
-                         for (label, name, search), bar in zip(jobs, bars)])
+    runs = side_by_side([partial(store.get_or_compute, (label, content_digest(test), job_search),
+                                 partial(decode_run, name, test, job_search, settings, bar, label))
+                         for (label, name, job_search), bar in zip(jobs, bars)])
     for bar in bars:
         bar.empty()
     return runs
 
 
-def decode_run(name: str, test: EvalSet, settings: SearchConfig, bar, label: str = "") -> ModelRun:
+def decode_run(name: str, test: EvalSet, search: SearchConfig, settings: AppSettings, bar,
+               label: str = "") -> ModelRun:
     """One model's run over ``test``, decoded in batches that each wait their turn at the
     server's decode limit, with progress and decoding speed on ``bar``; named ``label``."""
     name_shown = label or name
     total, start, shown = len(test.src), time.perf_counter(), [0.0]
-    slot = QueuedSlot(lambda text: bar.progress(shown[0], text=f"{name_shown}: {text}"))
+    slot = QueuedSlot(settings, lambda text: bar.progress(shown[0], text=f"{name_shown}: {text}"))
 
     def progress(done: int) -> None:
         rate = done / max(time.perf_counter() - start - slot.waited, 1e-9)
         shown[0] = done / total
         bar.progress(shown[0], text=f"{name_shown}: {done}/{total} sentences · {rate:.1f} sentences/s")
 
-    run = run_model(load_translator(name), test, settings, progress=progress, keep_beam=False, slot=slot)
+    run = run_model(decodes.load_translator(name, settings), test, search, progress=progress, keep_beam=False,
+                    slot=slot)  # loaded already, by decode_all
     run.name = name_shown  # as chosen: unique even when two folders share a basename
     run.seconds -= slot.waited  # decoding time: sentences/s should not count other users' load
     return run
 
 
-def results_ui(test: EvalSet, runs: list[ModelRun], settings: SearchConfig, pair: str) -> None:
-    key = (content_digest(test), tuple(r.name for r in runs), settings)  # what the runs depend on
+def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str) -> None:
+    key = (content_digest(test), tuple(r.name for r in runs), search)  # what the runs depend on
     scores_ui(key, test, runs)
     width = st.slider("Length bucket width (words)", 2, 20, 10, key="eval_width")
     rows = _length_rows(key, width, test, runs)

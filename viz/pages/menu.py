@@ -7,9 +7,11 @@ from viz.pages import models as models_page
 from viz.pages import nav
 from viz.pages import paper as paper_page
 from viz.pages import translate as translate_page
+from viz.serving.settings import AppSettings
 
 
-def all_pages() -> list[st.Page]:
-    return nav.register({"paper": paper_page.page(), "translate": translate_page.page(),
-                         "evaluate": evaluate_page.page(), "alignment": alignment_page.page(),
-                         "models": models_page.page()})
+def all_pages(settings: AppSettings) -> list[st.Page]:
+    """Every page, each rendering under ``settings``."""
+    return nav.register({"paper": paper_page.page(settings), "translate": translate_page.page(settings),
+                         "evaluate": evaluate_page.page(settings), "alignment": alignment_page.page(settings),
+                         "models": models_page.page(settings)})

@@ -1,6 +1,8 @@
 """Models page: each checkpoint's card (architecture, data, training curves, test scores)."""
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -11,20 +13,21 @@ from viz.pages import widgets
 from viz.pages.safe_text import md
 from viz.serving import hosting, offered_models
 from viz.serving.offered_models import ModelInfo
+from viz.serving.settings import AppSettings
 
 EVERY_PAIR = "every language pair"
 
 
-def page() -> st.Page:
-    return st.Page(render, title="Models", url_path="models", icon=":material/model_training:")
+def page(settings: AppSettings) -> st.Page:
+    return st.Page(partial(render, settings), title="Models", url_path="models", icon=":material/model_training:")
 
 
-def render() -> None:
+def render(settings: AppSettings) -> None:
     st.title("Models")
     st.caption("Each checkpoint's card: what it learned from, how it was trained, and how it scores.")
-    models = offered_models.offered()
+    models = offered_models.offered(settings)
     if not models:
-        st.error(offered_models.no_checkpoints_text())
+        st.error(hosting.no_checkpoints_text(settings))
         return
     codes = [widgets.direction_code(d) for d in widgets.directions(models)]
     chosen = st.sidebar.selectbox("Language pair", [EVERY_PAIR, *codes], key="models_direction",
@@ -38,12 +41,12 @@ def render() -> None:
     stress_overview([m for m in models if m.card])
     for model in models:
         with st.expander(f"{model.name} ({widgets.direction_label(model.direction)})", expanded=len(models) <= 3):
-            card_ui(model)
+            card_ui(model, settings)
 
 
-def card_ui(model: ModelInfo) -> None:
+def card_ui(model: ModelInfo, settings: AppSettings) -> None:
     if model.card_problem:  # its text may name server paths
-        st.error(hosting.error_text(Exception(model.card_problem), f"{model.name}/card.json is malformed.",
+        st.error(hosting.error_text(Exception(model.card_problem), settings, f"{model.name}/card.json is malformed.",
                                     local=md(model.card_problem)))
     card = model.card
     st.markdown(f"**Architecture:** {md(model.arch)} · attention {md(model.attention) if model.has_attention else 'none'}"

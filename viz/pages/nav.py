@@ -1,6 +1,6 @@
 """Links between pages without imports between page modules.
 
-Each page module exposes ``page() -> st.Page``; ``viz/pages.py`` lists them and registers
+Each page module exposes ``page(settings) -> st.Page``; ``menu.py`` lists them and registers
 them here by name at start-up, so a page can link to another (``link("translate")``) while no
 page module imports another.
 """

@@ -4,6 +4,8 @@ link to go further. Sections are tabs that track which one is open: only the ope
 computes."""
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -15,10 +17,12 @@ from viz.pages import nav, paper_equations, widgets
 from viz.pages.examples import examples, reordering
 from viz.pages.replay import replay_ui
 from viz.pages.safe_text import md
+from viz.pages.serving_ui import load_builtin_set, load_translator
 from viz.serving import offered_models
-from viz.serving.builtin_sets import builtin_sets, load_builtin_set
-from viz.serving.decodes import QueuedSlot, load_translator, shared_store
+from viz.serving.builtin_sets import builtin_sets
+from viz.serving.decodes import QueuedSlot, shared_store
 from viz.serving.offered_models import ModelInfo
+from viz.serving.settings import AppSettings
 
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
 SECTIONS = {"model": "The model (§3, App. A)", "figure2": "Figure 2: long sentences",
@@ -40,12 +44,12 @@ TABLE_1 = pd.DataFrame([  # newstest2014 BLEU, the paper's Table 1
 RECOMPUTE_SENTENCES = 200  # the live Figure 2 uses the first sentences of a test set, to stay quick
 
 
-def page() -> st.Page:
-    return st.Page(render, title="Paper", url_path="paper", icon=":material/menu_book:")
+def page(settings: AppSettings) -> st.Page:
+    return st.Page(partial(render, settings), title="Paper", url_path="paper", icon=":material/menu_book:")
 
 
-def render() -> None:
-    models = offered_models.offered()
+def render(settings: AppSettings) -> None:
+    models = offered_models.offered(settings)
     if not models:
         st.error("No checkpoints found; the Paper page runs the shipped models.")
         return
@@ -62,9 +66,9 @@ def render() -> None:
                f"RNNencdec: {md(encdec)} (change the pair in the sidebar).")
     sentence = (reordering(src_lang) or [text for _, text in examples(src_lang)] or [""])[0]
     attention_models = [search] + [m.name for m in mine if m.has_attention and m.name != search]
-    views = {"model": lambda: paper_equations.render(search, encdec, sentence, attention_models),
-             "figure2": lambda: figure2(search, encdec, pair), "figure3": lambda: figure3(search, encdec, src_lang),
-             "table1": lambda: table1(models)}
+    views = {"model": lambda: paper_equations.render(search, encdec, sentence, settings, attention_models),
+             "figure2": lambda: figure2(search, encdec, pair, settings),
+             "figure3": lambda: figure3(search, encdec, src_lang, settings), "table1": lambda: table1(models, settings)}
     tabs = st.tabs(list(SECTIONS.values()), key="paper_section", on_change="rerun")
     for (slug, view), tab in zip(views.items(), tabs):
         if tab.open is not False:
@@ -72,12 +76,12 @@ def render() -> None:
                 view()
 
 
-def figure2(search: str, encdec: str, pair: str) -> None:
+def figure2(search: str, encdec: str, pair: str, settings: AppSettings) -> None:
     st.markdown("**The claim.** RNNencdec's BLEU falls as sentences get longer, because everything must pass "
                 "through one fixed vector; RNNsearch's does not, because it reads the annotation it needs at each "
                 "step. Below, both models translate test sentences joined k at a time (k = 1 is the test set "
                 "itself), as in their cards' length stress tests.")
-    cards = {name: _card(name) for name in (search, encdec)}
+    cards = {name: _card(name, settings) for name in (search, encdec)}
     tables = {name: card.length_stress if card else {} for name, card in cards.items()}
     shared = [t for t in tables[search] if all(t in rows for rows in tables.values())]
     for test_set in shared:
@@ -86,16 +90,16 @@ def figure2(search: str, encdec: str, pair: str) -> None:
                            key=f"paper_fig2_{test_set}")
     if not shared:
         st.info("The cards of this pair hold no shared length stress test; recompute one below.")
-    recompute_ui(search, encdec, tuple(pair.split("-")))
+    recompute_ui(search, encdec, tuple(pair.split("-")), settings)
 
 
-def _card(name: str):
-    model = offered_models.info(name)
+def _card(name: str, settings: AppSettings):
+    model = offered_models.info(name, settings)
     return model.card if model else None
 
 
-def recompute_ui(search: str, encdec: str, direction: tuple[str, str]) -> None:
-    builtin = builtin_sets(direction)
+def recompute_ui(search: str, encdec: str, direction: tuple[str, str], settings: AppSettings) -> None:
+    builtin = builtin_sets(settings, direction)
     if not builtin:
         st.caption("No test sets of the models' training corpora on this server: upload one on the Evaluate page.")
         return
@@ -113,53 +117,53 @@ def recompute_ui(search: str, encdec: str, direction: tuple[str, str]) -> None:
     with st.spinner("Translating joined sentences with both models..."):
         for k in STRESS_K:
             part = join_consecutive(test, k) if k > 1 else test
-            runs[k] = [_run(name, part, label) for name in (search, encdec)]
+            runs[k] = [_run(name, part, label, settings) for name in (search, encdec)]
     rows, summary = stress_report(test, runs)
     widgets.show_chart(length_chart(rows, f"BLEU by source length, first {len(test.src)} of {label}, "
                                           f"k = {', '.join(map(str, STRESS_K))}"), key="paper_fig2_live")
     st.dataframe(pd.DataFrame(summary), hide_index=True, key="paper_fig2_table")
 
 
-def _run(name: str, test: EvalSet, label: str):
+def _run(name: str, test: EvalSet, label: str, settings: AppSettings):
     """One model on one joined version of a test set, decoded once per server (its default decoding)."""
-    decoding = offered_models.info(name).decoding
+    decoding = offered_models.info(name, settings).decoding
 
     def compute():
-        run = run_model(load_translator(name), test, decoding, slot=QueuedSlot())
+        run = run_model(load_translator(name, settings), test, decoding, slot=QueuedSlot(settings))
         run.name = name
         return run
 
     return shared_store("paper runs", 64).get_or_compute((name, label, test.name, len(test.src), decoding), compute)
 
 
-def figure3(search: str, encdec: str, src_lang: str) -> None:
+def figure3(search: str, encdec: str, src_lang: str, settings: AppSettings) -> None:
     st.markdown("**The claim.** The soft alignments α_ij are interpretable: mostly monotonic, with local "
                 "reorderings where the languages order words differently (the paper's *European Economic Area* → "
                 "*zone économique européenne*). Rows are output pieces, columns source pieces, "
                 f"darker is more weight. Translated live by **{md(search)}**.")
-    grid(search, reordering(src_lang) or [text for _, text in examples(src_lang)][:4], "paper_fig3")
+    grid(search, reordering(src_lang) or [text for _, text in examples(src_lang)][:4], "paper_fig3", settings)
     if src_lang in PAPER_SENTENCES:
         st.markdown("**The paper's own four sentences.** They come from news and parliament text (WMT'14), which our "
-                    f"models never saw: {md(offered_models.trained_on(search))}. Expect the alignments to stay "
+                    f"models never saw: {md(offered_models.trained_on(search, settings))}. Expect the alignments to stay "
                     "sensible where the words are familiar and the translations to miss the rare words "
                     "(*marine environment*, *chemical weapons*).")
-        grid(search, PAPER_SENTENCES[src_lang], "paper_fig3_paper")
+        grid(search, PAPER_SENTENCES[src_lang], "paper_fig3_paper", settings)
     st.markdown("**Watch it learn.** The same probe sentences, decoded as training went on: update 0 is the "
                 "untrained model, whose attention is spread evenly (the paper initialises the alignment model so "
                 "that it starts uniform); the alignment sharpens as validation BLEU rises. RNNencdec, beside it, "
                 "has no attention to learn.")
-    replay_ui([card for card in map(_card, (search, encdec)) if card], key="paper_replay")
-    measured_alignment(search, encdec)
+    replay_ui([card for card in (_card(name, settings) for name in (search, encdec)) if card], key="paper_replay")
+    measured_alignment(search, encdec, settings)
 
 
-def measured_alignment(search: str, encdec: str) -> None:
+def measured_alignment(search: str, encdec: str, settings: AppSettings) -> None:
     """How well the attention aligns, measured against human alignments (the cards' ``alignment``,
     written by ``python -m model.align --card``)."""
     st.markdown("**How well does it align, measured?** Forced to output a human translation, the words the "
                 "attention picks can be scored against human word alignments by Alignment Error Rate (AER, lower "
                 "is better). Beside it: gradient × input saliency (RNNencdec has that too), the statistical aligner "
                 "eflomal trained on the same text, and a diagonal that links words by position alone.")
-    cards = {name: _card(name) for name in (search, encdec)}
+    cards = {name: _card(name, settings) for name in (search, encdec)}
     rows = []
     for name, card in cards.items():
         for gold, result in (card.alignment.items() if card else ()):
@@ -180,27 +184,27 @@ def measured_alignment(search: str, encdec: str) -> None:
                  icon=":material/arrow_forward:")
 
 
-def grid(name: str, sentences: list[str], key: str) -> None:
+def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> None:
     for row in range(0, len(sentences), 2):
         for column, sentence in zip(st.columns(2), sentences[row:row + 2]):
             with column:
-                trace = paper_equations.decode(name, sentence).trace
+                trace = paper_equations.decode(name, sentence, settings).trace
                 st.text(trace.translation)
                 if trace.attention is not None:
                     widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
                                                          grayscale=True), key=f"{key}_{row}_{sentence[:20]}")
                 st.page_link(nav.link("translate"), label="Open on the Translate page",
-                             query_params=_translate_link(name, sentence), icon=":material/arrow_forward:")
+                             query_params=_translate_link(name, sentence, settings), icon=":material/arrow_forward:")
 
 
-def _translate_link(name: str, sentence: str) -> dict:
-    model = offered_models.info(name)
+def _translate_link(name: str, sentence: str, settings: AppSettings) -> dict:
+    model = offered_models.info(name, settings)
     pair = widgets.direction_code(model.direction) if model else ""
     return {"src": sentence, "left": name, **({"pair": pair} if pair and model.direction != offered_models.DEFAULT_DIRECTION
                                               else {})}
 
 
-def table1(models: list[ModelInfo]) -> None:
+def table1(models: list[ModelInfo], settings: AppSettings) -> None:
     st.markdown("**The claim.** With the same data and training, the attention model scores far higher than the "
                 "encoder-decoder, and RNNsearch-50 matches the phrase-based Moses on sentences without unknown "
                 "words. The paper's Table 1 (newstest2014, English→French, BLEU):")
@@ -220,7 +224,7 @@ def table1(models: list[ModelInfo]) -> None:
                 "comparison: each pair was trained the same way, and the gap between RNNsearch and RNNencdec, "
                 "largest on long inputs, is the paper's result.")
     st.page_link(nav.link("models"), label="Every model's card", icon=":material/arrow_forward:")
-    builtin = builtin_sets(offered_models.DEFAULT_DIRECTION) or builtin_sets()
+    builtin = builtin_sets(settings, offered_models.DEFAULT_DIRECTION) or builtin_sets(settings)
     if builtin:
         first = next(iter(builtin))
         st.page_link(nav.link("evaluate"), label=f"Score a pair yourself on {first}",

@@ -14,8 +14,10 @@ from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, top
 from viz.figures.heatmap import display_token
 from viz.pages import nav, widgets
 from viz.pages.safe_text import MAX_INPUT_CHARS, cut_input, md
+from viz.pages.serving_ui import translate
 from viz.serving import offered_models
-from viz.serving.decodes import Decoded, QueuedSlot, Request, translate
+from viz.serving.decodes import Decoded, QueuedSlot, Request
+from viz.serving.settings import AppSettings
 
 
 @dataclass(frozen=True)
@@ -55,21 +57,21 @@ EQUATIONS = {
 
 
 @st.cache_data(show_spinner="Following the decode step by step...", max_entries=64)
-def _dissect(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded) -> Anatomy:
-    with QueuedSlot()():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
+def _dissect(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> Anatomy:
+    with QueuedSlot(_settings)():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
         return dissect(_result.translator.model, src_ids, out_ids)
 
 
-def anatomy_of(result: Decoded) -> Anatomy:
-    return _dissect(result.name, tuple(result.trace.source_ids), tuple(result.trace.target_ids), result)
+def anatomy_of(result: Decoded, settings: AppSettings) -> Anatomy:
+    return _dissect(result.name, tuple(result.trace.source_ids), tuple(result.trace.target_ids), result, settings)
 
 
-def decode(name: str, text: str) -> Decoded:
+def decode(name: str, text: str, settings: AppSettings) -> Decoded:
     """``text`` decoded by ``name`` with its card's default decoding, with the full trace."""
-    return translate(Request(name, text, offered_models.info(name).decoding))
+    return translate(Request(name, text, offered_models.info(name, settings).decoding), settings)
 
 
-def render(search: str, encdec: str, sentence: str, choices: Sequence[str] = ()) -> None:
+def render(search: str, encdec: str, sentence: str, settings: AppSettings, choices: Sequence[str] = ()) -> None:
     """The equations followed for one sentence with ``search`` (or, when ``choices`` offers more
     attention models, the one picked); an imported model gets the list of how its equations differ."""
     st.markdown("**The claim.** A fixed-length vector is a bottleneck. RNNsearch keeps one annotation h_j per "
@@ -84,17 +86,17 @@ def render(search: str, encdec: str, sentence: str, choices: Sequence[str] = ())
     if not text.strip():
         return
     if len(choices) > 1:
-        labels = {name: (found.label if (found := offered_models.info(name)) else name) for name in choices}
+        labels = {name: (found.label if (found := offered_models.info(name, settings)) else name) for name in choices}
         search = st.selectbox("Follow the equations with", list(choices), key="paper_model_choice",
                               format_func=labels.get)
-    model = offered_models.info(search)
+    model = offered_models.info(search, settings)
     if model is not None and model.imported:
         differences_ui(model)
         return
     if model is None or model.arch != "rnnsearch":
         st.info("No RNNsearch checkpoint is installed for this language pair, so there are no e_ij and α_ij to show.")
         return
-    result = decode(search, text)
+    result = decode(search, text, settings)
     trace = result.trace
     if not trace.target_ids:
         return
@@ -104,11 +106,11 @@ def render(search: str, encdec: str, sentence: str, choices: Sequence[str] = ())
         st.warning(f"{search} uses {kind} attention (Luong et al.), not the paper's additive e_ij below; pick the "
                    "additive RNNsearch as the left model of the default pair to follow the paper exactly.")
     step = st.slider("Decoder step i", 1, len(trace.target_ids), 1, key="paper_step") if len(trace.target_ids) > 1 else 1
-    anatomy = anatomy_of(result)
+    anatomy = anatomy_of(result, settings)
     s = anatomy.steps[step - 1]
     st.caption(f"Step {step} writes “{display_token(trace.target_tokens[step - 1])}”.")
     equations_ui(anatomy, s, trace.source_tokens, result.translator.tgt_vocab)
-    fixed_context_ui(encdec, text)
+    fixed_context_ui(encdec, text, settings)
     st.page_link(nav.link("translate"), label="Step through this sentence on the Translate page",
                  query_params={"src": text, "tab": "steps", "step": str(step)}, icon=":material/arrow_forward:")
 
@@ -163,18 +165,18 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
         widgets.show_chart(topk_bar(top, s.token_id, f"p(y_{s.step} | y_<{s.step}, x), top 5"), key="paper_out")
 
 
-def fixed_context_ui(encdec: str, text: str) -> None:
+def fixed_context_ui(encdec: str, text: str, settings: AppSettings) -> None:
     st.markdown(f"**RNNencdec** ({md(encdec)}) replaces the last four equations' c_i by one vector:")
     with equation("fixed"):
-        model = offered_models.info(encdec)
+        model = offered_models.info(encdec, settings)
         if model is None or model.arch != "rnnencdec":
             st.caption("The second model of the pair is not an RNNencdec.")
             return
-        result = decode(encdec, text)
+        result = decode(encdec, text, settings)
         trace = result.trace
         if not trace.target_ids:
             return
-        anatomy = anatomy_of(result)
+        anatomy = anatomy_of(result, settings)
         drift = max(np.abs(step.context - anatomy.summary).max() for step in anatomy.steps)
         st.markdown(f"‖c‖ = {np.linalg.norm(anatomy.summary):.3f} at all {len(anatomy.steps)} steps "
                     f"(largest change between steps: {drift:.1e}). It writes: {md(trace.translation)}")

@@ -7,6 +7,7 @@ back to the URL.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Optional
 
 import streamlit as st
@@ -20,25 +21,27 @@ from viz.figures import download_config
 from viz.pages import nav, translate_views, url_state, widgets
 from viz.pages.examples import examples
 from viz.pages.safe_text import cut_input, md
+from viz.pages.serving_ui import load_translator, translate_all
 from viz.pages.url_state import View
 from viz.serving import hosting, offered_models
-from viz.serving.decodes import Decoded, Request, load_translator, translate_all
+from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
+from viz.serving.settings import AppSettings
 
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
 STATE_KEYS = {"pair": "direction", "src": "source", "left": "model_left", "right": "model_right", "beam": "beam",
               "lp": "lp", "step": "step"}  # View field -> the widget key holding it
 
 
-def page() -> st.Page:
-    return st.Page(render, title="Translate", url_path="translate", default=True, icon=":material/translate:")
+def page(settings: AppSettings) -> st.Page:
+    return st.Page(partial(render, settings), title="Translate", url_path="translate", default=True, icon=":material/translate:")
 
 
-def render() -> None:
-    models = offered_models.offered()
+def render(settings: AppSettings) -> None:
+    models = offered_models.offered(settings)
     if not models:
-        st.error(offered_models.no_checkpoints_text("Train one with `python -m model.train` or set NMT_CHECKPOINTS "
-                                                 "to a folder of offered_models."))
+        st.error(hosting.no_checkpoints_text(settings, "Train one with `python -m model.train`, or start the app "
+                                                       "with `--checkpoints DIR` naming a folder of checkpoints."))
         return
     intro_ui()
     pairs = {widgets.direction_code(d): [m.name for m in models if m.direction == d]
@@ -48,7 +51,7 @@ def render() -> None:
     restore_view(pairs, defaults_for, default_pair)
     pair = widgets.direction_ui(list(pairs), on_change=lambda: apply_view(defaults_for(st.session_state.direction)))
     chosen = model_pair_ui([m for m in models if widgets.direction_code(m.direction) == pair], defaults_for(pair))
-    settings = widgets.search_settings_ui()
+    search = widgets.search_settings_ui()
     source_lang = pair.split("-")[0]
     text = source_ui(source_lang)
     if not text.strip():
@@ -56,11 +59,11 @@ def render() -> None:
         st.info(f"Type {'an' if language[0] in 'AEIOU' else 'a'} {language} sentence above (or pick an example) "
                 "to translate it.")
         return
-    results = translate_pair(chosen, text, settings)
+    results = translate_pair(chosen, text, search, settings)
     if results is None:
         return
-    outputs_ui(results)
-    tab = translate_views.render(results, text, settings)
+    outputs_ui(results, settings)
+    tab = translate_views.render(results, text, search, settings)
     share_ui(current_view(tab), defaults_for(pair), default_pair)
 
 
@@ -171,27 +174,28 @@ def _use_example(lang: str) -> None:
         st.session_state.source = examples(lang)[choice][1]
 
 
-def translate_pair(names: list[str], text: str, settings: SearchConfig) -> Optional[list[Decoded]]:
+def translate_pair(names: list[str], text: str, search: SearchConfig,
+                   settings: AppSettings) -> Optional[list[Decoded]]:
     """Each model's decode, side by side. A checkpoint that does not load gets an error and is
     left out, so the other model still translates; None when neither loads."""
     usable = []
     for name in names:
         try:
-            load_translator(name)
+            load_translator(name, settings)
             usable.append(name)
         except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
             st.error(f"Could not use checkpoint {md(name)}: "
-                     f"{hosting.error_text(exc, 'it does not load on this server.')}")
+                     f"{hosting.error_text(exc, settings, 'it does not load on this server.')}")
     if not usable:
         return None
-    return translate_all([Request(name, text, settings) for name in usable])
+    return translate_all([Request(name, text, search) for name in usable], settings)
 
 
-def outputs_ui(results: list[Decoded]) -> None:
+def outputs_ui(results: list[Decoded], settings: AppSettings) -> None:
     for column, result in zip(st.columns(len(results)), results):
         with column:
             trace = result.trace
-            st.markdown(f"**{md(result.name)}** ({trace.model}) · {md(offered_models.trained_on(result.name))}")
+            st.markdown(f"**{md(result.name)}** ({trace.model}) · {md(offered_models.trained_on(result.name, settings))}")
             st.text(trace.translation)  # st.text never interprets markup
             st.caption(f"score {trace.score:.3f} (log p {trace.logprob:.2f}, {len(trace.target_ids)} tokens) · "
                        f"{result.seconds * 1000:.0f} ms")

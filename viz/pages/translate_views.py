@@ -20,9 +20,11 @@ from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages import widgets
 from viz.pages.safe_text import md
+from viz.pages.serving_ui import translate
 from viz.pages.url_state import TABS
 from viz.serving import statistical_overlay
-from viz.serving.decodes import Decoded, QueuedSlot, Request, translate
+from viz.serving.decodes import Decoded, QueuedSlot, Request
+from viz.serving.settings import AppSettings
 
 LABELS = dict(zip(TABS, ["Alignment", "Step by step", "Beam tree", "What if", "Saliency", "Downloads"]))
 PLAY_INTERVAL_S = 0.7
@@ -52,12 +54,13 @@ HOW_TO_READ = {
 }
 
 
-def render(results: list[Decoded], text: str, settings: SearchConfig) -> str:
-    """Draw the tabs and run the open one; returns its slug (for the URL)."""
+def render(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> str:
+    """Draw the tabs and run the open one (``search``: the decoding the results used); returns
+    its slug (for the URL)."""
     tabs = st.tabs(list(LABELS.values()), key="tab", on_change="rerun")  # its state: set by the page from links
-    views = {"alignment": lambda: alignment_tab(results), "steps": lambda: step_tab(results),
-             "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, settings),
-             "saliency": lambda: saliency_tab(results), "downloads": lambda: downloads_tab(results)}
+    views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results),
+             "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, search, settings),
+             "saliency": lambda: saliency_tab(results, settings), "downloads": lambda: downloads_tab(results)}
     opened = "alignment"
     for (slug, view), tab in zip(views.items(), tabs):
         if tab.open is False:  # None (state not tracked) would mean: run every tab
@@ -76,7 +79,7 @@ def how_to_read(slug: str) -> None:
     visited.add(slug)
 
 
-def alignment_tab(results: list[Decoded]) -> None:
+def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
     words = st.toggle("Whole words instead of subword pieces", key="align_words",
                       help="Source pieces of a word are summed; target pieces of a word are averaged, "
                            "so each row still sums to 1.")
@@ -98,8 +101,11 @@ def alignment_tab(results: list[Decoded]) -> None:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
             fig = alignment_heatmap(matrix, src, tgt, title=f"{result.name}: attention α", grayscale=gray)
             if overlay:
+                with st.spinner("Reading the model's training text..."):
+                    statistical_overlay.training_sample(result.name, settings)  # once per server
                 with st.spinner("Aligning with eflomal..."):
-                    links = statistical_overlay.statistical_links(result.name, src, [w for w in tgt if w != "</s>"])
+                    links = statistical_overlay.statistical_links(result.name, settings, src,
+                                                                  [w for w in tgt if w != "</s>"])
                 if links is None:
                     st.caption(f"The training text of {md(result.name)} is not on this server: no eflomal links.")
                 else:
@@ -216,7 +222,7 @@ def _show_hypothesis(result: Decoded, node_id: int) -> None:
                            key="beam_node_heatmap")
 
 
-def what_if_tab(results: list[Decoded], text: str, settings: SearchConfig) -> None:
+def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> None:
     result = pick_model(results, "whatif_model")
     name, trace = result.name, result.trace
     if not trace.topk:
@@ -229,12 +235,13 @@ def what_if_tab(results: list[Decoded], text: str, settings: SearchConfig) -> No
     try:
         if mode == "the token" or trace.attention is None:
             choice = st.selectbox("Force this token instead", list(options), key="whatif_token")
-            new = translate(Request(name, text, settings, prefix=tuple(trace.target_ids[:i] + [options[choice]])))
+            new = translate(Request(name, text, search, prefix=tuple(trace.target_ids[:i] + [options[choice]])),
+                            settings)
         else:
             labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
             j = st.selectbox("Put all attention on", range(len(labels)), format_func=labels.__getitem__,
                              key="whatif_source")
-            new = translate(Request(name, text, settings, attend=(i, int(j))))
+            new = translate(Request(name, text, search, attend=(i, int(j))), settings)
     except NoHypothesisError as exc:
         st.warning(f"No translation under that change: {exc}")
         return
@@ -251,19 +258,19 @@ def _compare(old: Trace, new: Trace) -> None:
                                    key=f"whatif_heatmap_{label}")
 
 
-def saliency_tab(results: list[Decoded]) -> None:
+def saliency_tab(results: list[Decoded], settings: AppSettings) -> None:
     for column, result in zip(st.columns(len(results)), results):
         with column:
             trace = result.trace
-            sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result)
+            sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result, settings)
             widgets.show_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
                                                  title=f"{result.name}: saliency", value_name="saliency"),
                                key=f"saliency_{result.name}")
 
 
 @st.cache_data(show_spinner="Computing saliency...", max_entries=256)
-def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded) -> np.ndarray:
-    with QueuedSlot()():  # a backward pass per output token: it waits its turn like a decode
+def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> np.ndarray:
+    with QueuedSlot(_settings)():  # a backward pass per output token: it waits its turn like a decode
         return saliency(_result.translator.model, src_ids, out_ids)
 
 

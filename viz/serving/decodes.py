@@ -1,15 +1,15 @@
 """Decoding for the pages: shared models, a queue in front of the CPU, and shared results.
 
 Every page decodes through here. Models load once per process (``load_translator``); at most
-``decode_gate().limit`` decodes run at once and the rest wait in line, told so
+``AppSettings.decode_slots`` decodes run at once and the rest wait in line, told so
 (``QueuedSlot``); several models decode side by side, one torch thread each
 (``side_by_side``); and a finished decode is kept for every session (``translate_all``).
+What a page shows meanwhile (the "queued" line, progress bars drawn from worker threads) it
+passes in as callbacks: nothing here draws.
 """
 from __future__ import annotations
 
 import contextlib
-import os
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,18 +17,19 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, TypeVar
 
-import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
 from viz.serving.admission import DecodeGate
-from viz.serving.offered_models import resolve_checkpoint
+from viz.serving.hosting import resolve_checkpoint
+from viz.serving.settings import AppSettings
+from viz.serving.shared_cache import shared
 from viz.serving.shared_results import ResultStore
 
 T = TypeVar("T")
+Carry = Callable[[Callable[[], T]], Callable[[], T]]  # see side_by_side
 
 
 @dataclass(frozen=True)
@@ -44,15 +45,24 @@ class Decoded:
         return self.translator.name
 
 
-def load_translator(name: str) -> Translator:
-    """The shared Translator for ``name`` (see checkpoints.resolve_checkpoint). The name is
-    checked on every call, before the cache, so a path accepted once can never be served from
-    it unchecked. Raises CheckpointNameError or CheckpointError."""
-    translator = _load_translator(resolve_checkpoint(name))
+@dataclass(frozen=True)
+class QueueNotice:
+    """How a page tells its user that a request waits in line: ``show(text)`` whenever the
+    number ahead changes, ``clear()`` once the request is admitted."""
+
+    show: Callable[[str], None]
+    clear: Callable[[], None]
+
+
+def load_translator(name: str, settings: AppSettings) -> Translator:
+    """The shared Translator for ``name`` (see hosting.resolve_checkpoint). The name is checked
+    on every call, before the cache, so a path accepted once can never be served from it
+    unchecked. Raises CheckpointNameError or CheckpointError."""
+    translator = _load_translator(resolve_checkpoint(name, settings))
     return translator if translator.name == name else _renamed(translator, name)
 
 
-@st.cache_resource(show_spinner="Loading model...", max_entries=16)
+@shared(max_entries=16)
 def _load_translator(path: Path) -> Translator:
     """One shared, read-only Translator per checkpoint folder and process."""
     return Translator.from_checkpoint(path)
@@ -63,30 +73,30 @@ def _renamed(translator: Translator, name: str) -> Translator:
     return Translator(translator.model, translator.src_vocab, translator.tgt_vocab, name)
 
 
-@st.cache_resource
-def decode_gate() -> DecodeGate:
-    """The process's limit on decodes running at once: $NMT_DECODE_SLOTS, else one per core
-    (each decode runs on one torch thread; see ``side_by_side``)."""
-    return DecodeGate(int(os.environ.get("NMT_DECODE_SLOTS", os.cpu_count() or 1)))
+@shared()
+def decode_gate(limit: int) -> DecodeGate:
+    """The process's limit on decodes running at once (``AppSettings.decode_slots``; each decode
+    runs on one torch thread, see ``side_by_side``)."""
+    return DecodeGate(limit)
 
 
-@st.cache_resource
+@shared()
 def shared_store(purpose: str, max_entries: int) -> ResultStore:
     """The process's ResultStore for one kind of result (decodes, evaluation runs, ...)."""
     return ResultStore(max_entries)
 
 
 class QueuedSlot:
-    """A ``slot`` for ``Translator.translate`` and ``run_model``: ``places`` at the decode gate,
-    ``notice`` telling the user while queued, and the seconds spent queued added up (so a
-    page reports decoding speed, not other users' load)."""
+    """A ``slot`` for ``Translator.translate`` and ``run_model``: ``places`` at the decode gate of
+    ``settings``, ``notice`` telling the user while queued, and the seconds spent queued added up
+    (so a page reports decoding speed, not other users' load)."""
 
-    def __init__(self, notice: Optional[Callable[[str], None]] = None, places: int = 1):
-        self.notice, self.places, self.waited = notice, places, 0.0
+    def __init__(self, settings: AppSettings, notice: Optional[Callable[[str], None]] = None, places: int = 1):
+        self.gate, self.notice, self.places, self.waited = decode_gate(settings.decode_slots), notice, places, 0.0
 
     @contextlib.contextmanager
     def __call__(self):
-        gate = decode_gate()
+        gate = self.gate
         report = None if self.notice is None else (lambda n: self.notice(
             f"Queued: {n} request{'s' if n != 1 else ''} ahead of yours; this server decodes {gate.limit} at a time."))
         with gate.slot(report, min(self.places, gate.limit)) as waited:
@@ -94,23 +104,23 @@ class QueuedSlot:
             yield
 
 
-def side_by_side(calls: list[Callable[[], T]]) -> list[T]:
+def side_by_side(calls: list[Callable[[], T]], carry: Optional[Carry] = None) -> list[T]:
     """The calls' results, run at the same time, one thread each, with one torch thread each.
     On 2 cores a second torch thread barely speeds up one interactive decode (beam 5, one
     sentence: 0.27 s either way), while two decodes side by side finish in the time of one.
-    The threads carry this script run's context, so they may update elements the caller made
+    ``carry`` wraps each call, in the calling thread, into what its worker thread runs: a page
+    passes one that carries its script run's context, so the calls may update elements it made
     (progress bars). The first failure, in call order, is raised."""
-    ctx = get_script_run_ctx()
+    carried = [call if carry is None else carry(call) for call in calls]
 
     def run(call):
-        add_script_run_ctx(threading.current_thread(), ctx)
         torch.set_num_threads(1)
         return call()
 
-    if len(calls) <= 1:
-        return [run(call) for call in calls]
-    with ThreadPoolExecutor(len(calls)) as pool:
-        futures = [pool.submit(run, call) for call in calls]
+    if len(carried) <= 1:
+        return [run(call) for call in carried]
+    with ThreadPoolExecutor(len(carried)) as pool:
+        futures = [pool.submit(run, call) for call in carried]
     return [future.result() for future in futures]
 
 
@@ -125,23 +135,27 @@ class Request:
     attend: Optional[tuple[int, int]] = None  # what-if: (step, source position) given all the attention
 
 
-def translate(request: Request) -> Decoded:
+def translate(request: Request, settings: AppSettings,
+              on_queued: Optional[Callable[[], QueueNotice]] = None) -> Decoded:
     """One sentence with one model (see ``translate_all``)."""
-    return translate_all([request])[0]
+    return translate_all([request], settings, on_queued)[0]
 
 
-def translate_all(requests: list[Request]) -> list[Decoded]:
+def translate_all(requests: list[Request], settings: AppSettings,
+                  on_queued: Optional[Callable[[], QueueNotice]] = None) -> list[Decoded]:
     """The requests' decodes, in order: each decoded once per process and kept for every
-    session, the missing ones side by side. While other sessions' decodes run, a short "queued"
-    line is shown; a session that queued behind the same request (a class opening the page at
-    once) gets its result. A broken checkpoint raises its CheckpointError before any decoding."""
-    translators = [load_translator(r.name) for r in requests]  # load errors name their model
+    session, the missing ones side by side. When some must be decoded, ``on_queued()`` gives the
+    notice that tells the user while other sessions' decodes run; a session that queued behind
+    the same request (a class opening the page at once) gets its result. A broken checkpoint
+    raises its CheckpointError before any decoding."""
+    translators = [load_translator(r.name, settings) for r in requests]  # load errors name their model
     store = shared_store("translations", 256)  # a trace with its beam tree is up to a few MB at beam 16
     results = [store.get(r) for r in requests]
     if None in results:
-        waiting = st.empty()
-        with QueuedSlot(waiting.info, places=results.count(None))():
-            waiting.empty()
+        notice = on_queued() if on_queued is not None else None
+        with QueuedSlot(settings, notice and notice.show, places=results.count(None))():
+            if notice is not None:
+                notice.clear()
             results = [found or store.get(r) for found, r in zip(results, requests)]
             missing = [i for i, found in enumerate(results) if found is None]
             decoded = side_by_side([partial(_decode, translators[i], requests[i]) for i in missing])

@@ -6,14 +6,12 @@ outside the checkpoint root, and error messages must not tell them which server 
 from __future__ import annotations
 
 import ipaddress
-import os
 import sys
 from pathlib import Path
 from typing import Optional
 
-import streamlit as st
-
 from model.errors import UserError
+from viz.serving.settings import AppSettings
 
 # Longest checkpoint name or path accepted, in characters, and longest part of it in UTF-8
 # bytes (NAME_MAX on Linux/macOS; a longer part makes every file call raise OSError).
@@ -27,18 +25,16 @@ class CheckpointNameError(UserError):
     repeats the name or any server path."""
 
 
-def production() -> bool:
-    """True when the app may serve people other than whoever started it: ``app.py --production``
-    (which sets NMT_PRODUCTION=1), or Streamlit's ``server.address`` set to an address that is not
-    loopback (``--server.address 0.0.0.0``).
+def production(settings: AppSettings) -> bool:
+    """True when the app may serve people other than whoever started it: ``app.py --production``,
+    or Streamlit's ``server.address`` set to an address that is not loopback
+    (``--server.address 0.0.0.0``).
 
     Streamlit also listens on every interface when server.address is left unset, which cannot be
     told apart from a local run: start a server that others can reach with --production.
     """
-    if os.environ.get("NMT_PRODUCTION", "") not in ("", "0"):
-        return True
-    address = st.get_option("server.address")
-    return bool(address) and not _is_loopback(str(address))
+    address = settings.server_address
+    return settings.production or (bool(address) and not _is_loopback(address))
 
 
 def _is_loopback(address: str) -> bool:
@@ -50,11 +46,12 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-def resolve_checkpoint(name: str, root: Path) -> Path:
-    """The folder that ``name`` (as listed, or typed on the Evaluate page) stands for.
+def resolve_checkpoint(name: str, settings: AppSettings) -> Path:
+    """The folder that ``name`` (as listed, or typed on the Evaluate page) stands for, under the
+    checkpoint root ``settings.checkpoints``.
 
-    Locally: a folder under ``root``, or any path (``~`` expanded), so users can point at their
-    own runs. In production mode only a folder strictly inside ``root``, after resolving ``..``
+    Locally: a folder under the root, or any path (``~`` expanded), so users can point at their
+    own runs. In production mode only a folder strictly inside the root, after resolving ``..``
     and symlinks, so a remote user cannot make the server load or probe anything else. Empty,
     over-long or non-printable names (NUL bytes, lone surrogates) are always refused.
     Raises CheckpointNameError.
@@ -62,8 +59,9 @@ def resolve_checkpoint(name: str, root: Path) -> Path:
     if (not name or len(name) > MAX_NAME_CHARS or not name.isprintable()
             or any(len(part.encode()) > MAX_PART_BYTES for part in Path(name).parts)):
         raise CheckpointNameError(BAD_NAME)
+    root = settings.checkpoints
     try:
-        if not production():
+        if not production(settings):
             return root / Path(name).expanduser()
         real_root, path = root.resolve(), (root / name).resolve()
         inside = real_root in path.parents and path.is_dir()
@@ -74,18 +72,18 @@ def resolve_checkpoint(name: str, root: Path) -> Path:
     return path
 
 
-def error_text(exc: Exception, public: str, local: Optional[str] = None) -> str:
+def error_text(exc: Exception, settings: AppSettings, public: str, local: Optional[str] = None) -> str:
     """What a page shows for ``exc``: ``local`` (default: the exception's text) when run locally;
     in production mode ``public``, which must name no server path, while the details go to the
     server's log."""
-    if not production():
+    if not production(settings):
         return str(exc) if local is None else local
     print(f"{public} ({type(exc).__name__}: {str(exc)[:500]!r})", file=sys.stderr, flush=True)
     return public
 
 
-def no_checkpoints_text(root: Path, hint: str = "") -> str:
+def no_checkpoints_text(settings: AppSettings, hint: str = "") -> str:
     """The error for an empty checkpoint root; the root's path and ``hint`` only locally."""
-    if production():
+    if production(settings):
         return "No checkpoints are installed on this server."
-    return f"No checkpoints found in {root}.{' ' + hint if hint else ''}"
+    return f"No checkpoints found in {settings.checkpoints}.{' ' + hint if hint else ''}"

@@ -2,12 +2,9 @@
 their cards, architectures and language directions, read once per server."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
-
-import streamlit as st
 
 from model.checkpoints.card_schema import Card, read_model_card
 from model.checkpoints.folder import describe_folder
@@ -17,39 +14,27 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
 from model.errors import CheckpointError
 from viz.serving import hosting
+from viz.serving.settings import AppSettings
+from viz.serving.shared_cache import shared
 
-REPO = Path(__file__).resolve().parents[1]
+LISTING_TTL_S = 300  # a checkpoint's listing is read again after this long (a folder replaced meanwhile)
 DEFAULT_PAIR = "everyday"  # the card "pair" (models trained together) the app opens with
 DEFAULT_DIRECTION = ("en", "fr")  # the language direction the app opens with
 
 
-def checkpoint_root() -> Path:
-    """Folder with the checkpoints to offer: $NMT_CHECKPOINTS, else the shipped ``checkpoints/``."""
-    return Path(os.environ.get("NMT_CHECKPOINTS", REPO / "checkpoints"))
-
-
-def resolve_checkpoint(name: str) -> Path:
-    """The folder ``name`` stands for under this server's rules (``hosting.resolve_checkpoint``)."""
-    return hosting.resolve_checkpoint(name, checkpoint_root())
-
-
-def no_checkpoints_text(hint: str = "") -> str:
-    return hosting.no_checkpoints_text(checkpoint_root(), hint)
-
-
-def list_checkpoints() -> list[str]:
+def list_checkpoints(settings: AppSettings) -> list[str]:
     """Names of sub-folders of the checkpoint root that contain a config.json, sorted; in
-    production mode only those resolve_checkpoint accepts (no symlinks out of the root)."""
-    root = checkpoint_root()
+    production mode only those hosting.resolve_checkpoint accepts (no symlinks out of the root)."""
+    root = settings.checkpoints
     if not root.is_dir():
         return []
     names = sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
-    return [name for name in names if _accepted(name)] if hosting.production() else names
+    return [name for name in names if _accepted(name, settings)] if hosting.production(settings) else names
 
 
-def _accepted(name: str) -> bool:
+def _accepted(name: str, settings: AppSettings) -> bool:
     try:
-        return bool(resolve_checkpoint(name))
+        return bool(hosting.resolve_checkpoint(name, settings))
     except hosting.CheckpointNameError:
         return False
 
@@ -98,17 +83,17 @@ class ModelInfo:
         return SearchConfig(beam=self.card.decoding.beam, length_norm=round(self.card.decoding.length_norm, 1))
 
 
-def info(name: str) -> Optional[ModelInfo]:
+def info(name: str, settings: AppSettings) -> Optional[ModelInfo]:
     """The ModelInfo of ``name``, None when the name is refused or its config.json is unreadable."""
     try:
-        return _info(resolve_checkpoint(name), name)
+        return _info(hosting.resolve_checkpoint(name, settings), name)
     except hosting.CheckpointNameError:
         return None
 
 
-@st.cache_resource(show_spinner=False, max_entries=256, ttl=300)
+@shared(max_entries=256, ttl_s=LISTING_TTL_S)
 def _info(path: Path, name: str) -> Optional[ModelInfo]:
-    """Shared by every session (not copied per call, as st.cache_data would): read-only."""
+    """Shared by every session: read-only."""
     try:
         summary = describe_folder(path)
     except CheckpointError:
@@ -122,13 +107,13 @@ def _info(path: Path, name: str) -> Optional[ModelInfo]:
                      summary.imported)
 
 
-def offered() -> list[ModelInfo]:
+def offered(settings: AppSettings) -> list[ModelInfo]:
     """Every offered checkpoint whose config.json reads, by name."""
-    return [i for i in map(info, list_checkpoints()) if i is not None]
+    return [i for i in (info(name, settings) for name in list_checkpoints(settings)) if i is not None]
 
 
-def trained_on(name: str) -> str:
-    found = info(name)
+def trained_on(name: str, settings: AppSettings) -> str:
+    found = info(name, settings)
     return found.trained_on if found else "training data not stated in its card"
 
 

@@ -1,9 +1,9 @@
 """Results shared by every session of a server: a bounded store of finished work.
 
 A class opening the same example, or two pages running the same decode, should pay for it
-once. ``st.cache_data`` cannot be used where the work draws progress bars or "queued"
-messages (its replay forbids elements created outside the cached function), so decodes and
-evaluations keep their results here instead. Stored values are never mutated.
+once. Unlike a memo (``shared_cache.py``), where a second caller waits silently for the first
+one's result, the store leaves a miss to its caller: a decode waits in line at the decode
+queue, telling the user so, and looks again once admitted. Stored values are never mutated.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class ResultStore:
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], T]) -> T:
         """The stored result for ``key``, else ``compute()``'s, stored. Two sessions asking at
-        once may both compute; the decode gate (``decoding.py``) makes the second one find the
+        once may both compute; the decode gate (``decodes.py``) makes the second one find the
         first one's result when it queued behind it."""
         found = self.get(key)
         if found is None:

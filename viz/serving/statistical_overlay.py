@@ -6,12 +6,12 @@ from __future__ import annotations
 import random
 from typing import Optional, Sequence
 
-import streamlit as st
-
 from model.scoring.attention_alignment import training_corpus
 from model.scoring.statistical_aligner import eflomal_links, split_words
-from viz.serving import offered_models
+from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot, shared_store
+from viz.serving.settings import REPO, AppSettings
+from viz.serving.shared_cache import shared
 
 SAMPLE_PAIRS = 20_000  # training pairs eflomal learns from: about 2 s per sentence on one core (3.3 s at 50,000)
 
@@ -24,29 +24,30 @@ def available() -> bool:
     return True
 
 
-@st.cache_resource(show_spinner="Reading the model's training text...", max_entries=8)
-def training_sample(name: str) -> tuple[tuple[str, str], ...]:
+@shared(max_entries=8)
+def training_sample(name: str, settings: AppSettings) -> tuple[tuple[str, str], ...]:
     """Up to SAMPLE_PAIRS training pairs of checkpoint ``name``'s corpora found on this server
-    (a fixed sample); empty when none is."""
-    model = offered_models.info(name)
+    (a fixed sample, read once per server); empty when none is."""
+    model = offered_models.info(name, settings)
     if model is None or model.train is None:
         return ()
-    pairs, _ = training_corpus([offered_models.resolve_checkpoint(name)], [], model.src_lang, model.tgt_lang,
-                               root=offered_models.REPO)
+    pairs, _ = training_corpus([hosting.resolve_checkpoint(name, settings)], [], model.src_lang, model.tgt_lang,
+                               root=REPO)
     return tuple(random.Random(0).sample(pairs, min(SAMPLE_PAIRS, len(pairs))))
 
 
-def statistical_links(name: str, src_words: Sequence[str], tgt_words: Sequence[str]) -> Optional[set]:
+def statistical_links(name: str, settings: AppSettings, src_words: Sequence[str],
+                      tgt_words: Sequence[str]) -> Optional[set]:
     """eflomal's symmetrised links (source word i, target word j) for one sentence pair, once per
     server; None when the model's training text is not on this server."""
-    corpus = training_sample(name)
+    corpus = training_sample(name, settings)
     if not corpus:
         return None
     key = (name, tuple(src_words), tuple(tgt_words))
     store = shared_store("statistical links", 128)
     found = store.get(key)
     if found is None:
-        with QueuedSlot()():
+        with QueuedSlot(settings)():
             found = eflomal_links([list(src_words)], [list(tgt_words)], corpus, split=split_words)[0]
         store.put(key, found)
     return found

@@ -1,0 +1,68 @@
+"""The serving layer (``viz/serving/``) as the pages call it, with what only Streamlit can do
+around it: spinners while a model or a test set is read, the "Queued: N requests ahead of
+yours" line, and worker threads that carry the script run's context so that they may update
+elements the page made (progress bars)."""
+from __future__ import annotations
+
+import threading
+from typing import Callable, TypeVar
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
+from model.corpus.test_sets import EvalSet
+from model.decoding.translator import Translator
+from viz.serving import builtin_sets, decodes
+from viz.serving.decodes import Decoded, QueueNotice, Request
+from viz.serving.settings import AppSettings
+
+T = TypeVar("T")
+LOADING = "Loading model..."  # shown when loading takes longer than st.spinner's delay (a first load)
+
+
+def queue_notice() -> QueueNotice:
+    """A line at this point of the page that says how many requests are ahead while queued,
+    and is emptied once the request is admitted."""
+    spot = st.empty()
+    return QueueNotice(spot.info, spot.empty)
+
+
+def carry_page_context(call: Callable[[], T]) -> Callable[[], T]:
+    """``call`` for a worker thread, with this script run's context, so it may update the page."""
+    ctx = get_script_run_ctx()
+
+    def run() -> T:
+        add_script_run_ctx(threading.current_thread(), ctx)
+        return call()
+
+    return run
+
+
+def side_by_side(calls: list[Callable[[], T]]) -> list[T]:
+    """``decodes.side_by_side`` with threads that may update this page."""
+    return decodes.side_by_side(calls, carry=carry_page_context)
+
+
+def load_translator(name: str, settings: AppSettings) -> Translator:
+    """``decodes.load_translator`` under a spinner."""
+    with st.spinner(LOADING):
+        return decodes.load_translator(name, settings)
+
+
+def translate_all(requests: list[Request], settings: AppSettings) -> list[Decoded]:
+    """``decodes.translate_all`` under a spinner while models load, with the queued line."""
+    with st.spinner(LOADING):
+        for request in requests:
+            decodes.load_translator(request.name, settings)
+    return decodes.translate_all(requests, settings, on_queued=queue_notice)
+
+
+def translate(request: Request, settings: AppSettings) -> Decoded:
+    """One sentence with one model (``translate_all``)."""
+    return translate_all([request], settings)[0]
+
+
+def load_builtin_set(entry: builtin_sets.BuiltinSet) -> EvalSet:
+    """``builtin_sets.load_builtin_set`` under a spinner."""
+    with st.spinner("Reading the test set..."):
+        return builtin_sets.load_builtin_set(entry)
