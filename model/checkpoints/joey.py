@@ -138,13 +138,13 @@ def _model_settings(cfg: dict) -> dict:
         kept["embeddings"] = _kept(_section(cfg, "model", part, "embeddings"), EMBEDDING_KEYS, f"model.{part}.embeddings")
         model[part] = kept
     if model["encoder"]["bidirectional"] is not True:
-        raise CheckpointError("model.network.encoder.bidirectional=false is not supported (Joey's recurrent encoder "
+        raise CheckpointError("model.encoder.bidirectional=false is not supported (Joey's recurrent encoder "
                               "reads both directions' final states)")
     dec = model["decoder"]
     for key, allowed in (("attention", ("bahdanau", "luong")), ("init_hidden", ("bridge", "zero", "last")),
                          ("activation", ACTIVATIONS)):
         if dec[key] not in allowed:
-            raise CheckpointError(f"model.network.decoder.{key}={dec[key][:40]!r} is not supported ({', '.join(allowed)})")
+            raise CheckpointError(f"model.decoder.{key}={dec[key][:40]!r} is not supported ({', '.join(allowed)})")
     return model
 
 
