@@ -114,7 +114,8 @@ class Translation:
                 f"<span style='font-size:1.2em'>{html.escape(self.trace.translation)}</span></p>")
 
     def _beam_summary(self) -> str:
-        finished = sorted((n for n in self.trace.beam if n.status in ("finished", "best") and n.token == "</s>"),
+        extended = {n.parent for n in self.trace.beam}  # a finished hypothesis (</s>, or cut at a cap) has no children
+        finished = sorted((n for n in self.trace.beam if n.status in ("finished", "best") and n.id not in extended),
                           key=lambda n: -n.norm_score)[:3]
         decode = self.translator.tgt_vocab.decode
         lines = "".join(f"<li>{html.escape(decode([p.token_id for p in self.trace.path(n.id)])[:200])} "

@@ -267,7 +267,7 @@ def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": JOEY_FAMILY,
               "joeynmt_version": found.version, "train": None,
               "joey": {"model": found.settings.model, "data": found.data,
-                       "special_symbols": found.settings.special_symbols}}
+                       "special_symbols": found.settings.special_symbols, "testing": found.settings.testing}}
     (out / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / CARD).write_text(json.dumps(found.card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out

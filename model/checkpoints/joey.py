@@ -18,7 +18,11 @@ interface's boundary (model/decoding/interface.py):
 - Joey's attention modules keep their keys and query on the module and return only the
   weights; the adapter forms the energies from the same layers (``JoeyModel.energies``), so it
   shares no state between concurrent decodes and traces carry e_ij as well as α_ij;
-- Joey's search never emits <s> or <pad>; the adapter gives them probability 0 as Joey does.
+- Joey's search never emits <s> or <pad>; the adapter gives them probability 0 as Joey does;
+- Joey's search stops at its config's ``testing.max_output_length`` (default: 1.5 x the source
+  length), without </s>, and emits no </s> before ``testing.min_output_length`` (default 1):
+  the import keeps both and the adapter states them (``JoeyModel.output_length``), so this
+  project's search stops where Joey's does.
 
 Supported: a recurrent encoder (bidirectional) and decoder, GRU or LSTM, Bahdanau or Luong
 attention, input feeding on or off, 1 to 8 layers, word / char / SentencePiece / subword-nmt
@@ -39,7 +43,7 @@ from torch import nn
 
 from model.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.corpus.vocab import BOS, EOS, PAD, UNK
-from model.decoding.interface import AlphaFn, Decodable, ModelDescription, Step
+from model.decoding.interface import AlphaFn, Decodable, ModelDescription, OutputLength, Step
 from model.errors import CheckpointError
 
 FAMILY = "joey-rnn"
@@ -70,6 +74,7 @@ class JoeySettings:
     model: dict  # Joey's "model" section, as Joey's build_model reads it
     data: dict  # {"src": {...}, "trg": {...}}: lang, level, lowercase, normalize, tokenizer_type, tokenizer_cfg
     special_symbols: dict  # Joey's special tokens (ids fixed by Joey: unk 0, pad 1, bos 2, eos 3)
+    testing: dict  # {"max_output_length": int, "min_output_length": int}: where Joey's search stops
 
     @property
     def rnn_type(self) -> str:
@@ -78,6 +83,18 @@ class JoeySettings:
     @property
     def attention(self) -> str:
         return self.model["decoder"].get("attention", "bahdanau")
+
+    @property
+    def output_length(self) -> OutputLength:
+        """Where Joey 2.3's search (joeynmt/search.py) stops, per sentence: at most
+        ``max_output_length`` tokens, </s> counted, or, when that is negative (Joey's default
+        -1), int(1.5 x source length, </s> included); an output still going at the cap stops
+        there without </s>. </s> is not chosen before ``min_output_length`` tokens (default 1).
+        (Joey computes its ratio cap from the longest source of a batch; here each sentence has its
+        own, which is Joey's cap for a sentence decoded alone or the longest of its batch.)"""
+        cap, floor = self.testing["max_output_length"], self.testing["min_output_length"]
+        ratio, extra = (JOEY_LENGTH_RATIO, 0) if cap < 0 else (0.0, cap)
+        return OutputLength(ratio, extra, cut_at_cap=True, min_tokens=floor)
 
 
 def _section(cfg: dict, *keys: str) -> dict:
@@ -100,6 +117,11 @@ ENCODER_KEYS = {**RNN_KEYS, "bidirectional": (bool, True)}
 EMBEDDING_KEYS = {"embedding_dim": (int, None), "scale": (bool, False), "dropout": (float, 0.0)}
 TOP_KEYS = {"tied_embeddings": (bool, False), "tied_softmax": (bool, False)}
 MAX_LAYERS = 8
+# Joey 2.3's output length settings (its config.py parse_test_args: "testing" section) and their
+# defaults; a negative max_output_length means int(JOEY_LENGTH_RATIO x source length).
+TESTING_KEYS = {"max_output_length": (int, -1), "min_output_length": (int, 1)}
+JOEY_LENGTH_RATIO = 1.5
+MAX_OUTPUT_LENGTH = 1000  # tokens; a larger cap is refused (search runs that many steps at most)
 ACTIVATIONS = ("tanh", "relu", "gelu", "leakyrelu", "relu6", "silu")
 
 
@@ -215,7 +237,25 @@ def read_settings(cfg: Any) -> JoeySettings:
                        "voc_file": voc_file if isinstance(voc_file, str) else None}
     if sides["src"]["lang"] == sides["trg"]["lang"]:
         raise CheckpointError("data.src.lang and data.trg.lang are the same; Joey keys its tokenizers by language")
-    return JoeySettings(model, sides, kept)
+    return JoeySettings(model, sides, kept, _testing_settings(cfg.get("testing")))
+
+
+def _testing_settings(testing: Any) -> dict:
+    """Joey's output length settings from its "testing" section, each absent one at Joey's
+    default: max_output_length 1..MAX_OUTPUT_LENGTH tokens, or negative for Joey's ratio cap
+    (kept as -1); min_output_length up to MAX_OUTPUT_LENGTH (a negative one bans nothing: kept as 0)."""
+    if testing is None:
+        testing = {}
+    if not isinstance(testing, dict):
+        raise CheckpointError("testing is not a mapping")
+    kept = {**{key: default for key, (_, default) in TESTING_KEYS.items()}, **_kept(testing, TESTING_KEYS, "testing")}
+    cap, floor = kept["max_output_length"], kept["min_output_length"]
+    if cap == 0 or cap > MAX_OUTPUT_LENGTH:
+        raise CheckpointError(f"testing.max_output_length={cap} must be 1..{MAX_OUTPUT_LENGTH} tokens, "
+                              "or negative for Joey's 1.5 x source length")
+    if floor > MAX_OUTPUT_LENGTH:
+        raise CheckpointError(f"testing.min_output_length={floor} is more than {MAX_OUTPUT_LENGTH} tokens")
+    return {"max_output_length": max(cap, -1), "min_output_length": max(floor, 0)}
 
 
 def _special_namespace(specials: dict) -> SimpleNamespace:
@@ -277,6 +317,11 @@ class JoeyModel(nn.Module, Decodable):
     @property
     def description(self) -> ModelDescription:
         return describe(self.settings, self.version)
+
+    @property
+    def output_length(self) -> OutputLength:
+        """Joey's own length limits (``JoeySettings.output_length``), not the search settings' cap."""
+        return self.settings.output_length
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         return self.joey.src_embed(self.src_map[src])  # (batch, src_len, e)
@@ -340,6 +385,17 @@ class JoeyModel(nn.Module, Decodable):
         return state.select(index)
 
 
+def _length_rule(testing: dict) -> str:
+    """The Joey settings that stop its search, in a sentence (``JoeySettings.output_length``)."""
+    cap, floor = testing["max_output_length"], testing["min_output_length"]
+    most = (f"at most {cap} tokens (testing.max_output_length)" if cap > 0 else
+            "at most int(1.5 x source tokens) tokens (Joey's default: testing.max_output_length not set)")
+    least = ("" if not floor else "; </s> is never the first token (testing.min_output_length 1)" if floor == 1
+             else f"; </s> is never among the first {floor} tokens (testing.min_output_length)")
+    return (f"Decoding stops where Joey's search does: outputs of {most}, </s> counted, and one still going "
+            f"at that cap stops there without </s> (this project's models end every output with </s>){least}.")
+
+
 def describe(settings: JoeySettings, version: str) -> ModelDescription:
     """The imported model in a line, and how its equations differ from RNNsearch's."""
     enc, dec = settings.model["encoder"], settings.model["decoder"]
@@ -363,6 +419,7 @@ def describe(settings: JoeySettings, version: str) -> ModelDescription:
         {"bridge": "s_0 = tanh(W_b [→h_Tx; ←h_1]) from both directions' final states (RNNsearch: ←h_1 only).",
          "zero": "s_0 = 0.", "last": "s_0 is the encoder's final forward state."}[init],
         "The source ends with </s>, which attention can look at.",
+        _length_rule(settings.testing),
     ]
     if settings.rnn_type == "lstm":
         differences.insert(0, "LSTM cells instead of the paper's gated units (GRU).")
@@ -583,7 +640,8 @@ def _settings_of(raw: dict, where: Path) -> JoeySettings:
     joey_cfg = raw.get("joey") if isinstance(raw.get("joey"), dict) else {}
     data = joey_cfg.get("data") if isinstance(joey_cfg.get("data"), dict) else {}
     try:
-        return read_settings({"model": joey_cfg.get("model"), "data": dict(data, special_symbols=joey_cfg.get("special_symbols"))})
+        return read_settings({"model": joey_cfg.get("model"), "data": dict(data, special_symbols=joey_cfg.get("special_symbols")),
+                              "testing": joey_cfg.get("testing")})
     except CheckpointError as exc:
         raise CheckpointError(f"{where}: {exc}") from None
 

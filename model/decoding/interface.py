@@ -22,7 +22,10 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
   over real tokens), or None for a model without attention; pre-softmax energies (B, S) if the
   model has them, else None;
 - ``reorder(state, index (B',) long)`` -> the state of rows ``index`` (beam search calls it
-  every step with the surviving hypotheses' parents).
+  every step with the surviving hypotheses' parents);
+- optionally ``output_length`` -> an ``OutputLength``: how long the model's outputs may be and
+  how they stop at that cap, in place of the search settings' cap (an imported Joey NMT model
+  states Joey's); None (the default) leaves the cap to ``SearchConfig``.
 
 A model without attention returns ``alpha=None``: it still gets beam trees, step tables and
 saliency, which only needs ``embed_source`` and ``encode(..., embedded=...)``.
@@ -50,6 +53,31 @@ class ModelDescription:
     # How its equations differ from the paper's RNNsearch (Bahdanau et al. 2015, Appendix A);
     # empty for this project's RNNsearch. The Paper page lists these instead of wrong equations.
     differences: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OutputLength:
+    """How long a model's outputs may be, and how they stop there.
+
+    A sentence's cap is ``int(ratio * source length) + extra`` tokens, </s> counted, where the
+    source length counts every source id (a final </s> too). At the cap an output that has not
+    ended either ends with </s> as its last allowed token (``cut_at_cap`` False: this project's
+    search, whose outputs always end with </s>) or stops there without one (``cut_at_cap`` True:
+    Joey NMT's search). Before ``min_tokens`` tokens </s> is never chosen.
+    """
+
+    ratio: float = 0.0  # tokens per source token
+    extra: int = 0  # tokens added to the cap
+    cut_at_cap: bool = False  # True: an output at the cap stops without </s>; False: its last token is </s>
+    min_tokens: int = 0  # </s> is not chosen at steps 0 .. min_tokens-1
+
+    def __post_init__(self):
+        if not (self.ratio >= 0 and self.extra >= 0 and self.min_tokens >= 0):
+            raise ValueError(f"output length limits must not be negative: {self}")
+
+    def caps(self, src_len: torch.Tensor) -> torch.Tensor:
+        """(batch,) long: each sentence's cap, from its source length (batch,)."""
+        return (src_len.float() * self.ratio).long() + self.extra
 
 
 @dataclass
@@ -126,6 +154,12 @@ class Decodable(ABC):
     @abstractmethod
     def reorder(self, state: Any, index: torch.Tensor) -> Any:
         """The state of rows ``index`` (batch',)."""
+
+    @property
+    def output_length(self) -> Optional[OutputLength]:
+        """The model's own output length limits, or None (the default): the search settings'
+        cap (``SearchConfig.max_len_ratio`` and ``max_len_extra``), ending with </s>."""
+        return None
 
     def num_parameters(self) -> int:
         """Number of weights (cards and ``python -m model.checkpoint check`` print it); this

@@ -24,7 +24,7 @@ from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.attention_ablation import ablated_alpha
 from model.decoding.device import device_of
-from model.decoding.interface import Decodable, ModelDescription, Step
+from model.decoding.interface import Decodable, ModelDescription, OutputLength, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.errors import NoHypothesisError
 
@@ -40,6 +40,7 @@ class SearchConfig:
     length_norm: float = 1.0  # lambda: score = logprob / length**lambda (0: none); alpha names attention
     max_len_ratio: float = 2.0  # output may have at most ratio * source length + max_len_extra tokens
     max_len_extra: int = 10  # constant added to the output length cap
+    # (a model that states its own cap, ``Decodable.output_length``, is decoded with that one instead)
     forbid_unk: bool = False  # never emit <unk> (as the paper's "no UNK" decoding)
     topk: int = 5  # candidate tokens recorded per step in traces
     trace: bool = True  # record attention, energies, top-k and the beam history
@@ -48,12 +49,13 @@ class SearchConfig:
 
 @dataclass
 class Hypothesis:
-    """A finished output (ids include the final </s>)."""
+    """A finished output: ids end with </s>, or not where the model's cap cuts them
+    (``OutputLength.cut_at_cap``)."""
 
     ids: list[int]
     logprob: float
     norm_score: float
-    node: Optional[int] = None  # its </s> node in the sentence's beam tree (traced beam search)
+    node: Optional[int] = None  # its last node in the sentence's beam tree (traced beam search)
 
 
 @dataclass
@@ -77,8 +79,10 @@ def _norm(logprob, length: int, length_norm: float):
     return logprob / (length ** length_norm) if length_norm else logprob
 
 
-def _max_lengths(src_len: torch.Tensor, cfg: SearchConfig) -> torch.Tensor:
-    return (src_len.float() * cfg.max_len_ratio).long() + cfg.max_len_extra
+def output_length(model: Decodable, cfg: SearchConfig) -> OutputLength:
+    """The length limits ``model`` is decoded with: its own when it states them, else the
+    search settings' cap, whose last allowed token is </s>."""
+    return model.output_length or OutputLength(cfg.max_len_ratio, cfg.max_len_extra)
 
 
 @torch.inference_mode()
@@ -94,7 +98,8 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     n, k, dev = len(src), cfg.beam, device_of(model)
     src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
     enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
-    caps = _max_lengths(torch.tensor([len(s) for s in src]), cfg)  # (n,) on the CPU: the loop reads its max
+    limits = output_length(model, cfg)
+    caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,) on the CPU: the loop reads its max
     rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
     enc = enc.select(rows)
     state = model.init_state(enc)  # decoder state of the n*k rows
@@ -108,15 +113,16 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
     for t in range(int(caps.max())):
         out = model.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
-        logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes)
-        cand = _prune(scores, logprobs, k)
+        logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes, limits)
+        at_cap = t + 1 >= max_len.index_select(0, active)  # (A,) sentences whose last allowed token this is
+        cand = _prune(scores, logprobs, k, at_cap if limits.cut_at_cap else None)
         nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
         _finish(cand, hyps, active, t, finished, cfg, nodes)
         keep_rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand.kept_values(cand.parent)).view(-1)
         hyps = torch.cat([hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
         state, y = model.reorder(out.state, keep_rows), cand.kept_values(cand.token).view(-1)
         scores = cand.kept_values(cand.score)
-        done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev)
+        done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev) | at_cap
         if done.all():
             break
         if done.any():  # drop finished sentences from the batch
@@ -146,11 +152,14 @@ def _attend_override(attend, t: int, enc):
     return alpha
 
 
-def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes):
-    """Apply <unk> ban, forced prefixes and the length cap (forcing </s> at the last step)."""
+def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes, limits: OutputLength):
+    """Apply <unk> ban, forced prefixes and the length limits: no </s> before
+    ``limits.min_tokens``, and </s> forced at the last allowed step unless the cap cuts."""
     logprobs = logprobs.clone()
     if cfg.forbid_unk:
         logprobs[:, UNK] = float("-inf")
+    if t < limits.min_tokens:
+        logprobs[:, EOS] = float("-inf")
     row_sent = active.repeat_interleave(k)
     if prefixes is not None:
         for row, sent in enumerate(row_sent.tolist()):
@@ -159,6 +168,8 @@ def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes):
                 keep = logprobs[row, forced].clone()
                 logprobs[row] = float("-inf")
                 logprobs[row, forced] = keep
+    if limits.cut_at_cap:
+        return logprobs
     at_cap = (t + 1 >= max_len.index_select(0, row_sent))  # (rows,)
     if at_cap.any():
         eos = logprobs[:, EOS].clone()
@@ -167,9 +178,11 @@ def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes):
     return logprobs
 
 
-def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int) -> Candidates:
+def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int, cut: Optional[torch.Tensor] = None) -> Candidates:
     """Top 2k candidates per sentence over (beam x vocab); the first k without </s> stay
-    in the beam, </s> candidates ranked within the top k finish, the rest are pruned."""
+    in the beam, </s> candidates ranked within the top k finish, the rest are pruned.
+    ``cut`` (A,) bool: sentences at a cap that cuts outputs, whose top k candidates all finish,
+    with </s> or without."""
     n_active, vocab = scores.size(0), logprobs.size(1)
     total = (scores.view(-1, 1) + logprobs).view(n_active, k * vocab)  # (A, k*V)
     top_score, top_index = total.topk(min(2 * k, total.size(1)), dim=1)  # (A, 2k)
@@ -178,6 +191,9 @@ def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int) -> Candidates:
     rank = torch.arange(top_score.size(1), device=token.device).unsqueeze(0)
     finish = is_eos & (rank < k) & torch.isfinite(top_score)
     in_beam = ~is_eos & ((~is_eos).cumsum(dim=1) <= k)  # the k best that do not end: they fill the beam
+    if cut is not None:
+        finish |= cut.unsqueeze(1) & (rank < k) & torch.isfinite(top_score)
+        in_beam &= ~cut.unsqueeze(1)
     order = torch.argsort((~in_beam).int(), dim=1, stable=True)[:, :k]  # their ranks, best first
     new_slot = torch.full_like(token, -1)
     new_slot.scatter_(1, order, torch.arange(k, device=token.device).expand(n_active, k).contiguous())
@@ -188,14 +204,16 @@ def _prune(scores: torch.Tensor, logprobs: torch.Tensor, k: int) -> Candidates:
 
 
 def _finish(cand: Candidates, hyps, active, t: int, finished, cfg: SearchConfig, nodes) -> None:
-    """Add the candidates that end with </s> to their sentences' finished hypotheses."""
+    """Add the candidates that finish (with </s>, or cut at the cap) to their sentences'
+    finished hypotheses."""
     k = cfg.beam
     for a, r in (cand.status == FINISHED).nonzero().tolist():
         sent = int(active[a])
         prefix = hyps[a * k + int(cand.parent[a, r])].tolist()
         logprob = float(cand.score[a, r])
         node = None if nodes is None else nodes[a][r]
-        finished[sent].append(Hypothesis(prefix + [EOS], logprob, _norm(logprob, t + 1, cfg.length_norm), node))
+        ids = prefix + [int(cand.token[a, r])]
+        finished[sent].append(Hypothesis(ids, logprob, _norm(logprob, t + 1, cfg.length_norm), node))
 
 
 @dataclass
@@ -320,7 +338,8 @@ def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchCon
     n, dev = len(src), device_of(model)
     src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
     enc = model.encode(pad(src).to(dev), src_len)
-    caps = _max_lengths(torch.tensor([len(s) for s in src]), cfg)  # (n,) on the CPU: the loop reads its max
+    limits = output_length(model, cfg)
+    caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,) on the CPU: the loop reads its max
     state = model.init_state(enc)
     y = torch.full((n,), BOS, dtype=torch.long, device=dev)
     max_len = caps.to(dev)  # (n,)
@@ -329,12 +348,12 @@ def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchCon
     active = torch.arange(n, device=dev)
     for t in range(int(caps.max())):
         out = model.step(y, state, enc)
-        lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None)
+        lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None, limits)
         best_lp, y = lp.max(dim=-1)
         for sent, tok, lp_value in zip(active.tolist(), y.tolist(), best_lp.tolist()):
             out_ids[sent].append(tok)
             logprob[sent] += lp_value
-        alive = (y != EOS).nonzero().squeeze(1)
+        alive = ((y != EOS) & (t + 1 < max_len.index_select(0, active))).nonzero().squeeze(1)
         if alive.numel() == 0:
             break
         enc, state, y, active = enc.select(alive), model.reorder(out.state, alive), y[alive], active[alive]

@@ -1,7 +1,7 @@
 """The Alignment page in a real browser: measure the toy gold set and see its answer key drawn
 over the heatmap."""
 import pytest
-from playwright.sync_api import expect
+expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (the test extra)").expect
 
 pytestmark = pytest.mark.e2e
 

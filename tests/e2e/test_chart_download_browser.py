@@ -4,7 +4,7 @@ import re
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import expect
+expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (the test extra)").expect
 
 pytestmark = pytest.mark.e2e
 

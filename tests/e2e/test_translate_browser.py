@@ -1,8 +1,8 @@
 """Type a sentence in a real browser, wait for both translations and the heatmap."""
 import pytest
-from playwright.sync_api import expect
+expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (the test extra)").expect
 
-from model.corpus.vocab import Vocab
+from model.corpus.vocab import Vocab  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 

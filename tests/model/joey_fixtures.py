@@ -1,10 +1,13 @@
-"""Tiny Joey NMT models trained by Joey's own training entry point, for the adapter tests."""
+"""Tiny Joey NMT models trained by Joey's own training entry point, for the adapter tests.
+
+Needs PyYAML and joeynmt (the ``joey`` extra); importers skip without them."""
 from __future__ import annotations
 
 import copy
 import shutil
 from pathlib import Path
 
+import numpy as np
 import torch
 import yaml
 
@@ -79,21 +82,29 @@ def train_joey(folder: Path, name: str, tokens: dict | None = None) -> Path:
     return model_dir
 
 
-def joey_decode(joey, src_ids: list[int], beam: int, max_len: int):
-    """Joey's own search on one sentence given in this project's ids: (output ids in this
-    project's ids, Joey's scores, Joey's attention)."""
-    from joeynmt.search import beam_search, greedy
+def joey_testing(joey_dir: Path):
+    """The "testing" settings of a Joey model folder's config.yaml as Joey itself parses them
+    (``joeynmt.config.parse_test_args``: its defaults where a setting is absent)."""
+    from joeynmt.config import parse_test_args
+
+    cfg = yaml.safe_load((Path(joey_dir) / "config.yaml").read_text())
+    return parse_test_args(cfg.get("testing") or {})
+
+
+def joey_decode(joey, src_ids: list[int], beam: int, testing) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Joey's own search (``joeynmt.search.search``: its output length cap, minimum length and
+    greedy or beam search, no length penalty) on one sentence given in this project's ids:
+    (output ids in this project's ids, ending with </s> where Joey emitted it; Joey's scores:
+    per token (greedy) or of the sentence (beam); Joey's attention (greedy), else None).
+    ``testing``: Joey's parsed "testing" settings (``joey_testing``)."""
+    from joeynmt.batch import Batch
+    from joeynmt.search import search
 
     src = swap_specials(joey.src_embed.lut.num_embeddings)[torch.tensor([src_ids])]
-    mask = (src != joey.pad_index).unsqueeze(1)
+    batch = Batch(src, torch.tensor([len(src_ids)]), None, None, None, torch.tensor([0]), torch.device("cpu"),
+                  pad_index=joey.pad_index, eos_index=joey.eos_index, is_train=False)
     with torch.no_grad():
-        enc_out, enc_hidden, _, _ = joey(return_type="encode", src=src, src_length=torch.tensor([len(src_ids)]),
-                                         src_mask=mask)
-        common = dict(encoder_output=enc_out, encoder_hidden=enc_hidden, src_mask=mask, max_output_length=max_len,
-                      model=joey, return_prob="hyp", min_output_length=0)
-        if beam == 1:
-            out, scores, att = greedy(**common)
-        else:
-            out, scores, att = beam_search(beam_size=beam, alpha=0.0, n_best=1, **common)
-    ids = swap_specials(joey.decoder.output_layer.out_features)[out[0]].tolist()
+        out, scores, att = search(joey, batch, testing.max_output_length, beam, beam_alpha=-1, n_best=1,
+                                  min_output_length=testing.min_output_length, return_prob="hyp")
+    ids = swap_specials(joey.decoder.output_layer.out_features)[torch.as_tensor(out[0]).long()].tolist()
     return (ids[:ids.index(EOS) + 1] if EOS in ids else ids), scores, att

@@ -5,16 +5,19 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from model.corpus.parallel import bucket_batches, join_examples
-from model.corpus.test_sets import build_eval_set, parse_table
-from model.corpus.textfile import read_text
-from model.corpus.vocab import train_vocab
-from model.errors import DataError
-from model.scoring.word_alignment import parse_links
-from viz.figures.heatmap import pharaoh
+pytest.importorskip("hypothesis", reason="the property tests need hypothesis (the test extra)")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from model.corpus.parallel import bucket_batches, join_examples  # noqa: E402
+from model.corpus.test_sets import build_eval_set, parse_table  # noqa: E402
+from model.corpus.textfile import read_text  # noqa: E402
+from model.corpus.vocab import train_vocab  # noqa: E402
+from model.errors import DataError  # noqa: E402
+from model.scoring.word_alignment import parse_links  # noqa: E402
+from viz.figures.heatmap import pharaoh  # noqa: E402
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=60)
 

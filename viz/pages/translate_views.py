@@ -42,7 +42,8 @@ HOW_TO_READ = {
     "beam": "Beam search keeps the B best partial translations at each step. Each node is a hypothesis "
             "ending in the piece shown; its parent is the hypothesis it extends. **Kept** nodes stay in the "
             "beam, **pruned** ones were among the 2B candidates scored but fell outside the beam, "
-            "**finished** ones ended with </s>, and the **best** path is the returned translation. "
+            "**finished** ones ended with </s> (or reached the model's own length cap, where a Joey NMT "
+            "model's search stops), and the **best** path is the returned translation. "
             "Click a node to read its text and its attention.",
     "whatif": "Force a different piece at one step, or put all attention on one source piece, and decode the "
               "rest again: how much does one decision change the whole translation?",
@@ -293,5 +294,6 @@ def downloads_tab(results: list[Decoded]) -> None:
         st.download_button(f"{name}: trace (JSON)", json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
                            file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
         if trace.attention is not None:
-            st.download_button(f"{name}: alignment (Pharaoh i-j)", pharaoh(trace.attention) + "\n",
+            ends = trace.target_tokens[-1:] == ["</s>"]  # an output cut at a model's length cap has no </s> row
+            st.download_button(f"{name}: alignment (Pharaoh i-j)", pharaoh(trace.attention, drop_eos=ends) + "\n",
                                file_name=f"{name}.align", key=f"dl_align_{name}")
