@@ -1,9 +1,26 @@
 """What the command lines share: argparse types that refuse a bad number at once, with a usage
-line, instead of letting it fail deep inside a run (a ZeroDivisionError after decoding)."""
+line, instead of letting it fail deep inside a run (a ZeroDivisionError after decoding), and
+how a command ends (``run_command``)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Callable, Optional
+
+from model.errors import UserError
+
+
+def run_command(work: Callable[[], str]) -> int:
+    """A command's exit status: 0 with the closing line ``work`` returns printed, or 2 with a
+    user's error (a ``UserError`` or an unreadable or unwritable file) as one ``error:`` line on
+    stderr instead of a traceback."""
+    try:
+        closing = work()
+    except (UserError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(closing)
+    return 0
 
 
 def int_range(lo: int, hi: Optional[int] = None) -> Callable[[str], int]:

@@ -15,8 +15,8 @@ import math
 import sys
 from typing import Sequence
 
+from model.argtypes import run_command
 from model.decoding.trace import Trace
-from model.errors import UserError
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, display_token
@@ -85,16 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("out")
     args = parser.parse_args(argv)
-    try:
+
+    def write() -> str:
         translators = [Translator.from_checkpoint(path) for path in args.checkpoint]
         traces = [(t.name, t.translate([args.text], SearchConfig(beam=args.beam))[0]) for t in translators]
         with open(args.out, "w", encoding="utf-8") as handle:
             handle.write(report_html(args.text, traces))
-    except (UserError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}")
-    return 0
+        return f"wrote {args.out}"
+
+    return run_command(write)
 
 
 if __name__ == "__main__":

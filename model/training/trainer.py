@@ -27,6 +27,7 @@ from safetensors.torch import load_file, save_file
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
+from model.argtypes import run_command
 from model.checkpoints.folder import (
     SRC_VOCAB,
     TGT_VOCAB,
@@ -54,7 +55,7 @@ from model.corpus.parallel import (
 from model.corpus.vocab import EOS, Vocab, train_vocab
 from model.decoding.search import SearchConfig, greedy_search
 from model.decoding.translator import MAX_SOURCE_TOKENS
-from model.errors import ConfigError, UserError
+from model.errors import ConfigError
 from model.network.nmt_model import NMTModel
 from model.scoring.metrics import bleu
 from model.speed.fused_loss import linear_cross_entropy
@@ -583,13 +584,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        best = train(config_from_args(args), resume=args.resume)
-    except (UserError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"best checkpoint: {best}")
-    return 0
+    return run_command(lambda: f"best checkpoint: {train(config_from_args(args), resume=args.resume)}")
 
 
 if __name__ == "__main__":
