@@ -12,7 +12,9 @@ def test_evaluate_in_browser(page, app_url, tmp_path):
     (tmp_path / "test.fr").write_text(REF)
     page.goto(f"{app_url}/evaluate", wait_until="domcontentloaded")
     inputs = page.locator("input[type=file]")
-    inputs.first.wait_for(state="attached", timeout=60_000)
+    # Upload only once the page's first run has finished: Streamlit drops a file whose upload lands
+    # while the script that drew the uploader is still running.
+    page.get_by_text("Upload both files").first.wait_for(timeout=60_000)
     inputs.nth(0).set_input_files(str(tmp_path / "test.en"))
     inputs.nth(1).set_input_files(str(tmp_path / "test.fr"))
     page.get_by_text("test.fr").first.wait_for(timeout=60_000)  # both uploads registered
