@@ -15,6 +15,9 @@ import torch
 SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data") \
     / "multi30k"
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # the suite runs on as many workers as cores: one thread each
+    torch.set_num_threads(1)
+
 WORDS_EN = "a the dog cat man woman child runs sits plays eats red blue big small in on park street ball".split()
 FR = {"a": "un", "the": "le", "dog": "chien", "cat": "chat", "man": "homme", "woman": "femme",
       "child": "enfant", "runs": "court", "sits": "assis", "plays": "joue", "eats": "mange",
@@ -48,24 +51,50 @@ def tiny_corpus(tmp_path_factory) -> Path:
     return folder
 
 
+FIXTURE_RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
+
+
 @pytest.fixture(scope="session")
 def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
-    """One tiny RNNsearch and one tiny RNNencdec trained for a few hundred steps."""
+    """The best checkpoints of one tiny RNNsearch run and one tiny RNNencdec run, trained once on
+    ``tiny_corpus``'s pairs and committed (tests/fixtures/make_tiny_checkpoints.py); each sits in a
+    copy of its run folder (``.parent``: config.json, log.jsonl, probes.jsonl), so a test may change
+    it. Their configs name this session's ``tiny_corpus`` (the same pairs) as their training data."""
+    import json
+    import shutil
+
+    root = tmp_path_factory.mktemp("fixture_runs")
+    runs = {arch: Path(shutil.copytree(FIXTURE_RUNS / f"{arch}-tiny", root / arch)) for arch in ("rnnsearch", "rnnencdec")}
+    for run in runs.values():
+        for path in (run / "config.json", run / "best" / "config.json"):
+            config = json.loads(path.read_text())
+            config["train"]["data_dir"] = str(tiny_corpus)
+            path.write_text(json.dumps(config, indent=2) + "\n")
+    return {arch: run / "best" for arch, run in runs.items()}
+
+
+def tiny_config(corpus: Path, out: Path, arch: str = "rnnsearch", **train_fields):
+    """The ``tiny`` preset training on ``corpus`` into ``out``, with ``train_fields`` changed."""
     from model.config import preset
+
+    cfg = preset("tiny")
+    cfg.model.arch = arch
+    cfg.train.data_dir, cfg.train.out_dir = str(corpus), str(out)
+    cfg.train.val_max_sentences = 10
+    for key, value in train_fields.items():
+        setattr(cfg.train, key, value)
+    return cfg
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
+    """Run folders of two short trainings (two epochs each), for tests of what training writes."""
     from model.training.trainer import train
 
     torch.set_num_threads(1)
-    out = {}
-    for arch in ("rnnsearch", "rnnencdec"):
-        cfg = preset("tiny")
-        cfg.model.arch = arch
-        cfg.train.data_dir = str(tiny_corpus)
-        cfg.train.out_dir = str(tmp_path_factory.mktemp(arch))
-        cfg.train.epochs = 12
-        cfg.train.batch_size = 20
-        cfg.train.lr = 5e-3
-        out[arch] = train(cfg, log=lambda *_: None, show_bar=False)
-    return out
+    return {arch: train(tiny_config(tiny_corpus, tmp_path_factory.mktemp(f"run_{arch}"), arch, epochs=2),
+                        log=lambda *_: None, show_bar=False).parent
+            for arch in ("rnnsearch", "rnnencdec")}
 
 
 @pytest.fixture(scope="session")

@@ -63,14 +63,15 @@ def write_corpus(folder: Path) -> None:
         (folder / f"{split}.fr").write_text("\n".join(p[1] for p in pairs) + "\n")
 
 
-def train_joey(folder: Path, name: str, tokens: dict | None = None) -> Path:
+def train_joey(folder: Path, name: str, tokens: dict | None = None, epochs: int = 8) -> Path:
     """Train one tiny Joey model with ``joeynmt.training.train`` (what ``python -m joeynmt train``
-    runs) and return its model folder, with config.yaml copied in as Joey's CLI does."""
+    runs) and return its model folder, with config.yaml copied in as Joey's CLI does. Joey keeps
+    the checkpoint of a validation round (every 120 updates, 4 epochs)."""
     from joeynmt.helpers import make_model_dir
     from joeynmt.training import train
 
     write_corpus(folder)
-    cfg = joey_config(folder, name, tokens=tokens)
+    cfg = joey_config(folder, name, epochs, tokens)
     if tokens is not None:  # each side reads its own tokenizer file
         for side, lang in (("src", "en"), ("trg", "fr")):
             cfg["data"][side]["tokenizer_cfg"] = {k: v.format(lang=lang) for k, v in tokens["tokenizer_cfg"].items()}

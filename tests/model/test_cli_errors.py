@@ -1,15 +1,23 @@
 """Odd command-line input: one clear ``error:`` line, a non-zero exit and never a traceback.
 
-Each case runs the real command in a subprocess (as a user would), so an exception escaping
-``main`` shows up as the traceback it would print.
+Each case runs the command's ``main`` as ``python -m`` would (argument list, stdin bytes, exit
+status, stdout and stderr), in this process: an exception escaping ``main`` is written out as the
+traceback Python would print, so it fails the case. One case runs a real subprocess, the path a
+user's shell takes.
 """
+import importlib
+import io
 import os
 import re
 import subprocess
 import sys
+import traceback
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
 from model.decoding.translator import MAX_STDIN_BYTES
 
@@ -18,18 +26,49 @@ REPO = Path(__file__).resolve().parents[2]
 ERROR_LINE = re.compile(r"^(python -m [\w.]+: )?error: ")
 
 
-def run_cli(module: str, *args, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], input=stdin, capture_output=True,
-                          cwd=REPO, env=env, timeout=180)  # a hang fails the test
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
 
 
-def assert_clear_error(result: subprocess.CompletedProcess, expected: str) -> None:
+def run_cli(module: str, *args, stdin: bytes = b"") -> Ran:
+    """``python -m module args < stdin``, in this process (a command's start-up costs seconds)."""
+    out, err = io.BytesIO(), io.BytesIO()
+    out_text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    err_text = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    real_stdin, threads = sys.stdin, torch.get_num_threads()
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    try:
+        with redirect_stdout(out_text), redirect_stderr(err_text):
+            try:
+                code = importlib.import_module(module).main([str(a) for a in args])
+            except SystemExit as exc:  # argparse, or a main that exits
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except Exception:  # what Python would print for an exception escaping main
+                traceback.print_exc()
+                code = 1
+    finally:
+        sys.stdin = real_stdin
+        torch.set_num_threads(threads)
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def assert_clear_error(result: Ran | subprocess.CompletedProcess, expected: str) -> None:
     err = result.stderr.decode("utf-8", "replace")
     assert "Traceback" not in err, err
     assert result.returncode != 0, err
     errors = [line for line in err.splitlines() if ERROR_LINE.match(line)]
     assert len(errors) == 1 and expected in errors[0], err
+
+
+def test_a_real_subprocess_ends_with_one_error_line(tiny_checkpoints):
+    result = subprocess.run([sys.executable, "-m", "model.translate", "--checkpoint", str(tiny_checkpoints["rnnsearch"])],
+                            input=b"a dog\x00 runs\n", capture_output=True, cwd=REPO,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=180)  # a hang fails the test
+    assert_clear_error(result, "stdin: contains NUL bytes")
+    assert result.returncode == 2 and result.stdout == b""
 
 
 TRANSLATE_STDIN = {

@@ -2,6 +2,9 @@
 import json
 import os
 import socket
+import sys
+import types
+from unittest import mock
 
 import pytest
 import torch
@@ -38,11 +41,13 @@ def _worker(rank: int, world: int, port: int, cfg_dict: dict, resume: bool) -> N
 
 def run_two(cfg, resume=False):
     """Two ranks on a free port; a port another process took between our probe and the ranks'
-    bind (it was free a moment earlier) gets one more try on a new port."""
+    bind (it was free a moment earlier) gets one more try on a new port. The ranks do not run this
+    process's ``__main__`` again (in a test run it may be a page script an AppTest left there)."""
     for attempt in range(2):
         try:
-            mp.start_processes(_worker, args=(2, free_port(), cfg.to_dict(), resume), nprocs=2, join=True,
-                               start_method="spawn")
+            with mock.patch.dict(sys.modules, {"__main__": types.ModuleType("__main__")}):
+                mp.start_processes(_worker, args=(2, free_port(), cfg.to_dict(), resume), nprocs=2, join=True,
+                                   start_method="spawn")
             return
         except mp.ProcessRaisedException as exc:
             if attempt or "address already in use" not in str(exc).lower():

@@ -459,7 +459,7 @@ def test_subword_models_bring_their_tokenizer_and_decode_as_joey_does(tmp_path, 
         if not hasattr(sentencepiece.SentencePieceProcessor, "SetVocabulary"):
             patch.setattr(sentencepiece.SentencePieceProcessor, "SetVocabulary", lambda self, pieces: None,
                           raising=False)
-        joey_dir = train_joey(tmp_path / "joey", "gru-bahdanau", subword_files(tmp_path / "joey", kind))
+        joey_dir = train_joey(tmp_path / "joey", "gru-bahdanau", subword_files(tmp_path / "joey", kind), epochs=4)
     out = import_joey(joey_dir, tmp_path / "imported")
     assert (out / file).is_file()
     testing = joey_testing(joey_dir)

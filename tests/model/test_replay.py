@@ -28,8 +28,8 @@ def snapshots_of(run):
 
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
-def test_a_tiny_run_records_every_probe_at_update_0_and_at_each_validation(tiny_checkpoints, arch):
-    run = tiny_checkpoints[arch].parent
+def test_a_tiny_run_records_every_probe_at_update_0_and_at_each_validation(tiny_runs, arch):
+    run = tiny_runs[arch]
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     snapshots = snapshots_of(run)
     assert [s.step for s in snapshots] == [0] + [r["step"] for r in log]

