@@ -197,6 +197,7 @@ class AlignmentResult:
     rows: tuple[AlignmentScore, ...]
     command: str = ""
     sentences: int = 0
+    gold_digest: str = ""  # attention_alignment.gold_digest of the sentences scored; "" in older cards
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ the model reads) are counted and named in the report, never dropped silently.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -60,6 +61,7 @@ from model.scoring.word_alignment import (
 
 METHODS = ("attention", "saliency", "eflomal", "diagonal")
 SYMMETRISED = "grow-diag-final-and"
+PAIRED = " + "  # joins the names of a model and its opposite direction's in a row of both
 BATCH = 32
 
 
@@ -247,7 +249,7 @@ def both_directions_rows(forward_name: str, forward: Sequence[Optional[WordMatri
     rows = []
     for how in BOTH_DIRECTIONS:
         total, per = score(links[how], gold)
-        rows.append(Row(f"{forward_name} + {backward_name}", "attention", how, total, tuple(per)))
+        rows.append(Row(f"{forward_name}{PAIRED}{backward_name}", "attention", how, total, tuple(per)))
     return rows
 
 
@@ -265,8 +267,10 @@ class ScoredModel:
         return any(m is not None and m.attention is not None for m in self.matrices)
 
 
-def opposite_pairs(models: Sequence[ScoredModel]) -> list[tuple[ScoredModel, ScoredModel]]:
-    """(forward, backward) models with attention that trained on the same corpora, in order."""
+def opposite_pairs(models: Sequence) -> list[tuple]:
+    """(forward, backward) models with attention that trained on the same corpora, in order:
+    ``models`` are ScoredModels, or anything with their ``name``, ``forward``, ``corpora`` and
+    ``has_attention``."""
     return [(a, b) for a in models for b in models
             if a.forward and not b.forward and a.has_attention and b.has_attention
             and a.corpora and a.corpora == b.corpora]
@@ -367,6 +371,13 @@ def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[s
     return AlignmentReport(gold.name, len(gold.sentences), tuple(rows), tuple(unscored), note, seconds)
 
 
+def gold_digest(gold: GoldSet) -> str:
+    """A fingerprint of what a gold set scores (every sentence's words and links, not its name),
+    recorded with a card's results so that they are shown only for the same sentences."""
+    text = json.dumps([[s.src, s.tgt, sorted(s.sure), sorted(s.possible)] for s in gold.sentences])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def table(report: AlignmentReport) -> str:
     lines = [f"{report.gold}: {report.sentences} sentences (AER: lower is better)",
              f"{'model':<32} {'method':<10} {'extraction':<20} {'AER':>6} {'prec':>6} {'recall':>6} {'sents':>6}"]
@@ -420,17 +431,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = (f"python -m model.align {gold_files} " + " ".join(f"--checkpoint {c}" for c in args.checkpoint)
                    + f" --methods {','.join(methods)} --extractions {','.join(extractions)}")
         for folder in args.checkpoint:
-            record_in_card(Path(folder), report, command)
+            record_in_card(Path(folder), report, command, gold_digest(gold))
             print(f"recorded in {Path(folder) / CARD}")
     return 0
 
 
-def record_in_card(folder: Path, report: AlignmentReport, command: str) -> None:
-    """The rows of ``folder``'s model and of the baselines, into its card under
-    ``alignment[gold set]`` (read back as model_card.AlignmentResult)."""
+def record_in_card(folder: Path, report: AlignmentReport, command: str, digest: str = "") -> None:
+    """The rows of ``folder``'s model, of its pairings with a model of the other direction ("A + B")
+    and of the baselines, into its card under ``alignment[gold set]`` (read back as
+    card_schema.AlignmentResult), with the gold set's ``gold_digest``."""
     card = read_json(folder / CARD) if (folder / CARD).is_file() else {}
-    rows = [r.to_json() for r in report.rows if r.model in (None, folder.name)]
-    card.setdefault("alignment", {})[report.gold] = {"rows": rows, "command": command, "sentences": report.sentences}
+    rows = [r.to_json() for r in report.rows if r.model is None or folder.name in r.model.split(PAIRED)]
+    card.setdefault("alignment", {})[report.gold] = {"rows": rows, "command": command, "sentences": report.sentences,
+                                                     "gold_digest": digest}
     (folder / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
 
 

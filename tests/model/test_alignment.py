@@ -1,6 +1,7 @@
 """Word-alignment measurement: AER by hand, the two gold formats and their errors, subword
 aggregation, link extraction, symmetrisation, and the statistical aligner on an obvious corpus."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from model.scoring.word_alignment import (
     AlignmentFormatError,
     Counts,
     GoldSentence,
+    GoldSet,
     count,
     diagonal_matrix,
     extract,
@@ -281,6 +283,20 @@ def test_align_card_flag_records_the_models_rows_and_the_baselines(tiny_checkpoi
     result = read_model_card(folder).alignment["g"]
     assert [(r.model, r.method) for r in result.rows] == [("rnnsearch-tiny", "attention"), (None, "diagonal")]
     assert result.sentences == 4 and result.command.startswith("python -m model.align --src data/alignments/g.en")
+    from model.scoring.attention_alignment import gold_digest
+
+    assert result.gold_digest == gold_digest(read_gold(gold_files / "g.en", gold_files / "g.fr", gold_files / "g.wa"))
+
+
+def test_the_gold_digest_changes_with_any_word_or_link_and_not_with_the_name():
+    from model.scoring.attention_alignment import gold_digest
+
+    sentence = GoldSentence(("a", "dog"), ("un", "chien"), frozenset({(0, 0), (1, 1)}), frozenset({(0, 0), (1, 1)}))
+    base = gold_digest(GoldSet("g", (sentence,)))
+    assert gold_digest(GoldSet("other name", (sentence,))) == base
+    for changed in (replace(sentence, src=("a", "cat")), replace(sentence, tgt=("un", "chat")),
+                    replace(sentence, sure=frozenset({(0, 0)})), replace(sentence, possible=frozenset({(0, 1)}))):
+        assert gold_digest(GoldSet("g", (changed,))) != base
 
 
 def test_saliency_of_many_sentences_at_once_equals_one_at_a_time(tiny_checkpoints, monkeypatch):

@@ -95,3 +95,174 @@ def test_without_gold_sets_the_page_offers_uploads_and_names_the_flag(checkpoint
     assert at.radio(key="align_source").options == ["Upload three files"]
     (notice,) = [i.value for i in at.info]
     assert "--align-dir DIR" in notice
+
+
+# ---------------------------------------------------------------- results the cards record
+
+
+def record(folder, gold_name: str, rows: list[dict], digest: str, sentences: int = 3) -> None:
+    """Write ``rows`` into a checkpoint's card as ``python -m model.align --card`` does."""
+    path = folder / "card.json"
+    card = json.loads(path.read_text())
+    card.setdefault("alignment", {})[gold_name] = {"rows": rows, "command": f"python -m model.align ... {folder.name}",
+                                                   "sentences": sentences, "gold_digest": digest}
+    path.write_text(json.dumps(card))
+
+
+def row(model, method, extraction, aer):
+    return {"model": model, "method": method, "extraction": extraction, "aer": aer, "precision": 0.5, "recall": 0.25,
+            "sentences": 3}
+
+
+def toy_digest(folder):
+    from model.scoring.attention_alignment import gold_digest
+    from model.scoring.word_alignment import read_gold
+
+    return gold_digest(read_gold(folder / "toy.en", folder / "toy.fr", folder / "toy.wa"))
+
+
+@pytest.fixture
+def own(tmp_path, tiny_checkpoints, monkeypatch):
+    """(AppSettings, checkpoint root): the app at a root of its own (a test writes into cards) and
+    a gold set folder holding "toy"."""
+    import shutil
+
+    root = tmp_path / "checkpoints"
+    for arch, path in tiny_checkpoints.items():
+        shutil.copytree(path, root / f"{arch}-tiny")
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    for suffix, text in ((".en", EN), (".fr", FR), (".wa", WA)):
+        (gold / f"toy{suffix}").write_text(text)
+    return start_app(monkeypatch, "--checkpoints", root, "--align-dir", gold), root
+
+
+@pytest.fixture
+def scored_names(monkeypatch):
+    """The names of the models the page forces through a gold set, in order."""
+    from viz.pages import alignment as alignment_page
+
+    names, real = [], alignment_page.score_model
+    monkeypatch.setattr(alignment_page, "score_model", lambda name, *a, **k: names.append(name) or real(name, *a, **k))
+    return names
+
+
+def _recorded_app(own, digest, models=("rnnsearch-tiny", "rnnencdec-tiny")):
+    settings, checkpoint_dir = own
+    if "rnnsearch-tiny" in models:
+        record(checkpoint_dir / "rnnsearch-tiny", "toy", [row("rnnsearch-tiny", "attention", "target", 0.111),
+                                                          row("rnnsearch-tiny", "saliency", "target", 0.444),
+                                                          row("rnnsearch-tiny", "attention", "source", 0.555),
+                                                          row(None, "diagonal", "target", 0.333)], digest)
+    if "rnnencdec-tiny" in models:
+        record(checkpoint_dir / "rnnencdec-tiny", "toy", [row("rnnencdec-tiny", "saliency", "target", 0.222),
+                                                          row(None, "diagonal", "target", 0.333)], digest)
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    at.multiselect(key="align_models").set_value(["rnnsearch-tiny", "rnnencdec-tiny"]).run()
+    at.multiselect(key="align_methods").set_value(["attention", "saliency", "diagonal"]).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_built_in_gold_set_shows_the_recorded_table_at_once(own, scored_names):
+    at = _recorded_app(own, toy_digest(own[0].align_dir))
+    table = at.dataframe[0].value
+    assert list(zip(table["model"], table["method"], table["AER"], table["from"])) == [
+        ("rnnsearch-tiny", "attention", 0.111, "card"), ("rnnsearch-tiny", "saliency", 0.444, "card"),
+        ("rnnencdec-tiny", "saliency", 0.222, "card"), ("(baseline)", "diagonal", 0.333, "card")]
+    assert scored_names == []  # nothing was run
+    assert len(at.dataframe) == 1 and not at.get("plotly_chart")  # sentence by sentence needs the models run
+    # Measure runs every model for the drawings; the table is then the one measured now
+    at.button(key="align_run").click().run()
+    assert not at.exception, at.exception
+    assert scored_names == ["rnnsearch-tiny", "rnnencdec-tiny"]
+    assert "from" not in at.dataframe[0].value and len(at.get("plotly_chart")) == 1
+
+
+@pytest.mark.parametrize("digest, sentences", [("0" * 64, 3), ("", 4)], ids=["other sentences", "other size"])
+def test_results_of_other_sentences_are_not_shown(own, scored_names, digest, sentences):
+    settings, checkpoint_dir = own
+    for name in ("rnnsearch-tiny", "rnnencdec-tiny"):
+        record(checkpoint_dir / name, "toy", [row(name, "attention", "target", 0.111)], digest, sentences)
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert not at.dataframe and "Press Measure to score the chosen sources" in " ".join(c.value for c in at.caption)
+
+
+def test_measure_runs_only_what_the_cards_do_not_record(own, scored_names):
+    at = _recorded_app(own, toy_digest(own[0].align_dir), models=("rnnsearch-tiny",))
+    assert "not recorded there: rnnencdec-tiny" in " ".join(c.value for c in at.caption)
+    at.button(key="align_run").click().run()
+    assert not at.exception, at.exception
+    assert scored_names == ["rnnencdec-tiny"]
+    table = at.dataframe[0].value
+    assert list(zip(table["model"], table["method"], table["from"])) == [
+        ("rnnsearch-tiny", "attention", "card"), ("rnnsearch-tiny", "saliency", "card"),
+        ("rnnencdec-tiny", "saliency", "measured now"), ("(baseline)", "diagonal", "card")]
+    at.button(key="align_all").click().run()  # then everything, for the drawings
+    assert scored_names == ["rnnencdec-tiny", "rnnsearch-tiny", "rnnencdec-tiny"]
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_models_of_both_directions_get_the_combined_rows_and_their_drawing(own):
+    """A fr->en model beside the en->fr RNNsearch (a fresh initialisation: the plumbing, not what
+    it learnt): rows "A + B" for both combinations, and the drawing picks the combined links."""
+    from dataclasses import replace
+
+    import torch
+
+    from model.checkpoints.folder import load_checkpoint, save_checkpoint
+    from model.config import TrainConfig, dataclass_from_dict
+    from model.network.nmt_model import NMTModel
+    from model.scoring.word_alignment import BOTH_DIRECTIONS
+
+    settings, checkpoint_dir = own
+    model, src_vocab, tgt_vocab, raw = load_checkpoint(checkpoint_dir / "rnnsearch-tiny")
+    torch.manual_seed(7)
+    train = replace(dataclass_from_dict(TrainConfig, raw["train"]), src_lang="fr", tgt_lang="en")
+    save_checkpoint(checkpoint_dir / "fr-en-tiny", NMTModel(replace(model.config, src_vocab_size=len(tgt_vocab),
+                                                                    tgt_vocab_size=len(src_vocab))),
+                    tgt_vocab, src_vocab, train)
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    at.multiselect(key="align_models").set_value(["rnnsearch-tiny", "fr-en-tiny"]).run()
+    at.multiselect(key="align_methods").set_value(["attention"]).run()
+    at.button(key="align_run").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(zip(table["model"], table["links"])) == [("rnnsearch-tiny", "target"), ("fr-en-tiny", "target")] + [
+        ("rnnsearch-tiny + fr-en-tiny", how) for how in BOTH_DIRECTIONS]
+    at.selectbox(key="align_row").set_value(2).run()  # the intersection
+    assert not at.exception, at.exception
+    (traces,) = heatmap_traces(at)
+    picked = {(x, y) for x, y in zip(traces[-1]["x"], traces[-1]["y"])}
+    assert traces[-1]["name"] == "picked" and picked  # the intersection of two directions' best links
+
+
+def test_recorded_rows_of_both_directions_show_when_both_models_are_chosen(own, scored_names):
+    """The cards of an en->fr and a fr->en model of the same text each record the combined rows:
+    shown at once with both models chosen, and not with one of them."""
+    import shutil
+
+    from model.scoring.word_alignment import BOTH_DIRECTIONS
+
+    settings, root = own
+    shutil.copytree(root / "rnnsearch-tiny", root / "fr-en-tiny")
+    config = json.loads((root / "fr-en-tiny" / "config.json").read_text())
+    config["train"].update(src_lang="fr", tgt_lang="en")
+    (root / "fr-en-tiny" / "config.json").write_text(json.dumps(config))
+    pair = "rnnsearch-tiny + fr-en-tiny"
+    combined = [row(pair, "attention", how, 0.1 * k) for k, how in enumerate(BOTH_DIRECTIONS, 1)]
+    digest = toy_digest(settings.align_dir)
+    record(root / "rnnsearch-tiny", "toy", [row("rnnsearch-tiny", "attention", "target", 0.6)] + combined, digest)
+    record(root / "fr-en-tiny", "toy", [row("fr-en-tiny", "attention", "target", 0.7)] + combined, digest)
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    at.multiselect(key="align_methods").set_value(["attention"]).run()
+    at.multiselect(key="align_models").set_value(["rnnsearch-tiny", "fr-en-tiny"]).run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(zip(table["model"], table["links"], table["AER"])) == [
+        ("rnnsearch-tiny", "target", 0.6), ("fr-en-tiny", "target", 0.7), (pair, BOTH_DIRECTIONS[0], 0.1),
+        (pair, BOTH_DIRECTIONS[1], 0.2)]
+    at.multiselect(key="align_models").set_value(["fr-en-tiny"]).run()
+    assert list(at.dataframe[0].value["model"]) == ["fr-en-tiny"]
+    assert scored_names == []

@@ -12,18 +12,33 @@ import pandas as pd
 import streamlit as st
 
 from model.errors import DataError, UserError
+from model.checkpoints.card_schema import AlignmentScore
+from model.corpus.corpora import corpus_specs
 from model.scoring.attention_alignment import (
     METHODS,
+    PAIRED,
     Row,
+    ScoredModel,
     Unscored,
     WordMatrices,
+    both_directions_rows,
     diagonal_rows,
     eflomal_gold_links,
     eflomal_row,
+    gold_digest,
+    opposite_pairs,
     score_model,
     training_corpus,
 )
-from model.scoring.word_alignment import EXTRACTIONS, GoldSet, diagonal_matrix, extract, read_gold
+from model.scoring.word_alignment import (
+    BOTH_DIRECTIONS,
+    EXTRACTIONS,
+    GoldSet,
+    both_directions,
+    diagonal_matrix,
+    extract,
+    read_gold,
+)
 from viz.figures.heatmap import answer_key_heatmap
 from viz.pages import widgets
 from viz.pages.safe_text import md
@@ -92,18 +107,127 @@ def render(settings: AppSettings) -> None:
     if not chosen and not set(methods) & {"eflomal", "diagonal"}:
         st.info("Choose a model or a baseline.")
         return
+    how = st.selectbox("Links from a matrix", EXTRACTIONS, format_func=lambda e: f"{e}: {EXTRACTION_HELP[e]}",
+                       key="align_extraction")
+    infos = [next(m for m in models if m.name == name) for name in chosen]
+    recorded = recorded_results(gold, infos, tuple(methods), how) if st.session_state.get("align_source", "").startswith(
+        "Built-in") else Recorded((), (), tuple(chosen), tuple(m for m in methods if m in BASELINES))
     wanted = (gold, tuple(chosen), tuple(methods))
-    if st.button("Measure", type="primary", key="align_run"):
-        st.session_state["align_request"] = wanted
-    if st.session_state.get("align_request") != wanted:
-        st.caption(f"{len(gold.sentences)} sentences. Press Measure to score the chosen sources.")
+    level = measure_ui(gold, recorded, wanted)
+    measured = None
+    if level is not None:  # "all", or "missing": only what the cards do not record
+        names, wanted_methods = (tuple(chosen), tuple(methods)) if level == "all" else (
+            recorded.missing_models, tuple(m for m in methods if m not in BASELINES or m in recorded.missing_baselines))
+        try:
+            measured = measure(gold, names, wanted_methods, settings)
+        except UserError as exc:
+            st.error(hosting.error_text(exc, settings, "The measurement could not run on this server."))
+            return
+    if measured is None and not recorded.rows:
         return
-    try:
-        measured = measure(gold, tuple(chosen), tuple(methods), settings)
-    except UserError as exc:
-        st.error(hosting.error_text(exc, settings, "The measurement could not run on this server."))
-        return
-    results_ui(gold, measured, settings)
+    results_ui(gold, None if level == "all" else recorded, measured, how, settings)
+    if level == "all":
+        sentence_ui(gold, measured, shown_rows(measured.rows, how))
+
+
+def measure_ui(gold: GoldSet, recorded: "Recorded", wanted: tuple) -> Optional[str]:
+    """The Measure buttons; what is asked for: "all" (every chosen source, with the matrices the
+    sentence-by-sentence view draws), "missing" (what the cards do not record) or None."""
+    request = st.session_state.get("align_request")
+    level = request[1] if request and request[0] == wanted else None
+    if not recorded.rows:
+        text, asks = f"{len(gold.sentences)} sentences. Press Measure to score the chosen sources.", "all"
+    elif recorded.complete:
+        text, asks = "From the models' cards. Press Measure to run the models again and draw each sentence.", "all"
+    else:
+        text, asks = ("From the models' cards; not recorded there: " + ", ".join(
+            [*recorded.missing_models, *recorded.missing_baselines]) + ". Press Measure to score them."), "missing"
+    if level is None or (level == "missing" and asks == "all"):
+        if st.button("Measure", type="primary", key="align_run"):
+            level = asks
+        else:
+            st.caption(text)
+    if level == "missing" and st.button("Measure everything, sentence by sentence", key="align_all"):
+        level = "all"
+    if level is not None:
+        st.session_state["align_request"] = (wanted, level)
+    return level
+
+
+BASELINES = ("eflomal", "diagonal")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The results the chosen models' cards record for this gold set (the same sentences, by
+    digest), and what they do not record."""
+
+    rows: tuple[AlignmentScore, ...]
+    provenance: tuple[str, ...]  # how the recorded rows were measured: the commands, deduplicated
+    missing_models: tuple[str, ...]  # chosen models whose rows are not all recorded
+    missing_baselines: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.rows) and not self.missing_models and not self.missing_baselines
+
+
+def recorded_results(gold: GoldSet, models: list[offered_models.ModelInfo], methods: tuple[str, ...],
+                     how: str) -> Recorded:
+    """What the cards of ``models`` record for ``gold`` with extraction ``how`` (only results of
+    the same sentences: the card's digest, or for older cards the set's name and size)."""
+    digest = gold_digest(gold)
+    results = {}
+    for m in models:
+        result = m.card.alignment.get(gold.name) if m.card else None
+        if result is not None and result.sentences == len(gold.sentences) and result.gold_digest in ("", digest):
+            results[m.name] = result
+    rows, provenance, missing = [], [], []
+    for m in models:
+        wanted = [x for x in ("attention", "saliency") if x in methods and (x == "saliency" or m.has_attention)]
+        found = [r for r in results[m.name].rows if r.model == m.name and r.method in wanted and r.extraction == how] \
+            if m.name in results else []
+        if len(found) < len(wanted):
+            missing.append(m.name)
+            continue
+        rows += found
+        if found:
+            provenance.append(results[m.name].command)
+    if "attention" in methods:  # the two directions combined: recorded, else both models measured again
+        for forward, backward in opposite_pairs([Side(m.name, m.direction == ALIGN_LANGS, corpora_of(m), m.has_attention)
+                                                 for m in models]):
+            name = f"{forward.name}{PAIRED}{backward.name}"
+            found = [r for result in results.values() for r in result.rows if r.model == name]
+            found = list({r.extraction: r for r in found}.values())  # each card of the two holds the rows
+            if len(found) == len(BOTH_DIRECTIONS) and not {forward.name, backward.name} & set(missing):
+                rows += found
+            else:
+                missing += [n for n in (forward.name, backward.name) if n not in missing]
+    baselines = {}
+    for result in results.values():
+        for r in result.rows:
+            if r.model is None and r.method in methods and r.method not in baselines:
+                baselines[r.method] = r
+                provenance.append(result.command)
+    rows += [baselines[b] for b in BASELINES if b in baselines]
+    missing_baselines = tuple(b for b in BASELINES if b in methods and b not in baselines)
+    rows = [r for r in rows if r.model is None or r.model.split(PAIRED)[0] not in missing]  # measured again instead
+    return Recorded(tuple(rows), tuple(dict.fromkeys(provenance)), tuple(missing), missing_baselines)
+
+
+@dataclass(frozen=True)
+class Side:
+    """A model as ``opposite_pairs`` pairs it up, before any matrix is computed."""
+
+    name: str
+    forward: bool  # translates English into French
+    corpora: tuple[str, ...]
+    has_attention: bool
+
+
+def corpora_of(model: offered_models.ModelInfo) -> tuple[str, ...]:
+    """The names of the corpora a model trained on; empty when its config does not say."""
+    return tuple(c.name for c in corpus_specs(model.train)) if model.train is not None else ()
 
 
 def gold_ui(settings: AppSettings) -> Optional[GoldSet]:
@@ -168,24 +292,29 @@ def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
 def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], settings: AppSettings) -> Measured:
     """The measurement, once per server for the same gold set, models and sources."""
     store = shared_store("alignments", 8)
-    found = store.get((gold, names, methods))
+    key = (gold, names, methods, settings.checkpoints)
+    found = store.get(key)
     if found is None:
         notice = queue_notice()
         with QueuedSlot(settings, notice.show)():
             notice.clear()
             with st.spinner("Forcing each model through the gold translations..."):
                 found = _measure(gold, names, methods, settings)
-        store.put((gold, names, methods), found)
+        store.put(key, found)
     return found
 
 
 def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], settings: AppSettings) -> Measured:
-    rows, unscored, matrices = [], [], {}
+    rows, unscored, matrices, scored = [], [], {}, []
     for name in names:
         info = offered_models.info(name, settings)
         found, missed, matrices[name] = score_model(name, load_translator(name, settings), info.direction, gold,
                                                     methods, EXTRACTIONS, *ALIGN_LANGS)
         rows, unscored = rows + found, unscored + missed
+        scored.append(ScoredModel(name, info.direction == ALIGN_LANGS, corpora_of(info), tuple(matrices[name])))
+    if "attention" in methods:  # an en->fr and a fr->en model of the same corpora, symmetrised
+        for forward, backward in opposite_pairs(scored):
+            rows += both_directions_rows(forward.name, forward.matrices, backward.name, backward.matrices, gold)
     links, note = None, ""
     if "eflomal" in methods:
         folders = [hosting.resolve_checkpoint(n, settings) for n in names]
@@ -197,28 +326,45 @@ def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], se
     return Measured(tuple(rows), tuple(unscored), matrices, links, note)
 
 
-def results_ui(gold: GoldSet, measured: Measured, settings: AppSettings) -> None:
-    how = st.selectbox("Links from a matrix", EXTRACTIONS, format_func=lambda e: f"{e}: {EXTRACTION_HELP[e]}",
-                       key="align_extraction")
-    shown = [r for r in measured.rows if r.model is None or r.extraction == how]
-    st.dataframe(pd.DataFrame([{"model": r.model or "(baseline)", "method": r.method, "links": r.extraction,
-                                "AER": round(r.counts.aer, 3), "precision": round(r.counts.precision, 3),
-                                "recall": round(r.counts.recall, 3), "sentences": r.sentences} for r in shown]),
-                 hide_index=True, key="align_table")
+def shown_rows(rows, how: str) -> list:
+    """The rows of extraction ``how``, the two directions' combined rows and the baselines."""
+    return [r for r in rows if r.model is None or r.extraction == how or r.extraction in BOTH_DIRECTIONS]
+
+
+def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[Measured], how: str,
+               settings: AppSettings) -> None:
+    """The AER table: rows the cards record (``recorded``) and rows measured now, models first,
+    then the two directions combined, then the baselines."""
+    table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, "card")
+             for r in (recorded.rows if recorded else ())]
+    table += [(r.model, r.method, r.extraction, r.counts.aer, r.counts.precision, r.counts.recall, r.sentences,
+               "measured now") for r in (shown_rows(measured.rows, how) if measured else ())]
+    table.sort(key=lambda t: (t[0] is None, t[0] is not None and PAIRED in t[0]))  # stable: keeps each group's order
+    frame = pd.DataFrame([{"model": model or "(baseline)", "method": method, "links": links, "AER": round(aer, 3),
+                           "precision": round(precision, 3), "recall": round(recall, 3), "sentences": sentences,
+                           "from": source}
+                          for model, method, links, aer, precision, recall, sentences, source in table])
+    st.dataframe(frame if recorded else frame.drop(columns="from"), hide_index=True, key="align_table")
     st.caption("AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): A the links picked, S the sure human links, P the "
                "possible ones. Attention aligns text like its training data best: on parliament text it may do "
-               "no better than the diagonal.")
-    if measured.eflomal_corpus:  # it names corpus paths: not on a public server
+               "no better than the diagonal. A row “A + B” combines a model with one translating the other way, "
+               "as statistical aligners combine their two directions.")
+    if recorded and recorded.rows:
+        with st.expander(f"Rows from a card: measured on these {len(gold.sentences)} sentences before the models "
+                         "were shipped"):
+            for command in recorded.provenance:
+                st.code(command, language="bash", wrap_lines=True)
+    if measured is not None and measured.eflomal_corpus:  # it names corpus paths: not on a public server
         st.caption("eflomal learnt from " + ("the models' training text plus these sentences" if hosting.production(settings)
                                              else md(measured.eflomal_corpus)) + ".")
-    for u in measured.unscored:
+    for u in (measured.unscored if measured else ()):
         st.warning(f"Not scored: {md(u.model)}, sentence {u.sentence}: {md(u.reason)}")
-    sentence_ui(gold, measured, shown)
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
     st.subheader("Sentence by sentence")
-    labels = [f"{r.model or 'baseline'} · {r.method}" for r in shown]
+    labels = [f"{r.model or 'baseline'} · {r.method}" + (f" · {r.extraction}" if r.extraction in BOTH_DIRECTIONS else "")
+              for r in shown]
     pick = st.selectbox("Source", range(len(shown)), format_func=labels.__getitem__, key="align_row")
     row = shown[pick]
     order = sorted((k for k, c in enumerate(row.per_sentence) if c is not None),
@@ -235,7 +381,13 @@ def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
         st.info("This source could not score that sentence.")
         return
     sentence = gold.sentences[k]
-    picked = set(measured.eflomal[k]) if row.method == "eflomal" else extract(matrix, row.extraction)
+    if row.method == "eflomal":
+        picked = set(measured.eflomal[k])
+    elif row.extraction in BOTH_DIRECTIONS:
+        forward, backward = (measured.matrices[name][k] for name in row.model.split(PAIRED))
+        picked = both_directions(forward.attention, backward.attention)[row.extraction]
+    else:
+        picked = extract(matrix, row.extraction)
     widgets.show_chart(answer_key_heatmap(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
                                           f"{labels[pick]}, sentence {k + 1}", value_name=row.method),
                        key="align_heatmap")
@@ -251,5 +403,5 @@ def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[
         for i, j in measured.eflomal[k]:
             matrix[j, i] = 1.0
         return matrix
-    words: Optional[WordMatrices] = measured.matrices[row.model][k]
+    words: Optional[WordMatrices] = measured.matrices[row.model.split(PAIRED)[0]][k]  # a pair: its forward model's
     return None if words is None else getattr(words, row.method)
