@@ -1,12 +1,17 @@
 """What a user waits for, timed in a real browser (headless Chromium) against ``streamlit run app.py``.
 
     python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 10] [--cold-starts 3] [--threads 2]
+                               [--align-dir DIR]
 
 1. cold start, ``--cold-starts`` times (a new server and a fresh browser context each): from
    launching ``streamlit run app.py`` to the first translation rendered (the first-launch
    example, both models), and on to its alignment heatmap drawn;
 2. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
-   finishing its run (the new translation shown and Streamlit's "running" indicator gone).
+   finishing its run (the new translation shown and Streamlit's "running" indicator gone);
+3. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
+   from clicking the Alignment page's link in the open app (and from opening its address) to its
+   AER table on screen, for the first built-in gold set and the default models (null when no table
+   shows within 30 s without pressing Measure).
 
 ``--repo`` runs another checkout of the app (e.g. a worktree of an older commit) for "before"
 figures; both use the same ``--checkpoints``. Prints one JSON object. Localhost only.
@@ -46,11 +51,11 @@ def long_captions(n: int) -> list[str]:
     return [s for s in lines if 22 <= len(s.split()) <= 30][:n]
 
 
-def start_server(repo: Path, checkpoints: Path, port: int, threads: int) -> subprocess.Popen:
+def start_server(repo: Path, checkpoints: Path, port: int, threads: int, flags: list[str]) -> subprocess.Popen:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--", "--checkpoints", str(checkpoints)],
+                             "--browser.gatherUsageStats", "false", "--", "--checkpoints", str(checkpoints), *flags],
                             cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -73,13 +78,13 @@ def wait_idle(page, timeout_ms: int = 120_000) -> None:
 
 
 @contextlib.contextmanager
-def app_server(repo: Path, checkpoints: Path, threads: int) -> Iterator[tuple[str, float]]:
+def app_server(repo: Path, checkpoints: Path, threads: int, flags: list[str]) -> Iterator[tuple[str, float]]:
     """A fresh ``streamlit run app.py`` on a free localhost port: (url, the moment it was launched)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     start = time.perf_counter()
-    server = start_server(repo, checkpoints, port, threads)
+    server = start_server(repo, checkpoints, port, threads, flags)
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, server)
@@ -113,6 +118,27 @@ def time_sentence(page, sentence: str) -> float:
     return time.perf_counter() - start
 
 
+def alignment_table(page, url: str) -> dict:
+    """Seconds to the Alignment page's AER table on screen: from clicking its link in the open app,
+    and from opening its address in a new tab (None where no table shows in 30 s)."""
+    def shown(start: float):
+        try:
+            page.locator("[data-testid=stDataFrame]").first.wait_for(timeout=30_000)
+        except Exception:  # playwright's TimeoutError: the page wants Measure pressed
+            return None
+        return round(time.perf_counter() - start, 2)
+
+    start = time.perf_counter()
+    page.get_by_role("link", name="Alignment").first.click()
+    from_link = shown(start)
+    page.goto(url, wait_until="domcontentloaded")  # away, then straight to the page's address
+    page.locator("[data-testid=stText]").first.wait_for(timeout=180_000)
+    wait_idle(page)
+    start = time.perf_counter()
+    page.goto(f"{url}/alignment", wait_until="domcontentloaded")
+    return {"from_link": from_link, "from_address": shown(start)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
@@ -120,26 +146,31 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=10)
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh servers to time from launch")
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
+    parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
     args = parser.parse_args()
+    flags = ["--align-dir", args.align_dir] if args.align_dir else []
     from playwright.sync_api import sync_playwright
 
-    cold, runs = [], []
+    cold, runs, alignment = [], [], None
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for i in range(args.cold_starts):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
-            with app_server(Path(args.repo), Path(args.checkpoints), args.threads) as (url, start):
+            with app_server(Path(args.repo), Path(args.checkpoints), args.threads, flags) as (url, start):
                 cold.append(first_translation(page, url, start))
                 if i == 0:
                     runs = [time_sentence(page, s) for s in long_captions(args.sentences)]
+                    if args.align_dir:
+                        alignment = alignment_table(page, url)
             context.close()
         browser.close()
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints, "cold_starts_s": cold,
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),
                       "ctrl_enter_to_run_finished_s": [round(r, 2) for r in runs],
-                      "median_s": round(statistics.median(runs), 2) if runs else None, "threads": args.threads}))
+                      "median_s": round(statistics.median(runs), 2) if runs else None, "threads": args.threads,
+                      **({"alignment_table_s": alignment} if args.align_dir else {})}))
 
 
 if __name__ == "__main__":

@@ -50,11 +50,12 @@ def load_translator(name: str, settings: AppSettings) -> Translator:
 
 
 def translate_all(requests: list[Request], settings: AppSettings) -> list[Decoded]:
-    """``decodes.translate_all`` under a spinner while models load, with the queued line."""
+    """``decodes.translate_all`` under a spinner while models load, with the queued line (which
+    its worker threads may update: a request waits for its batch there)."""
     with st.spinner(LOADING):
         for request in requests:
             decodes.load_translator(request.name, settings)
-    return decodes.translate_all(requests, settings, on_queued=queue_notice)
+    return decodes.translate_all(requests, settings, on_queued=queue_notice, carry=carry_page_context)
 
 
 def translate(request: Request, settings: AppSettings) -> Decoded:

@@ -23,6 +23,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
 from viz.serving.admission import DecodeGate
+from viz.serving.batching import Batcher
 from viz.serving.hosting import resolve_checkpoint
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
@@ -142,32 +143,79 @@ def translate(request: Request, settings: AppSettings,
 
 
 def translate_all(requests: list[Request], settings: AppSettings,
-                  on_queued: Optional[Callable[[], QueueNotice]] = None) -> list[Decoded]:
+                  on_queued: Optional[Callable[[], QueueNotice]] = None, carry: Optional[Carry] = None) -> list[Decoded]:
     """The requests' decodes, in order: each decoded once per process and kept for every
-    session, the missing ones side by side. When some must be decoded, ``on_queued()`` gives the
-    notice that tells the user while other sessions' decodes run; a session that queued behind
-    the same request (a class opening the page at once) gets its result. A broken checkpoint
-    raises its CheckpointError before any decoding."""
+    session, the missing ones side by side, each in a batch with the other sessions' requests for
+    the same model and settings (``batching.Batcher``). When some must be decoded, ``on_queued()``
+    gives the notice that tells the user while other sessions' decodes run; a session that queued
+    behind the same request (a class opening the page at once) gets its result. A broken
+    checkpoint raises its CheckpointError before any decoding. ``carry``: see ``side_by_side``
+    (the notice may be updated from its worker threads)."""
     translators = [load_translator(r.name, settings) for r in requests]  # load errors name their model
     store = shared_store("translations", 256)  # a trace with its beam tree is up to a few MB at beam 16
     results = [store.get(r) for r in requests]
-    if None in results:
-        notice = on_queued() if on_queued is not None else None
-        with QueuedSlot(settings, notice and notice.show, places=results.count(None))():
+    missing = [i for i, found in enumerate(results) if found is None]
+    if not missing:
+        return results
+    notice = on_queued() if on_queued is not None else None
+    slot = QueuedSlot(settings, notice and notice.show)
+
+    @contextlib.contextmanager
+    def admitted():
+        with slot():
             if notice is not None:
                 notice.clear()
-            results = [found or store.get(r) for found, r in zip(results, requests)]
-            missing = [i for i, found in enumerate(results) if found is None]
-            decoded = side_by_side([partial(_decode, translators[i], requests[i]) for i in missing])
-            for i, result in zip(missing, decoded):
-                store.put(requests[i], result)
-                results[i] = result
+            yield
+
+    def batched(i: int) -> Decoded:
+        request = requests[i]
+        found = store.get(request)  # decoded meanwhile for another session
+        if found is None:
+            path = resolve_checkpoint(request.name, settings)
+            batcher = _batcher(path, request.search, request.attend, request.prefix is not None)
+            tokens = len(translators[i].source_ids(request.text)[0]) * request.search.beam
+            found = batcher.decode(request, tokens, admitted, notice and partial(notice.show, TOGETHER))
+        return found
+
+    for i, result in zip(missing, side_by_side([partial(batched, i) for i in missing], carry)):
+        results[i] = result
+    if notice is not None:
+        notice.clear()
     return results
 
 
-def _decode(translator: Translator, request: Request) -> Decoded:
+TOGETHER = "Queued: decoding together with requests from other sessions."
+
+
+@shared(max_entries=64)
+def _batcher(path: Path, search: SearchConfig, attend: Optional[tuple[int, int]], with_prefix: bool) -> Batcher:
+    """The process's Batcher for one model and one set of decoding settings: requests decode
+    together when they share the model, the search settings, the moved attention (``attend``
+    applies to every sentence of a decode) and whether a prefix is forced (forcing takes beam
+    search's path even at beam 1)."""
+    return Batcher(partial(_decode_unstored, path))
+
+
+def _decode_unstored(path: Path, requests: list[Request]) -> list[Decoded]:
+    """The requests' decodes: those another session's batch decoded meanwhile from the store,
+    the others in one batch, then stored."""
+    store = shared_store("translations", 256)
+    found = {r: store.get(r) for r in requests}
+    todo = [r for r in requests if found[r] is None]
+    for request, decoded in zip(todo, decode_batch(path, todo) if todo else []):
+        store.put(request, decoded)
+        found[request] = decoded
+    return [found[r] for r in requests]
+
+
+def decode_batch(path: Path, requests: list[Request]) -> list[Decoded]:
+    """One decode of ``requests`` (one model's, with equal search settings, attend and prefix
+    kind) as a single batch; each Decoded carries the batch's decoding time."""
+    translator, first = _load_translator(path), requests[0]
     start = time.perf_counter()
-    trace = translator.translate([request.text], request.search,
-                                 prefixes=None if request.prefix is None else [list(request.prefix)],
-                                 attend=None if request.attend is None else dict([request.attend]))[0]
-    return Decoded(trace, time.perf_counter() - start, translator)
+    traces = translator.translate([r.text for r in requests], first.search, batch_size=len(requests),
+                                  prefixes=None if first.prefix is None else [list(r.prefix) for r in requests],
+                                  attend=None if first.attend is None else dict([first.attend]))
+    seconds = time.perf_counter() - start
+    return [Decoded(trace, seconds, translator if r.name == translator.name else _renamed(translator, r.name))
+            for trace, r in zip(traces, requests)]
