@@ -17,7 +17,8 @@ Each time runs from the action to the end of the script run it starts (protocol)
 new text or chart on the page (browser).
 Prints JSON: errors (must be 0), p50/p95 latency of each action, how many translations showed
 the "Queued" line, the server's CPU seconds over the run (with browsers, the rest of the
-machine's went to them) and its peak RSS (VmHWM). ``--repo`` runs another checkout (an
+machine's went to them) and its peak RSS (VmHWM). The server starts as docs/hosting.md starts a
+class server (no source file watcher). ``--repo`` runs another checkout (an
 older commit, for "before" figures). Traffic goes only to 127.0.0.1; the run is bounded by
 --timeout.
 """
@@ -94,7 +95,8 @@ class Phases:
 def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--browser.gatherUsageStats", "false", "--", "--checkpoints", str(checkpoints)],
+                               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+                               "--", "--checkpoints", str(checkpoints)],
                               cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(120):
         try:
