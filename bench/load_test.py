@@ -1,6 +1,7 @@
 """Load test: N concurrent sessions against a local ``streamlit run app.py``.
 
     python bench/load_test.py [--sessions 30] [--client protocol|browser] [--checkpoints DIR] [--repo DIR]
+                              [--replicas N]
 
 A class of N students on one server. Each session is either a client speaking Streamlit's own
 websocket protocol (``--client protocol``, the default: ``bench/st_client.py``, so the server
@@ -19,8 +20,11 @@ Prints JSON: errors (must be 0), p50/p95 latency of each action, how many transl
 the "Queued" line, the server's CPU seconds over the run (with browsers, the rest of the
 machine's went to them) and its peak RSS (VmHWM). The server starts as docs/hosting.md starts a
 class server (no source file watcher). ``--repo`` runs another checkout (an
-older commit, for "before" figures). Traffic goes only to 127.0.0.1; the run is bounded by
---timeout.
+older commit, for "before" figures). ``--replicas N`` starts N servers behind HAProxy configured
+as ``deploy/haproxy.cfg`` (sticky sessions by cookie) and drives the sessions through the
+balancer; the JSON then also says how many sessions each server held (by the balancer's
+``X-Served-By`` header on every response a session got) and how many moved between servers
+(protocol clients only). Traffic goes only to 127.0.0.1; the run is bounded by --timeout.
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -40,6 +46,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.common import percentiles  # noqa: E402
 from bench.st_client import StreamlitSession  # noqa: E402
+
+BALANCER_CONFIG = REPO / "deploy" / "haproxy.cfg"
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -98,14 +106,65 @@ def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
                                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
                                "--", "--checkpoints", str(checkpoints)],
                               cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(120):
+    wait_healthy(port, server)
+    return server
+
+
+def wait_healthy(port: int, process: subprocess.Popen) -> None:
+    for _ in range(240):
         try:
             if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
-                return server
+                return
         except OSError:
+            if process.poll() is not None:
+                break
             time.sleep(0.5)
-    server.kill()
-    raise RuntimeError("streamlit did not start")
+    process.kill()
+    raise RuntimeError(f"nothing healthy on port {port}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def balancer_config(template: str, front: int, ports: list[int]) -> str:
+    """``deploy/haproxy.cfg`` (``template``) listening on 127.0.0.1:``front``, with one server line
+    per port in place of its own."""
+    server = next(line for line in template.splitlines() if line.strip().startswith("server "))
+    indent = server[:len(server) - len(server.lstrip())]
+    lines = [f"{indent}server app{k} 127.0.0.1:{port} check cookie app{k}" for k, port in enumerate(ports, 1)]
+    text = re.sub(r"(?m)^\s*server .*\n", "", template)
+    text = re.sub(r"(?m)^(\s*)bind .*$", lambda m: f"{m.group(1)}bind 127.0.0.1:{front}", text)
+    return text.replace("    option httpchk GET /_stcore/health\n",
+                        "    option httpchk GET /_stcore/health\n" + "\n".join(lines) + "\n")
+
+
+def start_balancer(ports: list[int], folder: Path) -> tuple[subprocess.Popen, int]:
+    """HAProxy in front of the servers on ``ports``: (its process, the port it listens on)."""
+    if shutil.which("haproxy") is None:
+        raise SystemExit("--replicas needs HAProxy (Debian: apt-get install haproxy)")
+    front = free_port()
+    config = folder / "haproxy.cfg"
+    config.write_text(balancer_config(BALANCER_CONFIG.read_text(), front, ports))
+    balancer = subprocess.Popen(["haproxy", "-db", "-f", str(config)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    wait_healthy(front, balancer)
+    return balancer, front
+
+
+def replica_report(served: list[set[str]]) -> dict:
+    """From the servers that answered each session: how many sessions each server held (those
+    answered by one server only), how many moved between servers, and how many gave no answer
+    naming a server."""
+    per_server: dict[str, int] = {}
+    for servers in served:
+        if len(servers) == 1:
+            (name,) = servers
+            per_server[name] = per_server.get(name, 0) + 1
+    return {"sessions_per_server": dict(sorted(per_server.items())),
+            "sessions_moved": sum(len(s) > 1 for s in served), "sessions_unnamed": sum(not s for s in served)}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -199,6 +258,7 @@ async def protocol_session(i: int, url: str, folder: Path, phases: Phases, loadi
                            timings: dict, errors: list) -> None:
     """``session``'s actions, sent as the browser's websocket messages (``StreamlitSession``)."""
     client, reached = StreamlitSession(url), []
+    timings["served"].append(client.served_by)  # filled in as the session goes
     try:
         async with loading:
             start = time.perf_counter()
@@ -233,7 +293,7 @@ async def protocol_session(i: int, url: str, folder: Path, phases: Phases, loadi
 
 
 async def drive(url: str, sessions: int, folder: Path, open_at_once: int, client: str) -> tuple[dict, list]:
-    timings, errors = {"open": [], "translate": [], "evaluate": [], "queued": []}, []
+    timings, errors = {"open": [], "translate": [], "evaluate": [], "queued": [], "served": []}, []
     phases, loading = Phases(sessions), asyncio.Semaphore(open_at_once)
     if client == "protocol":
         await asyncio.gather(*(protocol_session(i, url, folder, phases, loading, timings, errors)
@@ -258,27 +318,37 @@ def main() -> None:
     parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
     parser.add_argument("--open-at-once", type=int, default=4, help="pages loading at the same time in phase 1")
     parser.add_argument("--timeout", type=float, default=1500, help="seconds before the whole run is abandoned")
+    parser.add_argument("--replicas", type=int, default=0,
+                        help="N servers behind HAProxy (deploy/haproxy.cfg) instead of one server alone")
     args = parser.parse_args()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    if args.replicas and args.client != "protocol":
+        parser.error("--replicas counts sessions per server from the protocol clients' responses")
     folder = Path(tempfile.mkdtemp())
-    server = start_server(Path(args.repo), Path(args.checkpoints), port)
+    ports = [free_port() for _ in range(max(args.replicas, 1))]
+    servers, balancer = [], None
     try:
-        start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
+        servers = [start_server(Path(args.repo), Path(args.checkpoints), port) for port in ports]
+        if args.replicas:
+            balancer, front = start_balancer(ports, folder)
+        url = f"http://127.0.0.1:{front if args.replicas else ports[0]}"
+        start, cpu_start = time.perf_counter(), sum(cpu_seconds(s.pid) for s in servers)
         timings, errors = asyncio.run(asyncio.wait_for(
-            drive(f"http://127.0.0.1:{port}", args.sessions, folder, args.open_at_once, args.client), args.timeout))
-        print(json.dumps({"repo": args.repo, "client": args.client, "sessions": args.sessions, "errors": len(errors),
-                          "error_messages": errors[:5], "translations_queued": sum(timings["queued"]),
-                          "open_to_first_translation": percentiles(timings["open"]) | {"n": len(timings["open"])},
-                          "translate": percentiles(timings["translate"]) | {"n": len(timings["translate"])},
-                          "evaluate": percentiles(timings["evaluate"]) | {"n": len(timings["evaluate"])},
-                          "wall_s": round(time.perf_counter() - start, 1),
-                          "server_cpu_s": round(cpu_seconds(server.pid) - cpu_start, 1),
-                          "server_peak_rss_mb": round(peak_rss_mb(server.pid), 1)}))
+            drive(url, args.sessions, folder, args.open_at_once, args.client), args.timeout))
+        report = {"repo": args.repo, "client": args.client, "sessions": args.sessions, "errors": len(errors),
+                  "error_messages": errors[:5], "translations_queued": sum(timings["queued"]),
+                  "open_to_first_translation": percentiles(timings["open"]) | {"n": len(timings["open"])},
+                  "translate": percentiles(timings["translate"]) | {"n": len(timings["translate"])},
+                  "evaluate": percentiles(timings["evaluate"]) | {"n": len(timings["evaluate"])},
+                  "wall_s": round(time.perf_counter() - start, 1),
+                  "server_cpu_s": round(sum(cpu_seconds(s.pid) for s in servers) - cpu_start, 1),
+                  "server_peak_rss_mb": [round(peak_rss_mb(s.pid), 1) for s in servers]}
+        if args.replicas:
+            report |= {"replicas": args.replicas} | replica_report(timings["served"])
+        print(json.dumps(report))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for process in ([balancer] if balancer else []) + servers:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -41,24 +41,38 @@ class StreamlitSession:
         self._finished: asyncio.Queue = asyncio.Queue()
         self._uploads: dict[str, asyncio.Future] = {}
         self._xsrf = ""
+        self.cookies: dict[str, str] = {}
+        self.served_by: set[str] = set()  # the servers that answered, behind a load balancer
 
-    def _fetch_xsrf_cookie(self) -> str:
-        """The XSRF cookie the health endpoint sets (the browser's first request): uploads must
-        echo it in a header."""
+    def _fetch_cookies(self) -> None:
+        """The cookies of the browser's first request (the health endpoint's XSRF cookie, which
+        uploads must echo in a header; a load balancer's cookie naming the server), kept and sent
+        with every later request as a browser does."""
         with urllib.request.urlopen(self.base_url + "/_stcore/health", timeout=60) as response:
+            self._note_server(response.headers)
             cookie = SimpleCookie()
             for header in response.headers.get_all("Set-Cookie") or []:
                 cookie.load(header)
-        return cookie[XSRF_COOKIE].value if XSRF_COOKIE in cookie else ""
+        self.cookies.update({name: morsel.value for name, morsel in cookie.items()})
+        self._xsrf = self.cookies.get(XSRF_COOKIE, "")
+
+    def _cookie_header(self) -> str:
+        return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+
+    def _note_server(self, headers) -> None:
+        """A load balancer's ``X-Served-By`` (deploy/haproxy.cfg): which server answered."""
+        if headers.get("X-Served-By"):
+            self.served_by.add(headers["X-Served-By"])
 
     async def open(self, page: str = "") -> None:
         """Connect and run the script for ``page`` (its URL path, "" for the first page)."""
-        self._xsrf = await asyncio.to_thread(self._fetch_xsrf_cookie)
+        await asyncio.to_thread(self._fetch_cookies)
         url = self.base_url.replace("http", "ws", 1) + "/_stcore/stream"
         self.ws = await websockets.connect(url, subprotocols=["streamlit", self._xsrf or "none"],
-                                           additional_headers={"Cookie": f"{XSRF_COOKIE}={self._xsrf}"},
+                                           additional_headers={"Cookie": self._cookie_header()},
                                            max_size=None, open_timeout=600,
                                            ping_interval=None)  # a server busy decoding answers pings late
+        self._note_server(self.ws.response.headers)
         self._reader = asyncio.create_task(self._read())
         await self.goto(page)
 
@@ -119,8 +133,10 @@ class StreamlitSession:
         url = upload_url if upload_url.startswith("http") else self.base_url + upload_url
         request = urllib.request.Request(url, data=body, method="PUT", headers={
             "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": self._xsrf,
-            "Cookie": f"{XSRF_COOKIE}={self._xsrf}"})
-        urllib.request.urlopen(request, timeout=600).read()
+            "Cookie": self._cookie_header()})
+        with urllib.request.urlopen(request, timeout=600) as response:
+            self._note_server(response.headers)
+            response.read()
 
     async def _read(self) -> None:
         try:
