@@ -209,3 +209,53 @@ def test_a_decode_through_the_server_path_equals_the_batch(app_env):
     for request, decoded in zip(requests, decodes.translate_all(requests, app_env)):
         assert_same(decoded.trace.to_json(), decodes.decode_batch(path, [request])[0].trace.to_json())
     assert np.isfinite([d.seconds for d in decodes.translate_all(requests, app_env)]).all()
+
+
+# ---------------------------------------------------------------- a test set's sentences in the same line
+
+
+def test_many_items_join_the_line_together_and_fill_batches_with_others():
+    run = Held()
+    batcher = Batcher(run, max_tokens=4)
+    results = {}
+    threads = [ask(batcher, "a", 1, results)]
+    assert run.started.wait(WAIT_S)
+    many = {}
+
+    def evaluate():
+        many["out"] = batcher.decode_many(["s1", "s2", "s3"], [1, 1, 1])
+
+    threads.append(threading.Thread(target=evaluate))
+    threads[-1].start()
+    assert batcher.wait_until(lambda b: b.waiting == 3, WAIT_S)
+    threads.append(ask(batcher, "b", 2, results))
+    assert batcher.wait_until(lambda b: b.waiting == 4, WAIT_S)
+    finish(run, threads)
+    assert run.calls == [("a",), ("s1", "s2", "s3"), ("b",)]  # 3 + 2 tokens pass the bound of 4
+    assert many["out"] == ["<s1>", "<s2>", "<s3>"] and results == {"a": "<a>", "b": "<b>"}
+
+
+def test_many_items_raise_the_first_error_and_the_others_still_decode():
+    batcher = Batcher(Held(fail_on={"bad"}))
+    batcher._run.release.set()
+    with pytest.raises(ValueError, match="bad"):
+        batcher.decode_many(["ok", "bad", "fine"], [1, 1, 1])
+    assert batcher._run.calls == [("ok", "bad", "fine"), ("ok",), ("bad",), ("fine",)] and batcher.waiting == 0
+
+
+def test_a_test_set_through_the_batchers_equals_its_decode_alone(app_env, monkeypatch):
+    """The Evaluate page's path: the traces Translator.translate gives the whole set, in order,
+    blank lines included, with progress after each chunk and nothing left in the translations'
+    shared store."""
+    monkeypatch.setattr(decodes, "EVALUATION_CHUNK", 2)
+    lines = TEXTS[:3] + ["", TEXTS[4]]
+    search = SearchConfig(beam=3)
+    store = decodes.shared_store("translations", 256)
+    stored = len(store._items)
+    done = []
+    traces, seconds = decodes.translate_lines("rnnsearch-tiny", lines, search, app_env, done.append)
+    alone = decodes.load_translator("rnnsearch-tiny", app_env).translate(lines, search)
+    assert len(traces) == len(lines) and done == [2, 4, 5] and seconds > 0
+    for ours, theirs in zip(traces, alone):
+        assert_same(ours.to_json(), theirs.to_json())
+    assert traces[3].translation == "" and len(store._items) == stored

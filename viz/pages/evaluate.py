@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import time
 from dataclasses import replace
 from functools import partial
 
@@ -21,7 +20,6 @@ from model.scoring.evaluation import (
     ModelRun,
     bleu_by_length,
     paired_significance,
-    run_model,
     sentence_rows,
     stress_report,
     with_interval,
@@ -33,7 +31,7 @@ from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator, side_by_side
 from viz.serving import decodes, hosting, offered_models
 from viz.serving.builtin_sets import builtin_sets
-from viz.serving.decodes import QueuedSlot, shared_store
+from viz.serving.decodes import shared_store
 from viz.serving.settings import AppSettings
 
 # What production mode says for any checkpoint typed by path that cannot be used: the same words
@@ -201,22 +199,23 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
 
 def decode_run(name: str, test: EvalSet, search: SearchConfig, settings: AppSettings, bar,
                label: str = "") -> ModelRun:
-    """One model's run over ``test``, decoded in batches that each wait their turn at the
-    server's decode limit, with progress and decoding speed on ``bar``; named ``label``."""
+    """One model's run over ``test``, decoded in batches beside other users' evaluations, each
+    waiting its turn at the server's decode limit (``decodes.translate_lines``), with progress and
+    decoding progress on ``bar``; named ``label``. Beam trees are dropped (see ``run_model``)."""
     name_shown = label or name
-    total, start, shown = len(test.src), time.perf_counter(), [0.0]
-    slot = QueuedSlot(settings, lambda text: bar.progress(shown[0], text=f"{name_shown}: {text}"))
+    total, shown = len(test.src), [0.0]
 
     def progress(done: int) -> None:
-        rate = done / max(time.perf_counter() - start - slot.waited, 1e-9)
         shown[0] = done / total
-        bar.progress(shown[0], text=f"{name_shown}: {done}/{total} sentences · {rate:.1f} sentences/s")
+        bar.progress(shown[0], text=f"{name_shown}: {done}/{total} sentences")
 
-    run = run_model(decodes.load_translator(name, settings), test, search, progress=progress, keep_beam=False,
-                    slot=slot)  # loaded already, by decode_all
-    run.name = name_shown  # as chosen: unique even when two folders share a basename
-    run.seconds -= slot.waited  # decoding time: sentences/s should not count other users' load
-    return run
+    traces, seconds = decodes.translate_lines(name, test.src, search, settings, progress,
+                                              lambda text: bar.progress(shown[0], text=f"{name_shown}: {text}"))
+    for trace in traces:
+        trace.beam = []
+    translator = decodes.load_translator(name, settings)  # loaded already, by decode_all
+    # seconds: the decoding time of the batches that held its sentences, not other users' load
+    return ModelRun(name_shown, translator.arch, traces, max(seconds, 1e-9))
 
 
 def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str) -> None:

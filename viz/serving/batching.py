@@ -56,18 +56,29 @@ class Batcher(Generic[I, R]):
         is held while a batch this call leads decodes (the server's decode slot); ``on_wait()`` is
         called once if the call waits for a batch another call leads. Raises what decoding
         ``item`` alone raises."""
-        entry = _Entry(item, max(1, tokens))
+        return self.decode_many([item], [tokens], admitted, on_wait)[0]
+
+    def decode_many(self, items: Sequence[I], tokens: Sequence[int],
+                    admitted: Callable[[], ContextManager] = contextlib.nullcontext,
+                    on_wait: Optional[Callable[[], None]] = None) -> list[R]:
+        """``decode`` for several items that join the line together, in order (a test set's
+        sentences): they fill batches as requests that arrived one by one would. Raises the first
+        error among them."""
+        entries = [_Entry(item, max(1, n)) for item, n in zip(items, tokens, strict=True)]
         with self._cond:
-            self._pending.append(entry)
+            self._pending.extend(entries)
             self._cond.notify_all()
         try:
-            self._until_done(entry, admitted, on_wait)
-        except BaseException:  # a session stopped meanwhile: its request leaves the line
-            self._leave(entry)
+            for k, entry in enumerate(entries):
+                self._until_done(entry, admitted, on_wait if k == 0 else None)
+        except BaseException:  # a session stopped meanwhile: its requests leave the line
+            for entry in entries:
+                self._leave(entry)
             raise
-        if entry.error is not None:
-            raise entry.error
-        return entry.value
+        for entry in entries:
+            if entry.error is not None:
+                raise entry.error
+        return [entry.value for entry in entries]
 
     def _until_done(self, entry: _Entry, admitted, on_wait) -> None:
         """Wait while another call leads; lead whenever no one does, until ``entry`` is decoded."""

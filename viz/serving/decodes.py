@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional, TypeVar
+from typing import Callable, Optional, Sequence, TypeVar
 
 import torch
 
@@ -185,15 +185,43 @@ def translate_all(requests: list[Request], settings: AppSettings,
 
 
 TOGETHER = "Queued: decoding together with requests from other sessions."
+EVALUATION_CHUNK = 64  # a test set's sentences join the line this many at a time
+
+
+def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, settings: AppSettings,
+                    progress: Optional[Callable[[int], None]] = None,
+                    on_queued: Optional[Callable[[str], None]] = None) -> tuple[list[Trace], float]:
+    """A test set's decodes (its traces, in order, and the seconds its batches spent decoding),
+    through the same batchers and decode slots as the pages' translations: the sentences join
+    their model's line ``EVALUATION_CHUNK`` at a time and fill batches beside other users'
+    evaluations, so a class's evaluations share batches and take turns with each other.
+    ``progress(done)`` after each chunk; ``on_queued(text)`` while waiting. Nothing is kept in the
+    translations' shared store (a test set would push out what other users translated)."""
+    path = resolve_checkpoint(name, settings)
+    translator = load_translator(name, settings)
+    batcher = _batcher(path, search, None, False, evaluation=True)
+    slot = QueuedSlot(settings, on_queued)
+    traces, seconds = [], 0.0
+    for start in range(0, len(lines), EVALUATION_CHUNK):
+        chunk = [Request(name, text, search) for text in lines[start:start + EVALUATION_CHUNK]]
+        tokens = [len(translator.source_ids(r.text)[0]) * search.beam for r in chunk]
+        decoded = batcher.decode_many(chunk, tokens, slot, on_queued and partial(on_queued, TOGETHER))
+        traces += [d.trace for d in decoded]
+        seconds += max(d.seconds for d in decoded)  # the batch that held the chunk (the last, if several)
+        if progress is not None:
+            progress(len(traces))
+    return traces, seconds
 
 
 @shared(max_entries=64)
-def _batcher(path: Path, search: SearchConfig, attend: Optional[tuple[int, int]], with_prefix: bool) -> Batcher:
+def _batcher(path: Path, search: SearchConfig, attend: Optional[tuple[int, int]], with_prefix: bool,
+             evaluation: bool = False) -> Batcher:
     """The process's Batcher for one model and one set of decoding settings: requests decode
     together when they share the model, the search settings, the moved attention (``attend``
     applies to every sentence of a decode) and whether a prefix is forced (forcing takes beam
-    search's path even at beam 1)."""
-    return Batcher(partial(_decode_unstored, path))
+    search's path even at beam 1). Evaluations have batchers of their own, whose results are
+    not stored for other sessions (``translate_lines``)."""
+    return Batcher(partial(decode_batch, path) if evaluation else partial(_decode_unstored, path))
 
 
 def _decode_unstored(path: Path, requests: list[Request]) -> list[Decoded]:
