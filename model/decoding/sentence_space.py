@@ -1,0 +1,289 @@
+"""Inside the fixed vector: where a model puts a sentence, among the sentences it trained on.
+
+RNNencdec's decoder reads one vector of the whole source at every step, the encoder summary
+c = [forward h_Tx ; backward h_1] (the paper's fixed-length bottleneck, Section 2). RNNsearch's
+decoder starts from s_0 = tanh(W_s backward h_1) (Appendix A.2.2) and then reads the annotations
+h_j through attention. A ``SentenceSpace`` holds that sentence-level vector (c for a model without
+attention, s_0 for one with it) for a deterministic sample of a model's training sentences, a 2-D
+projection of them (PCA), and for models with attention the annotations h_j of the words of a
+smaller sample, so that a user's sentence (or word) can be placed among them and its nearest
+neighbours found by cosine similarity (exact search: the samples are small).
+
+    space = build_space(translator, training_sentences(folder))
+    found = space.nearest(space.embed(translator, "a dog runs in the park"), k=10)
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from model.corpus.corpora import corpus_specs, load_split, locate_corpus
+from model.decoding.translator import Translator
+from model.errors import UserError
+
+SAMPLE = 20_000  # training sentences whose sentence vectors are kept
+WORD_SAMPLE = 1_000  # sentences whose words' annotations are kept (models with attention; 100 MB a model in all)
+BATCH = 128  # sentences encoded at once
+MAX_K = 1_000  # neighbours a caller may ask for
+
+
+class SpaceError(UserError):
+    """A sentence that cannot be placed (blank, nothing the vocabulary encodes) or a bad request."""
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A training sentence (or a word in one) near the query."""
+
+    text: str  # the sentence
+    similarity: float  # cosine similarity, 1 for the same direction
+    index: int  # its row in the space
+    word: str = ""  # for word neighbours: the word (subword piece) whose annotation is near
+
+
+@dataclass(frozen=True)
+class WordSpace:
+    """The annotations h_j of every source piece of a sample of sentences."""
+
+    vectors: np.ndarray  # (pieces, 2n) float32, unit length
+    sentence: np.ndarray  # (pieces,) int: the row in SentenceSpace.sentences
+    pieces: tuple[str, ...]  # (pieces,) the subword piece at each row
+
+
+@dataclass(frozen=True)
+class SentenceSpace:
+    """A model's sentence vectors for a sample of its training sentences, with their projection."""
+
+    kind: str  # "c" (the encoder summary a model without attention reads) or "s_0" (the decoder's first state)
+    sentences: tuple[str, ...]  # (n,) the sample, in sample order
+    vectors: np.ndarray  # (n, d) float32, unit length
+    mean: np.ndarray  # (d,) the centre of the projection
+    axes: np.ndarray  # (2, d) the first two principal axes of the unit vectors
+    points: np.ndarray  # (n, 2) the sample projected
+    words: Optional[WordSpace] = None
+
+    @property
+    def nbytes(self) -> int:
+        """Memory the arrays take (the server keeps one space per model)."""
+        arrays = [self.vectors, self.mean, self.axes, self.points]
+        if self.words is not None:
+            arrays += [self.words.vectors, self.words.sentence]
+        return sum(a.nbytes for a in arrays)
+
+    def embed(self, translator: Translator, text: str) -> np.ndarray:
+        """The unit sentence vector of ``text`` (d,); SpaceError when nothing of it can be encoded."""
+        ids = _ids(translator, text)
+        return _unit(_sentence_vectors(translator, [ids], self.kind))[0]
+
+    def project(self, vector: np.ndarray) -> np.ndarray:
+        """(2,) where a unit vector falls on the space's map."""
+        return (vector - self.mean) @ self.axes.T
+
+    def nearest(self, vector: np.ndarray, k: int = 10) -> list[Neighbour]:
+        """The ``k`` sample sentences most similar to a unit ``vector``, most similar first (ties by
+        sample order); fewer when the sample is smaller."""
+        k = check_k(k)
+        sims = self.vectors @ vector  # (n,)
+        order = np.lexsort((np.arange(len(sims)), -sims))[:k]
+        return [Neighbour(self.sentences[i], float(sims[i]), int(i)) for i in order]
+
+    def nearest_words(self, translator: Translator, text: str, k: int = 5) -> list[tuple[str, list[Neighbour]]]:
+        """For each source piece of ``text``: the pieces of sample sentences whose annotations
+        h_j are nearest to its own (the word in its context). Models with attention only."""
+        if self.words is None:
+            raise SpaceError("this model keeps no annotations: only a model with attention reads them")
+        k = check_k(k)
+        ids = _ids(translator, text)
+        annotations = _unit(_annotations(translator, [ids])[0])  # (len, 2n)
+        sims = annotations @ self.words.vectors.T  # (len, pieces)
+        out = []
+        for piece, row in zip(translator.src_vocab.pieces(ids), sims):
+            order = np.lexsort((np.arange(len(row)), -row))[:k]
+            out.append((piece, [Neighbour(self.sentences[self.words.sentence[i]], float(row[i]), int(i),
+                                          self.words.pieces[i]) for i in order]))
+        return out
+
+
+def check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_K:
+        raise SpaceError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+    return int(k)
+
+
+def training_sentences(folder: Path, root: Optional[Path] = None) -> list[str]:
+    """The source side of the training split of every corpus a checkpoint's config names, in
+    order (relative paths from ``root``, default the working directory). SpaceError when the
+    config names none or none can be read."""
+    from model.checkpoints.folder import describe_folder
+
+    summary = describe_folder(folder)
+    if summary.train is None:
+        raise SpaceError(f"{Path(folder).name}: its config does not say what it trained on; give the sentences")
+    sentences, missing = [], []
+    for spec in corpus_specs(summary.train):
+        path = locate_corpus(spec.path, Path(root or "."))
+        if not Path(path).exists():
+            missing.append(spec.path)
+            continue
+        spec = type(spec)(spec.name, path, spec.weight, spec.columns)
+        sentences += load_split(spec, "train", summary.src_lang, summary.tgt_lang).src
+    if not sentences:
+        raise SpaceError(f"{Path(folder).name}: none of its training corpora is here ({', '.join(missing)})")
+    return sentences
+
+
+def sample(sentences: Sequence[str], size: int, seed: int = 0) -> list[str]:
+    """Up to ``size`` distinct non-blank sentences, drawn the same way every time (``seed``), in
+    their original order."""
+    distinct = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))
+    if len(distinct) <= size:
+        return distinct
+    keep = sorted(random.Random(seed).sample(range(len(distinct)), size))
+    return [distinct[i] for i in keep]
+
+
+def build_space(translator: Translator, sentences: Sequence[str], size: int = SAMPLE,
+                word_size: int = WORD_SAMPLE, seed: int = 0) -> SentenceSpace:
+    """Encode a sample of ``sentences`` (see ``sample``) and project it to 2-D; with attention,
+    also the annotations of ``word_size`` sampled sentences, evenly spread over the sample."""
+    chosen = sample(sentences, size, seed)
+    encoded = [(s, ids) for s in chosen if (ids := translator.source_ids(s)[0])]
+    if not encoded:
+        raise SpaceError("no sentence to place: the sample is empty or nothing of it can be encoded")
+    kind = "s_0" if translator.model.has_attention else "c"
+    texts = tuple(s for s, _ in encoded)
+    vectors = np.concatenate([_unit(_sentence_vectors(translator, [ids for _, ids in encoded[i:i + BATCH]], kind))
+                              for i in range(0, len(encoded), BATCH)])
+    mean, axes = _principal_axes(vectors)
+    words = None
+    if translator.model.has_attention and word_size > 0:  # spread over the sample (corpora come one after another)
+        rows = sorted(set(np.linspace(0, len(encoded) - 1, min(word_size, len(encoded))).astype(int).tolist()))
+        words = _word_space(translator, rows, [encoded[r][1] for r in rows])
+    return SentenceSpace(kind, texts, vectors, mean, axes, (vectors - mean) @ axes.T, words)
+
+
+def _ids(translator: Translator, text: str) -> list[int]:
+    if not isinstance(text, str) or not text.strip():
+        raise SpaceError("type a sentence to place it among the training sentences")
+    ids = translator.source_ids(text)[0]
+    if not ids:
+        raise SpaceError("nothing of this sentence is in the model's vocabulary")
+    return ids
+
+
+def _batch(translator: Translator, batch: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(ids) for ids in batch])
+    src = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)  # PAD is 0
+    for row, ids in enumerate(batch):
+        src[row, :len(ids)] = torch.tensor(ids)
+    device = translator.device
+    return src.to(device), lengths.to(device)
+
+
+@torch.no_grad()
+def _sentence_vectors(translator: Translator, batch: Sequence[Sequence[int]], kind: str) -> np.ndarray:
+    """(batch, d): c = the encoder summary, or s_0 = the decoder's first state."""
+    model = translator.model
+    memory = model.encode(*_batch(translator, batch))
+    state = getattr(memory, "summary", None) if kind == "c" else model.init_state(memory)
+    if not isinstance(state, torch.Tensor):
+        raise SpaceError(f"{translator.name}: its decoder state is not one vector")
+    return state.float().cpu().numpy()
+
+
+@torch.no_grad()
+def _annotations(translator: Translator, batch: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """Each sentence's annotations h_j, (len, 2n)."""
+    memory = translator.model.encode(*_batch(translator, batch))
+    if not isinstance(getattr(memory, "annotations", None), torch.Tensor):
+        raise SpaceError(f"{translator.name}: its encoder keeps no annotations h_j")
+    annotations = memory.annotations.float().cpu().numpy()  # (batch, src_len, 2n)
+    return [annotations[row, :len(ids)] for row, ids in enumerate(batch)]
+
+
+def _word_space(translator: Translator, rows: Sequence[int], encoded: Sequence[Sequence[int]]) -> WordSpace:
+    """The annotations of sentences ``rows`` of the sample (their ids ``encoded``)."""
+    vectors, sentence, pieces = [], [], []
+    for start in range(0, len(encoded), BATCH):
+        batch = encoded[start:start + BATCH]
+        for row, ids, h in zip(rows[start:start + BATCH], batch, _annotations(translator, batch)):
+            vectors.append(_unit(h))
+            sentence += [row] * len(ids)
+            pieces += translator.src_vocab.pieces(ids)
+    return WordSpace(np.concatenate(vectors), np.asarray(sentence), tuple(pieces))
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (a zero row stays zero)."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1.0)
+
+
+def _principal_axes(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean (d,), the two leading principal axes (2, d)), each axis's sign fixed so that its
+    largest component is positive (the same map every time)."""
+    mean = vectors.mean(axis=0)
+    centred = vectors - mean
+    if len(vectors) < 2:
+        return mean, np.eye(2, vectors.shape[1], dtype=np.float32)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    axes = vt[:2]
+    if len(axes) < 2:
+        axes = np.vstack([axes, np.zeros_like(axes)])
+    signs = np.sign(axes[np.arange(2), np.abs(axes).argmax(axis=1)])
+    return mean, (axes * np.where(signs == 0, 1, signs)[:, None]).astype(np.float32)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import json
+    import sys
+
+    from model.argtypes import int_range, run_command
+    from model.corpus.textfile import read_text
+
+    parser = argparse.ArgumentParser(prog="python -m model.neighbours", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
+    parser.add_argument("--text", required=True, help="the sentence to place")
+    parser.add_argument("--k", type=int_range(1, MAX_K), default=10, help=f"neighbours to list (1..{MAX_K}, default 10)")
+    parser.add_argument("--sample", type=int_range(1), default=SAMPLE, help=f"training sentences to encode (default {SAMPLE:,})")
+    parser.add_argument("--sentences", help="a file of sentences to sample from, one per line (default: the "
+                                            "checkpoint's training corpora)")
+    parser.add_argument("--words", action="store_true", help="also each word's nearest words in context (attention models)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--threads", type=int_range(1), default=1, help="torch threads")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    def work() -> str:
+        translator = Translator.from_checkpoint(args.checkpoint)
+        pool = read_text(args.sentences).splitlines() if args.sentences else training_sentences(Path(args.checkpoint))
+        space = build_space(translator, pool, args.sample, WORD_SAMPLE if args.words else 0)
+        vector = space.embed(translator, args.text)
+        found = space.nearest(vector, args.k)
+        words = space.nearest_words(translator, args.text, min(args.k, 5)) if args.words else []
+        x, y = (float(v) for v in space.project(vector))
+        if args.json:
+            return json.dumps({"checkpoint": Path(args.checkpoint).name, "vector": space.kind, "text": args.text,
+                               "sample": len(space.sentences), "map": [round(x, 4), round(y, 4)],
+                               "neighbours": [{"sentence": n.text, "similarity": round(n.similarity, 4)} for n in found],
+                               "words": [{"piece": p, "neighbours": [{"piece": n.word, "sentence": n.text,
+                                                                      "similarity": round(n.similarity, 4)} for n in ns]}
+                                         for p, ns in words]}, ensure_ascii=False)
+        lines = [f"{Path(args.checkpoint).name}: {space.kind} of {len(space.sentences):,} training sentences; "
+                 f"yours at ({x:.3f}, {y:.3f}) on the map", *[f"{n.similarity:7.4f}  {n.text}" for n in found]]
+        for piece, ns in words:
+            lines.append(f"{piece}: " + ", ".join(f"{n.word} ({n.similarity:.3f}, in \"{n.text}\")" for n in ns))
+        return "\n".join(lines)
+
+    return run_command(work)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
