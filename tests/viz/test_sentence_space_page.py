@@ -1,0 +1,66 @@
+"""AppTest runs of the Sentence space page with the fixture models: both maps and neighbour
+tables, RNNsearch's words in context, a blank sentence, and a space rebuilt when its checkpoint
+changes."""
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ..conftest import start_app
+
+
+def _script(settings):
+    from viz.pages import sentence_space
+
+    sentence_space.render(settings)
+
+
+@pytest.fixture
+def own_root(tmp_path, tiny_checkpoints, monkeypatch):
+    import shutil
+
+    root = tmp_path / "checkpoints"
+    for arch, path in tiny_checkpoints.items():
+        shutil.copytree(path, root / f"{arch}-tiny")
+    return start_app(monkeypatch, "--checkpoints", root), root
+
+
+def test_both_models_place_a_training_sentence_first_among_its_neighbours(own_root, tiny_corpus):
+    import gzip
+
+    settings, _ = own_root
+    sentence = gzip.decompress((tiny_corpus / "train.en.gz").read_bytes()).decode().splitlines()[4]
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=300).run()
+    at.text_input(key="space_text").set_value(sentence).run()
+    assert not at.exception and not at.info and not at.error, (at.exception, at.info, at.error)
+    search_table, words, encdec_table = (d.value for d in at.dataframe)  # columns in the pickers' order
+    for table in (search_table, encdec_table):
+        assert table["training sentence"].iloc[0] == sentence and table["similarity"].iloc[0] >= 0.999
+        assert len(table) == 10 and list(table["similarity"]) == sorted(table["similarity"], reverse=True)
+    from model.decoding.translator import Translator
+
+    search = Translator.from_checkpoint(own_root[1] / "rnnsearch-tiny")
+    assert list(words["word"]) == search.src_vocab.pieces(search.source_ids(sentence)[0])  # RNNsearch only
+    assert all(cell.startswith(f"{w} (1.00)") for w, cell in zip(words["word"], words["#1"]))  # each finds itself
+    maps = [json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")]
+    assert len(maps) == 2 and all([t["name"] for t in m] == ["training sentences", "nearest", "yours"] for m in maps)
+
+
+def test_a_blank_sentence_gets_a_notice_not_an_error(own_root):
+    settings, _ = own_root
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=300).run()
+    at.text_input(key="space_text").set_value("   ").run()
+    assert not at.exception and not at.error
+    assert [i.value for i in at.info] == ["type a sentence to place it among the training sentences"] * 2
+
+
+def test_a_replaced_checkpoint_gets_a_new_space(own_root):
+    from viz.serving import sentence_spaces
+
+    settings, root = own_root
+    first = sentence_spaces.sentence_space("rnnencdec-tiny", settings)
+    assert sentence_spaces.sentence_space("rnnencdec-tiny", settings) is first  # kept for every session
+    weights = root / "rnnencdec-tiny" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes())  # the same weights written again: a new modification time
+    stamp = sentence_spaces.checkpoint_stamp(root / "rnnencdec-tiny")
+    assert sentence_spaces._space(root / "rnnencdec-tiny", stamp, "rnnencdec-tiny", settings) is not first

@@ -1,0 +1,96 @@
+"""Sentence space page: where each model puts a sentence among the sentences it trained on
+(model/decoding/sentence_space.py), RNNencdec's one fixed vector c beside RNNsearch's s_0, with
+the nearest training sentences and, for RNNsearch, each word's nearest words in context."""
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from model.decoding.sentence_space import SentenceSpace, SpaceError
+from model.errors import UserError
+from viz.figures.sentence_map import sentence_map
+from viz.pages import widgets
+from viz.pages.safe_text import md
+from viz.pages.serving_ui import load_translator, queue_notice
+from viz.serving import hosting, offered_models
+from viz.serving.decodes import QueuedSlot
+from viz.serving.sentence_spaces import sentence_space
+from viz.serving.settings import AppSettings
+
+EXAMPLE = "Two young children are playing with a red ball in the park."
+HOW_TO_READ = (
+    "RNNencdec squeezes the whole sentence into one vector c, which its decoder reads at every step: the paper's "
+    "bottleneck. RNNsearch's decoder starts from its own sentence vector s_0 and then looks back at every source "
+    "word through attention. Each dot is one of the model's training sentences, placed by its vector (the two "
+    "directions along which the sample's vectors vary most); the cross is your sentence. The table lists the "
+    "training sentences whose vectors point most nearly the same way as yours (cosine similarity, 1 = the same "
+    "direction): what the model treats as similar. For a long sentence, look at what its neighbours share with it: "
+    "the first words, the last words, or the meaning.")
+K_MAX = 20
+
+
+def page(settings: AppSettings) -> st.Page:
+    return st.Page(partial(render, settings), title="Sentence space", url_path="space", icon=":material/scatter_plot:")
+
+
+def render(settings: AppSettings) -> None:
+    st.title("Inside the fixed vector")
+    st.caption(HOW_TO_READ)
+    models = offered_models.offered(settings)
+    if not models:
+        st.error(hosting.no_checkpoints_text(settings, "The sentence space needs a model."))
+        return
+    names = [m.name for m in models]
+    labels = {m.name: m.label for m in models}
+    chosen = st.multiselect("Models", names, default=list(dict.fromkeys(offered_models.default_pair(models))),
+                            format_func=labels.get, max_selections=2, key="space_models")
+    text = st.text_input("Your sentence", EXAMPLE, max_chars=2000, key="space_text")
+    k = st.slider("Neighbours", 1, K_MAX, 10, key="space_k")
+    if not chosen:
+        st.info("Choose a model.")
+        return
+    for column, name in zip(st.columns(len(chosen)), chosen):
+        with column:
+            model_ui(name, text, k, settings)
+
+
+def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
+    st.subheader(name)
+    try:
+        translator = load_translator(name, settings)
+        space = space_ui(name, settings)
+        vector = space.embed(translator, text)
+    except SpaceError as exc:
+        st.info(md(str(exc)))
+        return
+    except UserError as exc:
+        st.error(hosting.error_text(exc, settings, f"{name} cannot be placed on this server."))
+        return
+    found = space.nearest(vector, k)
+    what = "c, the encoder summary its decoder reads at every step" if space.kind == "c" else \
+        "s_0, its decoder's first state"
+    st.caption(f"Its vector: {what}. {len(space.sentences):,} training sentences.")
+    widgets.show_chart(sentence_map(space.points, space.sentences, space.project(vector), text, [n.index for n in found],
+                                    f"{name}: {space.kind}"), key=f"space_map_{name}")
+    st.dataframe(pd.DataFrame([{"similarity": round(n.similarity, 4), "training sentence": n.text} for n in found]),
+                 hide_index=True, key=f"space_table_{name}")
+    if space.words is not None:
+        words_ui(space, translator, text, name)
+
+
+def space_ui(name: str, settings: AppSettings) -> SentenceSpace:
+    """The model's space, built once per server (about half a minute on 2 cores) in a decode slot."""
+    notice = queue_notice()
+    with QueuedSlot(settings, notice.show)():
+        notice.clear()
+        with st.spinner(f"Encoding {name}'s training sentences (once per server)..."):
+            return sentence_space(name, settings)
+
+
+def words_ui(space: SentenceSpace, translator, text: str, name: str) -> None:
+    st.markdown("**Each word in its context**: the training words whose annotation h_j is nearest to this word's.")
+    rows = [{"word": piece, **{f"#{r + 1}": f"{n.word} ({n.similarity:.2f}): {n.text}" for r, n in enumerate(near)}}
+            for piece, near in space.nearest_words(translator, text, 3)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"space_words_{name}")

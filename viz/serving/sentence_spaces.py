@@ -1,0 +1,32 @@
+"""Each offered model's sentence space (model/decoding/sentence_space.py), built on first use and
+kept for every session of the server: about 80 MB a model, at most ``MAX_SPACES`` at once. A
+space belongs to the checkpoint's files as they were when it was built: a checkpoint replaced
+in its folder gets a new space."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from model.decoding.sentence_space import SentenceSpace, build_space, training_sentences
+from viz.serving.decodes import load_translator
+from viz.serving.hosting import resolve_checkpoint
+from viz.serving.settings import REPO, AppSettings
+from viz.serving.shared_cache import shared
+
+MAX_SPACES = 4  # models whose spaces a server keeps (least recently used goes)
+
+
+def checkpoint_stamp(folder: Path) -> tuple:
+    """What changes when a checkpoint's files change: each file's name, size and modification time."""
+    return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).iterdir() if p.is_file()))
+
+
+def sentence_space(name: str, settings: AppSettings) -> SentenceSpace:
+    """The space of checkpoint ``name``, from its training corpora (relative paths from the
+    repository); SpaceError when they are not on this server."""
+    path = resolve_checkpoint(name, settings)
+    return _space(path, checkpoint_stamp(path), name, settings)
+
+
+@shared(max_entries=MAX_SPACES, key=lambda path, stamp, name, settings: (path, stamp))
+def _space(path: Path, stamp: tuple, name: str, settings: AppSettings) -> SentenceSpace:
+    return build_space(load_translator(name, settings), training_sentences(path, REPO))
