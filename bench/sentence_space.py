@@ -1,10 +1,13 @@
 """How long the sentence space takes: first use (reading the training corpora, encoding the
-sample, the 2-D map) and each new sentence afterwards (its vector, neighbours and place on the map).
+sample, the 2-D map) and each new sentence afterwards (its vector, neighbours and place on the map);
+with ``--bottleneck``, what the nearest training sentences of Multi30k's test_2016_flickr sentences
+share with them, by source length (model/decoding/sentence_space.py · shared_parts).
 
     python bench/sentence_space.py [--names everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr] [--threads 2]
+                                   [--bottleneck]
 
 Needs the checkpoints' training corpora (``../shared/data`` beside the repository, or ``data/``).
-Prints one JSON line per model.
+Prints one JSON line per model (and one per length bucket with ``--bottleneck``).
 """
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from bench.common import CHECKPOINTS  # noqa: E402
-from model.decoding.sentence_space import SAMPLE, WORD_SAMPLE, build_space, training_sentences  # noqa: E402
+from bench.common import CHECKPOINTS, corpus  # noqa: E402
+from model.decoding.sentence_space import SAMPLE, WORD_SAMPLE, build_space, shared_parts, training_sentences  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 
 QUERIES = ["A dog runs in the park.", "Two children are playing with a ball on the beach.",
@@ -33,6 +36,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--names", default="everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bottleneck", action="store_true",
+                        help="what the 5 nearest training sentences of each test sentence share with it")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     for name in args.names.split(","):
@@ -56,6 +61,11 @@ def main() -> None:
                           "memory_mb": round(space.nbytes / 2**20, 1), "read_corpora_s": round(read, 1),
                           "build_s": round(build, 1), "query_median_ms": round(statistics.median(times) * 1000, 1),
                           "query_max_ms": round(max(times) * 1000, 1), "threads": args.threads}))
+        if args.bottleneck:
+            test, _, source = corpus("test_2016_flickr")
+            for row in shared_parts(space, translator, test, k=5):
+                print(json.dumps({"model": name, "vector": space.kind, "test": source, **{
+                    key: round(value, 3) if isinstance(value, float) else value for key, value in vars(row).items()}}))
 
 
 if __name__ == "__main__":

@@ -109,6 +109,59 @@ class SentenceSpace:
         return out
 
 
+@dataclass(frozen=True)
+class SharedParts:
+    """What the nearest neighbours of sentences of one length share with them, beside random
+    sample sentences (the bottleneck made visible: does the vector keep the sentence's start, its
+    end, or its words?)."""
+
+    lengths: str  # the bucket of source lengths in words, e.g. "11-20"
+    sentences: int
+    first: float  # share of neighbours that start with the sentence's first two words
+    last: float  # share of neighbours that end with its last two words
+    words: float  # mean Jaccard overlap of the lowercased word sets
+    random_first: float
+    random_last: float
+    random_words: float
+
+
+BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))
+
+
+def shared_parts(space: "SentenceSpace", translator: Translator, sentences: Sequence[str], k: int = 5,
+                 seed: int = 0) -> list[SharedParts]:
+    """For each length bucket of ``sentences`` (test sentences, say): what their ``k`` nearest
+    training sentences share with them, against ``k`` random sample sentences each."""
+    rng = random.Random(seed)
+    scored = {bucket: [] for bucket in BUCKETS}
+    for text in sentences:
+        words = _words(text)
+        bucket = next((b for b in BUCKETS if b[0] <= len(words) <= b[1]), None)
+        if bucket is None or len(words) < 2 or not translator.source_ids(text)[0]:
+            continue
+        near = [_words(n.text) for n in space.nearest(space.embed(translator, text), k)]
+        rand = [_words(space.sentences[rng.randrange(len(space.sentences))]) for _ in range(k)]
+        scored[bucket].append((_parts(words, near), _parts(words, rand)))
+    rows = []
+    for (lo, hi), pairs in scored.items():
+        if pairs:
+            mean = lambda which, i: float(np.mean([p[which][i] for p in pairs]))  # noqa: E731
+            rows.append(SharedParts(f"{lo}-{hi}" if hi < 1000 else f"{lo}+", len(pairs), mean(0, 0), mean(0, 1),
+                                    mean(0, 2), mean(1, 0), mean(1, 1), mean(1, 2)))
+    return rows
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (w.strip(".,;:!?\"'()").lower() for w in text.split()) if w]
+
+
+def _parts(words: list[str], others: list[list[str]]) -> tuple[float, float, float]:
+    first = np.mean([o[:2] == words[:2] for o in others])
+    last = np.mean([o[-2:] == words[-2:] for o in others])
+    jaccard = np.mean([len(set(o) & set(words)) / max(1, len(set(o) | set(words))) for o in others])
+    return float(first), float(last), float(jaccard)
+
+
 def check_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_K:
         raise SpaceError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")

@@ -142,3 +142,25 @@ def test_the_command_ends_with_one_error_line(tiny_checkpoints, tmp_path, capsys
     assert main(["--checkpoint", str(tiny_checkpoints["rnnencdec"]), *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_shared_parts_of_sample_sentences_with_their_one_nearest_are_whole(built):
+    """k = 1 and sentences from the sample: each one's nearest is itself, so it shares its first
+    and last words and all its words; random sentences are the baseline beside it."""
+    from model.decoding.sentence_space import shared_parts
+
+    translator, space = built
+    queries = [s for s in space.sentences if len(s.split()) >= 2][:30]
+    rows = shared_parts(space, translator, queries, k=1)
+    assert sum(r.sentences for r in rows) == len(queries)
+    assert {r.lengths for r in rows} <= {"1-10", "11-20", "21-30", "31+"}
+    for r in rows:
+        assert (r.first, r.last, r.words) == (1.0, 1.0, 1.0)
+        assert all(0.0 <= x <= 1.0 for x in (r.random_first, r.random_last, r.random_words))
+
+
+def test_shared_parts_skip_what_cannot_be_placed(built):
+    from model.decoding.sentence_space import shared_parts
+
+    translator, space = built
+    assert shared_parts(space, translator, ["", "one", "\u200b \u200b"], k=3) == []
