@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 from model.decoding.saliency import saliency
 from model.decoding.search import SearchConfig
@@ -24,9 +24,10 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
 from viz.html_report import steps_table
-from viz.serving.settings import default_checkpoint_root
+from viz.serving.settings import REPO, default_checkpoint_root
 
-VIEWS = ("alignment", "beam", "steps", "saliency")
+VIEWS = ("alignment", "beam", "steps", "saliency", "neighbours")
+NEIGHBOURS = 10  # training sentences listed by show("neighbours")
 _PLOTLY_SHOWN = [False]  # plotly.js goes into the first figure a kernel shows
 
 
@@ -59,6 +60,7 @@ class Translation:
     trace: Trace
     translator: Translator
     words: bool = False  # heatmaps over whole words instead of subword pieces
+    folder: Optional[Path] = None  # the checkpoint folder (what it trained on, for "neighbours")
 
     @property
     def text(self) -> str:
@@ -69,10 +71,14 @@ class Translation:
 
     def show(self, view: str = "alignment") -> HTML:
         """One view of this translation: ``alignment`` (attention heatmap), ``beam`` (the search
-        tree), ``steps`` (a table per output piece) or ``saliency`` (gradient x input)."""
+        tree), ``steps`` (a table per output piece), ``saliency`` (gradient x input) or
+        ``neighbours`` (the source among the model's training sentences: docs/sentence-space.md;
+        the first call per model encodes 20,000 of them, about half a minute on 2 cores)."""
         if view not in VIEWS:
             raise UnknownView(f"no view {view!r}; choose one of: {', '.join(VIEWS)}")
         trace = self.trace
+        if view == "neighbours":
+            return HTML(self._neighbours())
         if view == "beam":
             return HTML(_figure(beam_tree_figure([n.to_json() for n in trace.beam], f"{self.model}: beam search"),
                                 f"{self.model}_beam_search"))
@@ -109,6 +115,20 @@ class Translation:
             matrix, src, tgt = merge_to_words(matrix, src, tgt)
         return _figure(alignment_heatmap(matrix, src, tgt, title=html.escape(title), grayscale=True), name)
 
+    def _neighbours(self) -> str:
+        from viz.figures.sentence_map import sentence_map
+
+        if self.folder is None:
+            raise UnknownView("neighbours needs the checkpoint folder: load the model with load()")
+        space = _space(Path(self.folder), self.translator)
+        vector = space.embed(self.translator, self.trace.source)
+        found = space.nearest(vector, NEIGHBOURS)
+        rows = "".join(f"<tr><td>{n.similarity:.3f}</td><td>{html.escape(n.text)}</td></tr>" for n in found)
+        fig = sentence_map(space.points, [html.escape(t) for t in space.sentences], space.project(vector),
+                           html.escape(self.trace.source), [n.index for n in found], html.escape(f"{self.model}: {space.kind}"))
+        return (_figure(fig, f"{self.model}_sentence_space") + f"<p>The training sentences whose {space.kind} is nearest "
+                f"to this sentence's:</p><table><tr><th>similarity</th><th>training sentence</th></tr>{rows}</table>")
+
     def _header(self) -> str:
         return (f"<p><b>{html.escape(self.model)}</b> ({html.escape(self.trace.model)}): "
                 f"<span style='font-size:1.2em'>{html.escape(self.trace.translation)}</span></p>")
@@ -142,12 +162,13 @@ class Model:
 
     name: str
     translator: Translator
+    folder: Optional[Path] = None
 
     def translate(self, text: Union[str, Sequence[str]], beam: int = 5, words: bool = False):
         """A Translation of ``text``, or a list of them for a list of sentences."""
         sentences = [text] if isinstance(text, str) else list(text)
         traces = self.translator.translate(sentences, SearchConfig(beam=beam))
-        out = [Translation(self.name, trace, self.translator, words) for trace in traces]
+        out = [Translation(self.name, trace, self.translator, words, self.folder) for trace in traces]
         return out[0] if isinstance(text, str) else out
 
 
@@ -158,7 +179,23 @@ def load(name_or_path: str | Path) -> Model:
     if not path.is_dir():
         path = default_checkpoint_root() / str(name_or_path)
     translator = Translator.from_checkpoint(path)
-    return Model(path.name, translator)
+    return Model(path.name, translator, path)
+
+
+_SPACES: dict = {}  # (folder, its files' stamp) -> SentenceSpace, the last few used
+
+
+def _space(folder: Path, translator: Translator):
+    """The model's sentence space, built once per kernel and again when its files change."""
+    from model.decoding.sentence_space import build_space, training_sentences
+    from viz.serving.sentence_spaces import checkpoint_stamp
+
+    key = (folder.resolve(), checkpoint_stamp(folder))
+    if key not in _SPACES:
+        while len(_SPACES) >= 2:  # about 80 MB each
+            _SPACES.pop(next(iter(_SPACES)))
+        _SPACES[key] = build_space(translator, training_sentences(folder, REPO))
+    return _SPACES[key]
 
 
 def compare(first: Model, second: Model, text: str, beam: int = 5, words: bool = False) -> Comparison:

@@ -32,8 +32,19 @@ def test_every_view_renders_and_an_unknown_one_names_them(models):
     assert "<b>a</b>" not in t.show("steps").html  # user text escaped
     assert "no attention" in encdec.translate("a dog").show("alignment").html
     assert "heatmap" in encdec.translate("a dog").show("saliency").html  # RNNencdec still gets saliency
-    with pytest.raises(UnknownView, match="no view 'tree'; choose one of: alignment, beam, steps, saliency"):
+    with pytest.raises(UnknownView, match="no view 'tree'; choose one of: alignment, beam, steps, saliency, neighbours"):
         t.show("tree")
+
+
+def test_neighbours_list_a_training_sentence_first_among_its_own(models, tiny_corpus):
+    import gzip
+
+    sentence = gzip.decompress((tiny_corpus / "train.en.gz").read_bytes()).decode().splitlines()[9]
+    for model in models:
+        page = model.translate(sentence).show("neighbours").html
+        rows = page.split("<tr><td>")[1:]
+        assert len(rows) == 10 and rows[0].startswith("1.000</td><td>" + sentence + "</td>")
+        assert "scattergl" in page
 
 
 @pytest.mark.parametrize("view, chart", [("alignment", "attention"), ("beam", "beam_search"), ("saliency", "saliency")])

@@ -91,6 +91,10 @@ def figure2(search: str, encdec: str, pair: str, settings: AppSettings) -> None:
     if not shared:
         st.info("The cards of this pair hold no shared length stress test; recompute one below.")
     recompute_ui(search, encdec, tuple(pair.split("-")), settings)
+    st.markdown("**Inside the fixed vector.** The training sentences nearest to RNNencdec's fixed vector of a "
+                "sentence share fewer of its words, and rarely its ending, the longer the sentence is.")
+    st.page_link(nav.link("space"), label="See where each model puts a sentence among its training sentences",
+                 icon=":material/scatter_plot:")
 
 
 def _card(name: str, settings: AppSettings):
