@@ -80,6 +80,15 @@ class SentenceSpace:
         ids = _ids(translator, text)
         return _unit(_sentence_vectors(translator, [ids], self.kind))[0]
 
+    def embed_many(self, translator: Translator, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """Unit vectors (m, d) of the ``texts`` that can be placed, in batches, and their indices."""
+        kept = [(i, ids) for i, t in enumerate(texts) if t.strip() and (ids := translator.source_ids(t)[0])]
+        if not kept:
+            return np.zeros((0, self.vectors.shape[1]), dtype=np.float32), []
+        vectors = np.concatenate([_unit(_sentence_vectors(translator, [ids for _, ids in kept[i:i + BATCH]], self.kind))
+                                  for i in range(0, len(kept), BATCH)])
+        return vectors, [i for i, _ in kept]
+
     def project(self, vector: np.ndarray) -> np.ndarray:
         """(2,) where a unit vector falls on the space's map."""
         return (vector - self.mean) @ self.axes.T
@@ -134,12 +143,13 @@ def shared_parts(space: "SentenceSpace", translator: Translator, sentences: Sequ
     training sentences share with them, against ``k`` random sample sentences each."""
     rng = random.Random(seed)
     scored = {bucket: [] for bucket in BUCKETS}
-    for text in sentences:
-        words = _words(text)
+    vectors, kept = space.embed_many(translator, sentences)
+    for vector, index in zip(vectors, kept):
+        words = _words(sentences[index])
         bucket = next((b for b in BUCKETS if b[0] <= len(words) <= b[1]), None)
-        if bucket is None or len(words) < 2 or not translator.source_ids(text)[0]:
+        if bucket is None or len(words) < 2:
             continue
-        near = [_words(n.text) for n in space.nearest(space.embed(translator, text), k)]
+        near = [_words(n.text) for n in space.nearest(vector, k)]
         rand = [_words(space.sentences[rng.randrange(len(space.sentences))]) for _ in range(k)]
         scored[bucket].append((_parts(words, near), _parts(words, rand)))
     rows = []

@@ -164,3 +164,12 @@ def test_shared_parts_skip_what_cannot_be_placed(built):
 
     translator, space = built
     assert shared_parts(space, translator, ["", "one", "\u200b \u200b"], k=3) == []
+
+
+def test_sentences_placed_together_are_placed_as_one_by_one(built):
+    translator, space = built
+    texts = ["a dog runs", "", "the small red cat sits on the big blue ball", "\u200b", "a man eats"]
+    vectors, kept = space.embed_many(translator, texts)
+    assert kept == [0, 2, 4] and vectors.shape == (3, space.vectors.shape[1])
+    for vector, index in zip(vectors, kept):
+        np.testing.assert_allclose(vector, space.embed(translator, texts[index]), atol=1e-5)

@@ -64,3 +64,25 @@ def test_a_replaced_checkpoint_gets_a_new_space(own_root):
     weights.write_bytes(weights.read_bytes())  # the same weights written again: a new modification time
     stamp = sentence_spaces.checkpoint_stamp(root / "rnnencdec-tiny")
     assert sentence_spaces._space(root / "rnnencdec-tiny", stamp, "rnnencdec-tiny", settings) is not first
+
+
+def test_what_the_vector_keeps_is_measured_on_a_test_set(own_root, tmp_path, monkeypatch):
+    from ..conftest import make_pairs
+
+    _, root = own_root
+    data = tmp_path / "data"
+    data.mkdir()
+    pairs = make_pairs(30, seed=11)
+    (data / "test.en").write_text("\n".join(en for en, _ in pairs) + "\n")
+    (data / "test.fr").write_text("\n".join(fr for _, fr in pairs) + "\n")
+    settings = start_app(monkeypatch, "--checkpoints", root, "--data-dir", data)
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=300).run()
+    assert not at.exception, at.exception
+    at.button(key="space_measure").click().run()
+    assert not at.exception, at.exception
+    kept = at.dataframe[-1].value
+    assert sorted(set(kept["model"])) == ["rnnencdec-tiny", "rnnsearch-tiny"]
+    for model, rows in kept.groupby("model"):
+        assert rows["sentences"].sum() == len(pairs)  # every test sentence has 3 to 8 words
+        assert ((rows[["first words", "last words", "words shared"]] >= 0) & (rows[["first words", "last words",
+                                                                                  "words shared"]] <= 1)).all().all()

@@ -13,10 +13,11 @@ from model.errors import UserError
 from viz.figures.sentence_map import sentence_map
 from viz.pages import widgets
 from viz.pages.safe_text import md
-from viz.pages.serving_ui import load_translator, queue_notice
+from viz.pages.serving_ui import load_builtin_set, load_translator, queue_notice
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot
-from viz.serving.sentence_spaces import sentence_space
+from viz.serving.builtin_sets import builtin_sets
+from viz.serving.sentence_spaces import MEASURED_SENTENCES, sentence_space, what_it_keeps
 from viz.serving.settings import AppSettings
 
 EXAMPLE = "Two young children are playing with a red ball in the park."
@@ -54,6 +55,7 @@ def render(settings: AppSettings) -> None:
     for column, name in zip(st.columns(len(chosen)), chosen):
         with column:
             model_ui(name, text, k, settings)
+    kept_ui(chosen, settings)
 
 
 def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
@@ -94,3 +96,40 @@ def words_ui(space: SentenceSpace, translator, text: str, name: str) -> None:
     rows = [{"word": piece, **{f"#{r + 1}": f"{n.word} ({n.similarity:.2f}): {n.text}" for r, n in enumerate(near)}}
             for piece, near in space.nearest_words(translator, text, 3)]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"space_words_{name}")
+
+
+def kept_ui(names: list[str], settings: AppSettings) -> None:
+    """The bottleneck made visible: what the nearest training sentences of test sentences share
+    with them, by length, for each chosen model (docs/sentence-space.md)."""
+    st.subheader("What the vector keeps")
+    st.caption("For each test sentence, its 5 nearest training sentences: how many start with its first two words, "
+               "end with its last two words, and how many of its words they share (Jaccard overlap); beside them, "
+               "5 random training sentences. A vector that holds the whole sentence keeps all three high however "
+               "long the sentence is.")
+    infos = {name: offered_models.info(name, settings) for name in names}
+    directions = {info.direction for info in infos.values() if info}
+    sets = {label: entry for d in directions for label, entry in builtin_sets(settings, d).items()}
+    if not sets:
+        st.caption("No test set of these models' corpora is on this server.")
+        return
+    label = st.selectbox("Test sentences", list(sets), key="space_test")
+    if not st.button(f"Measure on up to {MEASURED_SENTENCES:,} of them", key="space_measure"):
+        return
+    test = tuple(load_builtin_set(sets[label]).src)
+    rows = []
+    for name in names:
+        if infos[name] is None or (sets[label].src_lang, sets[label].tgt_lang) != infos[name].direction:
+            continue
+        try:
+            space_ui(name, settings)
+            with st.spinner(f"Placing the test sentences in {name}'s space..."):
+                found = what_it_keeps(name, test, settings)
+        except UserError as exc:
+            st.info(md(f"{name}: {exc}"))
+            continue
+        rows += [{"model": name, "vector": sentence_space(name, settings).kind, "source words": r.lengths,
+                  "sentences": r.sentences, "first words": round(r.first, 2), "last words": round(r.last, 2),
+                  "words shared": round(r.words, 2), "random: first": round(r.random_first, 2),
+                  "random: last": round(r.random_last, 2), "random: words": round(r.random_words, 2)} for r in found]
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="space_kept")

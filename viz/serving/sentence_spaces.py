@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model.decoding.sentence_space import SentenceSpace, build_space, training_sentences
+from model.decoding.sentence_space import SentenceSpace, SharedParts, build_space, shared_parts, training_sentences
 from viz.serving.decodes import load_translator
 from viz.serving.hosting import resolve_checkpoint
 from viz.serving.settings import REPO, AppSettings
@@ -30,3 +30,18 @@ def sentence_space(name: str, settings: AppSettings) -> SentenceSpace:
 @shared(max_entries=MAX_SPACES, key=lambda path, stamp, name, settings: (path, stamp))
 def _space(path: Path, stamp: tuple, name: str, settings: AppSettings) -> SentenceSpace:
     return build_space(load_translator(name, settings), training_sentences(path, REPO))
+
+
+MEASURED_SENTENCES = 1_000  # test sentences the page measures what the vector keeps on
+
+
+def what_it_keeps(name: str, test: tuple[str, ...], settings: AppSettings) -> list[SharedParts]:
+    """``shared_parts`` of the model's space for the first ``MEASURED_SENTENCES`` of ``test``,
+    once per server for the same checkpoint files and sentences."""
+    path = resolve_checkpoint(name, settings)
+    return _kept(path, checkpoint_stamp(path), test[:MEASURED_SENTENCES], name, settings)
+
+
+@shared(max_entries=16, key=lambda path, stamp, test, name, settings: (path, stamp, test))
+def _kept(path: Path, stamp: tuple, test: tuple, name: str, settings: AppSettings) -> list[SharedParts]:
+    return shared_parts(sentence_space(name, settings), load_translator(name, settings), list(test))
