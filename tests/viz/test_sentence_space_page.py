@@ -86,3 +86,38 @@ def test_what_the_vector_keeps_is_measured_on_a_test_set(own_root, tmp_path, mon
         assert rows["sentences"].sum() == len(pairs)  # every test sentence has 3 to 8 words
         assert ((rows[["first words", "last words", "words shared"]] >= 0) & (rows[["first words", "last words",
                                                                                   "words shared"]] <= 1)).all().all()
+
+
+NAMES = ["a-tiny", "b-tiny", "c-tiny"]
+
+
+@pytest.mark.parametrize("params, view, notices", [
+    ({}, (["a-tiny", "b-tiny"], None, 10), 0),
+    ({"models": "c-tiny", "text": "a cat", "k": "3"}, (["c-tiny"], "a cat", 3), 0),
+    ({"models": "c-tiny,zzz"}, (["a-tiny", "b-tiny"], None, 10), 1),  # an unknown model
+    ({"models": "a-tiny,b-tiny,c-tiny"}, (["a-tiny", "b-tiny"], None, 10), 1),  # more than two
+    ({"k": "0"}, (["a-tiny", "b-tiny"], None, 10), 1),
+    ({"k": "21"}, (["a-tiny", "b-tiny"], None, 10), 1),
+    ({"k": "<script>"}, (["a-tiny", "b-tiny"], None, 10), 1),
+    ({"text": "x" * 2001}, (["a-tiny", "b-tiny"], None, 10), 1),
+    ({"text": "a\x00b"}, (["a-tiny", "b-tiny"], None, 10), 1),
+])
+def test_a_link_is_checked_against_what_the_server_offers(params, view, notices):
+    from viz.pages.sentence_space import EXAMPLE, parse_params
+
+    (models, text, k), told = parse_params(params, NAMES, ["a-tiny", "b-tiny"])
+    assert (models, text, k) == (view[0], view[1] or EXAMPLE, view[2]) and len(told) == notices
+    assert all("<script>" not in t for t in told)
+
+
+def test_a_link_reproduces_the_view(own_root):
+    settings, _ = own_root
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=300)
+    at.query_params.update({"models": "rnnencdec-tiny", "text": "the small cat", "k": "4"})
+    at.run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="space_models").value == ["rnnencdec-tiny"]
+    assert at.text_input(key="space_text").value == "the small cat" and at.slider(key="space_k").value == 4
+    assert len(at.dataframe[0].value) == 4
+    at.slider(key="space_k").set_value(6).run()
+    assert at.query_params["k"] == "6" and at.query_params["text"] == "the small cat"

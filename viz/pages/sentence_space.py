@@ -30,6 +30,28 @@ HOW_TO_READ = (
     "direction): what the model treats as similar. For a long sentence, look at what its neighbours share with it: "
     "the first words, the last words, or the meaning.")
 K_MAX = 20
+K_DEFAULT = 10
+MAX_TEXT = 2000
+
+
+def parse_params(params: dict, names: list[str], default_models: list[str]) -> tuple[tuple[list[str], str, int], list[str]]:
+    """(models, text, k) a link asks for, checked against what this server offers, and a notice
+    for each value that was ignored (shown as markdown: the link's text escaped)."""
+    notices = []
+    models = [m for m in str(params.get("models", "")).split(",") if m]
+    if params.get("models") is not None and (not models or len(models) > 2 or not set(models) <= set(names)):
+        notices.append("The link's models are not all offered here; showing the default pair.")
+        models = []
+    text = str(params.get("text", EXAMPLE))
+    if len(text) > MAX_TEXT or "\x00" in text:
+        notices.append(f"The link's sentence is longer than {MAX_TEXT:,} characters or holds a NUL; showing the example.")
+        text = EXAMPLE
+    raw_k = str(params.get("k", K_DEFAULT))
+    k = int(raw_k) if raw_k.isdigit() and 1 <= int(raw_k) <= K_MAX else None
+    if k is None:
+        notices.append(f"The link's number of neighbours {md(repr(raw_k[:20]))} is not 1 to {K_MAX}; showing {K_DEFAULT}.")
+        k = K_DEFAULT
+    return (models or default_models, text, k), notices
 
 
 def page(settings: AppSettings) -> st.Page:
@@ -45,10 +67,15 @@ def render(settings: AppSettings) -> None:
         return
     names = [m.name for m in models]
     labels = {m.name: m.label for m in models}
-    chosen = st.multiselect("Models", names, default=list(dict.fromkeys(offered_models.default_pair(models))),
-                            format_func=labels.get, max_selections=2, key="space_models")
-    text = st.text_input("Your sentence", EXAMPLE, max_chars=2000, key="space_text")
-    k = st.slider("Neighbours", 1, K_MAX, 10, key="space_k")
+    if "space_text" not in st.session_state:  # a session's first run: the view a link carries
+        view, notices = parse_params(dict(st.query_params), names, list(dict.fromkeys(offered_models.default_pair(models))))
+        st.session_state.update(space_models=view[0], space_text=view[1], space_k=view[2])
+        for notice in notices:
+            st.info(notice)
+    chosen = st.multiselect("Models", names, format_func=labels.get, max_selections=2, key="space_models")
+    text = st.text_input("Your sentence", max_chars=MAX_TEXT, key="space_text")
+    k = st.slider("Neighbours", 1, K_MAX, key="space_k")
+    st.query_params.from_dict({"models": ",".join(chosen), "text": text, "k": str(k)})  # a link reproduces the view
     if not chosen:
         st.info("Choose a model.")
         return
