@@ -23,11 +23,11 @@ def sentence_map(points: np.ndarray, sentences: Sequence[str], mine: np.ndarray,
         {"type": "scattergl", "mode": "markers", "name": "nearest", "x": points[near, 0].tolist() if near else [],
          "y": points[near, 1].tolist() if near else [], "text": [sentences[i] for i in near], "hoverinfo": "text",
          "marker": {"size": 8, "color": "#1f77b4"}},
-        {"type": "scatter", "mode": "markers", "name": "yours", "x": [float(mine[0])], "y": [float(mine[1])],
+        {"type": "scattergl", "mode": "markers", "name": "yours", "x": [float(mine[0])], "y": [float(mine[1])],
          "text": [text], "hoverinfo": "text", "marker": {"size": 14, "color": "#d62728", "symbol": "x"}},
     ]
     return go.Figure(data=traces, layout={
-        "title": title, "height": 420, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "title": title, "height": 440, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "xaxis": {"title": "first principal axis", "zeroline": False},
         "yaxis": {"title": "second principal axis", "zeroline": False},
-        "legend": {"orientation": "h", "y": -0.12}, "plot_bgcolor": "white"})
+        "legend": {"orientation": "h", "y": -0.22}, "plot_bgcolor": "white"})  # below the axis title
