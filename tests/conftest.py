@@ -59,7 +59,7 @@ def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
     """The best checkpoints of one tiny RNNsearch run and one tiny RNNencdec run, trained once on
     ``tiny_corpus``'s pairs and committed (tests/fixtures/make_tiny_checkpoints.py); each sits in a
     copy of its run folder (``.parent``: config.json, log.jsonl, probes.jsonl), so a test may change
-    it. Their configs name this session's ``tiny_corpus`` (the same pairs) as their training data."""
+    it. Their configs name this test run's ``tiny_corpus`` (the same pairs) as their training data."""
     import json
     import shutil
 
