@@ -1,4 +1,5 @@
-"""Shared helpers for the benchmark scripts: data (Multi30k or a synthetic stand-in) and timing.
+"""Shared helpers for the benchmark scripts: data (Multi30k or a synthetic stand-in), timing, and
+a local ``streamlit run app.py`` to time.
 
 The benchmarks read Multi30k from ``$NMT_SHARED_DATA/multi30k``; ``NMT_SHARED_DATA`` defaults to
 ``../shared/data`` beside the repository. Point it at the folder holding your ``multi30k``
@@ -8,8 +9,14 @@ from __future__ import annotations
 
 import os
 import random
+import socket
 import statistics
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
+from typing import Optional, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -42,3 +49,43 @@ def percentiles(ms: list[float]) -> dict:
     rank = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
     return {"p50_ms": round(statistics.median(ordered), 1), "p90_ms": round(rank(0.9), 1),
             "p95_ms": round(rank(0.95), 1)}
+
+
+def free_port() -> int:
+    """A localhost port that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def streamlit_server(repo: Path, checkpoints: Path, port: int, streamlit_flags: Sequence[str] = (),
+                     app_flags: Sequence[str] = (), env: Optional[dict] = None) -> subprocess.Popen:
+    """``streamlit run app.py`` of the checkout ``repo`` on 127.0.0.1:``port``, headless, its
+    output discarded: ``streamlit_flags`` go to Streamlit, ``app_flags`` to the app after
+    ``--checkpoints``; ``env`` is the process's environment (default: this one's)."""
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", *streamlit_flags,
+                             "--", "--checkpoints", str(checkpoints), *app_flags],
+                            cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout: float, pause: float, kill: bool = False) -> None:
+    """Until ``url``/_stcore/health answers "ok" (Streamlit's own check, or HAProxy's passing it
+    on), asking again ``pause`` seconds after each refusal. RuntimeError when ``process`` exits
+    first, TimeoutError after ``timeout`` seconds; with ``kill``, ``process`` is killed first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            if process.poll() is not None:
+                failure: Exception = RuntimeError(f"{url}: the process exited before it answered healthy")
+                break
+            time.sleep(pause)
+    else:
+        failure = TimeoutError(f"nothing healthy at {url} after {timeout:g} s")
+    if kill:
+        process.kill()
+    raise failure

@@ -34,17 +34,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.common import percentiles  # noqa: E402
+from bench.common import free_port, percentiles, streamlit_server, wait_healthy  # noqa: E402
 from bench.st_client import StreamlitSession  # noqa: E402
 
 BALANCER_CONFIG = REPO / "deploy" / "haproxy.cfg"
@@ -101,44 +99,25 @@ class Phases:
 
 
 def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-                               "--", "--checkpoints", str(checkpoints)],
-                              cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_healthy(port, server)
+    """A class server (no source file watcher) on ``port``, once it answers healthy (killed if it
+    does not within two minutes)."""
+    server = streamlit_server(repo, checkpoints, port, ["--server.fileWatcherType", "none"])
+    wait_healthy(f"http://127.0.0.1:{port}", server, timeout=120, pause=0.5, kill=True)
     return server
-
-
-def wait_healthy(port: int, process: subprocess.Popen) -> None:
-    for _ in range(240):
-        try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
-                return
-        except OSError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.5)
-    process.kill()
-    raise RuntimeError(f"nothing healthy on port {port}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def balancer_config(template: str, front: int, ports: list[int]) -> str:
     """``deploy/haproxy.cfg`` (``template``) listening on 127.0.0.1:``front``, with one server line
-    per port in place of its own."""
-    server = next(line for line in template.splitlines() if line.strip().startswith("server "))
-    indent = server[:len(server) - len(server.lstrip())]
-    lines = [f"{indent}server app{k} 127.0.0.1:{port} check cookie app{k}" for k, port in enumerate(ports, 1)]
-    text = re.sub(r"(?m)^\s*server .*\n", "", template)
-    text = re.sub(r"(?m)^(\s*)bind .*$", lambda m: f"{m.group(1)}bind 127.0.0.1:{front}", text)
-    return text.replace("    option httpchk GET /_stcore/health\n",
-                        "    option httpchk GET /_stcore/health\n" + "\n".join(lines) + "\n")
+    per port in place of its own (where its first one stood, with its indent)."""
+    lines = template.splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if line.strip().startswith("server ")]
+    if not at:
+        raise ValueError("the balancer's configuration has no server line to replace")
+    first = lines[at[0]]
+    indent = first[:len(first) - len(first.lstrip())]
+    ours = [f"{indent}server app{k} 127.0.0.1:{port} check cookie app{k}\n" for k, port in enumerate(ports, 1)]
+    text = "".join(lines[:at[0]] + ours + [line for i, line in enumerate(lines) if i > at[0] and i not in at])
+    return re.sub(r"(?m)^(\s*)bind .*$", lambda m: f"{m.group(1)}bind 127.0.0.1:{front}", text)
 
 
 def start_balancer(ports: list[int], folder: Path) -> tuple[subprocess.Popen, int]:
@@ -150,7 +129,7 @@ def start_balancer(ports: list[int], folder: Path) -> tuple[subprocess.Popen, in
     config.write_text(balancer_config(BALANCER_CONFIG.read_text(), front, ports))
     balancer = subprocess.Popen(["haproxy", "-db", "-f", str(config)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-    wait_healthy(front, balancer)
+    wait_healthy(f"http://127.0.0.1:{front}", balancer, timeout=120, pause=0.5, kill=True)
     return balancer, front
 
 

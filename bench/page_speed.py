@@ -22,18 +22,15 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.common import CHECKPOINTS, SHARED  # noqa: E402
+from bench.common import CHECKPOINTS, SHARED, free_port, streamlit_server, wait_healthy  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -51,27 +48,6 @@ def long_captions(n: int) -> list[str]:
     return [s for s in lines if 22 <= len(s.split()) <= 30][:n]
 
 
-def start_server(repo: Path, checkpoints: Path, port: int, threads: int, flags: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--", "--checkpoints", str(checkpoints), *flags],
-                            cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return
-        except OSError:
-            if server.poll() is not None:
-                raise RuntimeError("streamlit exited") from None
-            time.sleep(0.1)
-    raise TimeoutError("streamlit did not start")
-
-
 def wait_idle(page, timeout_ms: int = 120_000) -> None:
     """Until Streamlit's "running" indicator is gone (the script run is over)."""
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_ms)
@@ -80,14 +56,13 @@ def wait_idle(page, timeout_ms: int = 120_000) -> None:
 @contextlib.contextmanager
 def app_server(repo: Path, checkpoints: Path, threads: int, flags: list[str]) -> Iterator[tuple[str, float]]:
     """A fresh ``streamlit run app.py`` on a free localhost port: (url, the moment it was launched)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     start = time.perf_counter()
-    server = start_server(repo, checkpoints, port, threads, flags)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    server = streamlit_server(repo, checkpoints, port, app_flags=flags, env=env)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
+        wait_healthy(url, server, timeout=120, pause=0.1)  # the server is stopped below either way
         yield url, start
     finally:
         server.terminate()

@@ -24,7 +24,7 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
 from viz.html_report import steps_table
-from viz.serving.settings import REPO, default_checkpoint_root
+from viz.serving.settings import default_checkpoint_root
 
 VIEWS = ("alignment", "beam", "steps", "saliency", "neighbours")
 NEIGHBOURS = 10  # training sentences listed by show("neighbours")
@@ -50,6 +50,19 @@ def _figure(fig, name: str) -> str:
     out = fig.to_html(include_plotlyjs=not _PLOTLY_SHOWN[0], full_html=False, config=plotly_config(name=name))
     _PLOTLY_SHOWN[0] = True
     return out
+
+
+class _Escaped(Sequence[str]):
+    """``texts`` HTML-escaped as they are read: a map draws a few thousand of a sample's 20,000."""
+
+    def __init__(self, texts: Sequence[str]):
+        self.texts = texts
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __getitem__(self, i):
+        return [html.escape(t) for t in self.texts[i]] if isinstance(i, slice) else html.escape(self.texts[i])
 
 
 @dataclass(frozen=True)
@@ -117,14 +130,15 @@ class Translation:
 
     def _neighbours(self) -> str:
         from viz.figures.sentence_map import sentence_map
+        from viz.serving.sentence_spaces import space_of_folder
 
         if self.folder is None:
             raise UnknownView("neighbours needs the checkpoint folder: load the model with load()")
-        space = _space(Path(self.folder), self.translator)
+        space = space_of_folder(self.folder, self.translator)  # built once per kernel, again when its files change
         vector = space.embed(self.translator, self.trace.source)
         found = space.nearest(vector, NEIGHBOURS)
         rows = "".join(f"<tr><td>{n.similarity:.3f}</td><td>{html.escape(n.text)}</td></tr>" for n in found)
-        fig = sentence_map(space.points, [html.escape(t) for t in space.sentences], space.project(vector),
+        fig = sentence_map(space.points, _Escaped(space.sentences), space.project(vector),
                            html.escape(self.trace.source), [n.index for n in found], html.escape(f"{self.model}: {space.kind}"))
         return (_figure(fig, f"{self.model}_sentence_space") + f"<p>The training sentences whose {space.kind} is nearest "
                 f"to this sentence's:</p><table><tr><th>similarity</th><th>training sentence</th></tr>{rows}</table>")
@@ -180,22 +194,6 @@ def load(name_or_path: str | Path) -> Model:
         path = default_checkpoint_root() / str(name_or_path)
     translator = Translator.from_checkpoint(path)
     return Model(path.name, translator, path)
-
-
-_SPACES: dict = {}  # (folder, its files' stamp) -> SentenceSpace, the last few used
-
-
-def _space(folder: Path, translator: Translator):
-    """The model's sentence space, built once per kernel and again when its files change."""
-    from model.decoding.sentence_space import build_space, training_sentences
-    from viz.serving.sentence_spaces import checkpoint_stamp
-
-    key = (folder.resolve(), checkpoint_stamp(folder))
-    if key not in _SPACES:
-        while len(_SPACES) >= 2:  # about 80 MB each
-            _SPACES.pop(next(iter(_SPACES)))
-        _SPACES[key] = build_space(translator, training_sentences(folder, REPO))
-    return _SPACES[key]
 
 
 def compare(first: Model, second: Model, text: str, beam: int = 5, words: bool = False) -> Comparison:

@@ -8,6 +8,7 @@ A corpus (``config.CorpusSpec``) is either
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import random
@@ -101,6 +102,11 @@ def locate_corpus(path: str, root: Path) -> str:
         if downloaded.exists():
             return str(downloaded)
     return str(given)
+
+
+def located_spec(spec: CorpusSpec, root: Path) -> CorpusSpec:
+    """``spec`` with its path where it is on this machine (``locate_corpus`` from ``root``)."""
+    return dataclasses.replace(spec, path=locate_corpus(spec.path, root))
 
 
 def corpus_specs(t: TrainConfig) -> list[CorpusSpec]:

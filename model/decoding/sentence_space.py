@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from model.corpus.corpora import corpus_specs, load_split, locate_corpus
+from model.corpus.corpora import corpus_specs, load_split, located_spec
 from model.decoding.translator import Translator
 from model.errors import UserError
 
@@ -77,17 +77,14 @@ class SentenceSpace:
 
     def embed(self, translator: Translator, text: str) -> np.ndarray:
         """The unit sentence vector of ``text`` (d,); SpaceError when nothing of it can be encoded."""
-        ids = _ids(translator, text)
-        return _unit(_sentence_vectors(translator, [ids], self.kind))[0]
+        return _encode(translator, [_ids(translator, text)], self.kind)[0]
 
     def embed_many(self, translator: Translator, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
         """Unit vectors (m, d) of the ``texts`` that can be placed, in batches, and their indices."""
-        kept = [(i, ids) for i, t in enumerate(texts) if t.strip() and (ids := translator.source_ids(t)[0])]
+        kept = [(i, ids) for i, t in enumerate(texts) if (ids := _placeable(translator, t))]
         if not kept:
             return np.zeros((0, self.vectors.shape[1]), dtype=np.float32), []
-        vectors = np.concatenate([_unit(_sentence_vectors(translator, [ids for _, ids in kept[i:i + BATCH]], self.kind))
-                                  for i in range(0, len(kept), BATCH)])
-        return vectors, [i for i, _ in kept]
+        return _encode(translator, [ids for _, ids in kept], self.kind), [i for i, _ in kept]
 
     def project(self, vector: np.ndarray) -> np.ndarray:
         """(2,) where a unit vector falls on the space's map."""
@@ -98,8 +95,7 @@ class SentenceSpace:
         sample order); fewer when the sample is smaller."""
         k = check_k(k)
         sims = self.vectors @ vector  # (n,)
-        order = np.lexsort((np.arange(len(sims)), -sims))[:k]
-        return [Neighbour(self.sentences[i], float(sims[i]), int(i)) for i in order]
+        return [Neighbour(self.sentences[i], float(sims[i]), int(i)) for i in _top(sims, k)]
 
     def nearest_words(self, translator: Translator, text: str, k: int = 5) -> list[tuple[str, list[Neighbour]]]:
         """For each source piece of ``text``: the pieces of sample sentences whose annotations
@@ -112,9 +108,8 @@ class SentenceSpace:
         sims = annotations @ self.words.vectors.T  # (len, pieces)
         out = []
         for piece, row in zip(translator.src_vocab.pieces(ids), sims):
-            order = np.lexsort((np.arange(len(row)), -row))[:k]
             out.append((piece, [Neighbour(self.sentences[self.words.sentence[i]], float(row[i]), int(i),
-                                          self.words.pieces[i]) for i in order]))
+                                          self.words.pieces[i]) for i in _top(row, k)]))
         return out
 
 
@@ -189,12 +184,11 @@ def training_sentences(folder: Path, root: Optional[Path] = None) -> list[str]:
         raise SpaceError(f"{Path(folder).name}: its config does not say what it trained on; give the sentences")
     sentences, missing = [], []
     for spec in corpus_specs(summary.train):
-        path = locate_corpus(spec.path, Path(root or "."))
-        if not Path(path).exists():
+        located = located_spec(spec, Path(root or "."))
+        if not Path(located.path).exists():
             missing.append(spec.path)
             continue
-        spec = type(spec)(spec.name, path, spec.weight, spec.columns)
-        sentences += load_split(spec, "train", summary.src_lang, summary.tgt_lang).src
+        sentences += load_split(located, "train", summary.src_lang, summary.tgt_lang).src
     if not sentences:
         raise SpaceError(f"{Path(folder).name}: none of its training corpora is here ({', '.join(missing)})")
     return sentences
@@ -220,8 +214,7 @@ def build_space(translator: Translator, sentences: Sequence[str], size: int = SA
         raise SpaceError("no sentence to place: the sample is empty or nothing of it can be encoded")
     kind = "s_0" if translator.model.has_attention else "c"
     texts = tuple(s for s, _ in encoded)
-    vectors = np.concatenate([_unit(_sentence_vectors(translator, [ids for _, ids in encoded[i:i + BATCH]], kind))
-                              for i in range(0, len(encoded), BATCH)])
+    vectors = _encode(translator, [ids for _, ids in encoded], kind)
     mean, axes = _principal_axes(vectors)
     words = None
     if translator.model.has_attention and word_size > 0:  # spread over the sample (corpora come one after another)
@@ -230,13 +223,31 @@ def build_space(translator: Translator, sentences: Sequence[str], size: int = SA
     return SentenceSpace(kind, texts, vectors, mean, axes, (vectors - mean) @ axes.T, words)
 
 
+def _placeable(translator: Translator, text: str) -> list[int]:
+    """``text``'s source ids; none when it is blank or nothing of it is in the vocabulary."""
+    return translator.source_ids(text)[0] if text.strip() else []
+
+
 def _ids(translator: Translator, text: str) -> list[int]:
+    """``_placeable``'s ids of ``text``; SpaceError saying why when there are none."""
     if not isinstance(text, str) or not text.strip():
         raise SpaceError("type a sentence to place it among the training sentences")
-    ids = translator.source_ids(text)[0]
+    ids = _placeable(translator, text)
     if not ids:
         raise SpaceError("nothing of this sentence is in the model's vocabulary")
     return ids
+
+
+def _top(sims: np.ndarray, k: int) -> np.ndarray:
+    """(<= k,) the rows of the ``k`` largest similarities ``sims`` (n,), largest first, ties by row."""
+    return np.lexsort((np.arange(len(sims)), -sims))[:k]
+
+
+def _encode(translator: Translator, id_lists: Sequence[Sequence[int]], kind: str) -> np.ndarray:
+    """(len(id_lists), d) unit sentence vectors (``kind``: "c" or "s_0") of non-empty source
+    ids, ``BATCH`` sentences at a time."""
+    return np.concatenate([_unit(_sentence_vectors(translator, id_lists[i:i + BATCH], kind))
+                           for i in range(0, len(id_lists), BATCH)])
 
 
 def _batch(translator: Translator, batch: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -306,7 +317,6 @@ def _principal_axes(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import json
-    import sys
 
     from model.argtypes import int_range, run_command
     from model.corpus.textfile import read_text

@@ -37,7 +37,7 @@ import torch
 
 from model.checkpoints.folder import CARD, describe_folder, read_json
 from model.config import CorpusSpec
-from model.corpus.corpora import corpus_specs, is_pair_file, load_split, locate_corpus
+from model.corpus.corpora import corpus_specs, is_pair_file, load_split, located_spec
 from model.corpus.parallel import read_pair_file
 from model.corpus.vocab import BOS, EOS, PAD
 from model.decoding.device import device_of
@@ -306,8 +306,7 @@ def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang:
         for folder in checkpoints:
             train = describe_folder(folder).train  # imports name no corpus
             if train is not None:
-                found = [CorpusSpec(s.name, locate_corpus(s.path, Path(root or ".")), s.weight, s.columns)
-                         for s in corpus_specs(train)]
+                found = [located_spec(s, Path(root or ".")) for s in corpus_specs(train)]
                 specs += [s for s in found if s.path not in {x.path for x in specs}]
     pairs, used, missing = [], [], []
     for spec in specs:

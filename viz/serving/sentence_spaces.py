@@ -5,8 +5,10 @@ in its folder gets a new space."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 from model.decoding.sentence_space import SentenceSpace, SharedParts, build_space, shared_parts, training_sentences
+from model.decoding.translator import Translator
 from viz.serving.decodes import load_translator
 from viz.serving.hosting import resolve_checkpoint
 from viz.serving.settings import REPO, AppSettings
@@ -27,9 +29,19 @@ def sentence_space(name: str, settings: AppSettings) -> SentenceSpace:
     return _space(path, checkpoint_stamp(path), name, settings)
 
 
-@shared(max_entries=MAX_SPACES, key=lambda path, stamp, name, settings: (path, stamp))
-def _space(path: Path, stamp: tuple, name: str, settings: AppSettings) -> SentenceSpace:
-    return build_space(load_translator(name, settings), training_sentences(path, REPO))
+def space_of_folder(folder: Path, translator: Translator) -> SentenceSpace:
+    """The space of the checkpoint in ``folder`` as ``translator`` (loaded from it) reads it, kept
+    like the server's (the notebook's ``show("neighbours")``)."""
+    path = Path(folder).resolve()
+    return _space(path, checkpoint_stamp(path), translator.name, None, translator)
+
+
+@shared(max_entries=MAX_SPACES, key=lambda path, stamp, *_: (path, stamp))
+def _space(path: Path, stamp: tuple, name: str, settings: Optional[AppSettings],
+           translator: Optional[Translator] = None) -> SentenceSpace:
+    """Built from ``translator`` when given, else from the server's Translator for ``name``."""
+    translator = translator if translator is not None else load_translator(name, settings)
+    return build_space(translator, training_sentences(path, REPO))
 
 
 MEASURED_SENTENCES = 1_000  # test sentences the page measures what the vector keeps on
