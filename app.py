@@ -8,21 +8,25 @@ import sys
 
 import streamlit as st
 
+from viz.pages.language import language_ui
 from viz.pages.menu import all_pages
 from viz.pages.widgets import chart_format_ui
 from viz.serving.hosting import production
 from viz.serving.settings import SettingsError, parse_settings
+from viz.translations import _
 
-st.set_page_config(page_title="Inside attention NMT", layout="wide")
+st.set_page_config(layout="wide")
+language_ui()  # first: every text below is in the chosen language
+st.set_page_config(page_title=_("Inside attention NMT"))
 try:
     settings = parse_settings(sys.argv[1:], server_address=str(st.get_option("server.address") or ""))
 except SettingsError as exc:
     print(exc, file=sys.stderr, flush=True)
-    st.error("The app's flags could not be read:")
+    st.error(_("The app's flags could not be read:"))
     st.code(str(exc), language=None)
     st.stop()
 if production(settings):
     st.set_option("client.showErrorDetails", "none")  # no stack traces for people other than whoever started it
 pages = st.navigation(all_pages(settings))
-chart_format_ui()  # the sidebar's first setting, for every page's charts
+chart_format_ui()  # for every page's charts
 pages.run()

@@ -1,8 +1,8 @@
 """Is an input far from what a model was trained on? Cheap signals read off a trace.
 
 A model that meets words it rarely saw, or that is unsure of every token it writes, produces
-translations and attention maps that mean little; the app says so in one line rather than
-leaving users to guess. Three signals, each from one decode:
+translations and attention maps that mean little; the app says so in one line (its wording is
+the page's) rather than leaving users to guess. Three signals, each from one decode:
 
 - ``<unk>`` pieces: characters the source vocabulary does not have at all;
 - fragmented words: SentencePiece splits rare words into many short pieces, so a large share
@@ -11,6 +11,7 @@ leaving users to guess. Three signals, each from one decode:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from model.corpus.vocab import UNK
@@ -36,19 +37,28 @@ def fragmented_words(pieces: list[str]) -> tuple[int, int]:
     return sum(n >= FRAGMENTED_PIECES for n in lengths), len(lengths)
 
 
-def familiarity_note(trace: Trace, src_vocab: Vocabulary) -> Optional[str]:
-    """One short line when ``trace``'s input looks unlike the model's training data, else None."""
+@dataclass(frozen=True)
+class Unfamiliar:
+    """The first signal that fired, with what the page's sentence about it needs."""
+
+    signal: str  # "unknown", "fragmented" or "unsure"
+    unknown: int = 0  # source pieces that are <unk>
+    rare: int = 0  # words cut into FRAGMENTED_PIECES or more pieces ...
+    words: int = 0  # ... of this many words
+    per_token: float = 0.0  # mean log p per output token
+
+
+def familiarity(trace: Trace, src_vocab: Vocabulary) -> Optional[Unfamiliar]:
+    """What makes ``trace``'s input look unlike the model's training data, or None."""
     if not trace.source_ids or not trace.target_ids:
         return None
     unknown = sum(i == UNK for i in trace.source_ids)
     if unknown:
-        return f"{unknown} source piece(s) are unknown to this model (<unk>): they are not in its vocabulary."
+        return Unfamiliar("unknown", unknown=unknown)
     rare, words = fragmented_words(trace.source_tokens)
     if rare >= 2 and rare / words > FRAGMENTED_SHARE:
-        return (f"{rare} of {words} words are split into {FRAGMENTED_PIECES}+ pieces: vocabulary this model "
-                "rarely saw, so expect a weak translation.")
+        return Unfamiliar("fragmented", rare=rare, words=words)
     per_token = trace.logprob / len(trace.target_ids)
     if per_token < UNSURE_LOGPROB:
-        return (f"The model is unsure of this output (mean log p per token {per_token:.2f}): the input is "
-                "probably far from its training data.")
+        return Unfamiliar("unsure", per_token=per_token)
     return None

@@ -4,7 +4,7 @@ import pytest
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
-from model.scoring.input_familiarity import familiarity_note, fragmented_words
+from model.scoring.input_familiarity import Unfamiliar, familiarity, fragmented_words
 
 
 @pytest.mark.parametrize("pieces,expected", [
@@ -27,20 +27,20 @@ def trace_of(translator, text):
 
 
 def test_ordinary_input_gets_no_note(translator):
-    assert familiarity_note(trace_of(translator, "a dog runs in the park"), translator.src_vocab) is None
+    assert familiarity(trace_of(translator, "a dog runs in the park"), translator.src_vocab) is None
 
 
 def test_unknown_characters_are_named(translator):
-    note = familiarity_note(trace_of(translator, "a dog runs in the park 東京"), translator.src_vocab)
-    assert note and "<unk>" in note
+    note = familiarity(trace_of(translator, "a dog runs in the park 東京"), translator.src_vocab)
+    assert note and note.signal == "unknown" and note.unknown == 1  # SentencePiece makes "東京" one <unk> piece
 
 
 def test_words_split_into_many_pieces_are_noticed(translator):
-    note = familiarity_note(trace_of(translator, "brekdaswilm kuthorp dog"), translator.src_vocab)  # known letters
-    assert note and "split into 3+ pieces" in note
+    note = familiarity(trace_of(translator, "brekdaswilm kuthorp dog"), translator.src_vocab)  # known letters
+    assert note and note.signal == "fragmented" and note.rare >= 2 and note.words == 3
 
 
 def test_a_low_score_per_token_is_noticed(translator):
     trace = trace_of(translator, "a dog runs in the park")
     unsure = Trace(**{**trace.__dict__, "logprob": -2.0 * len(trace.target_ids)})
-    assert "unsure" in familiarity_note(unsure, translator.src_vocab)
+    assert familiarity(unsure, translator.src_vocab) == Unfamiliar("unsure", per_token=-2.0)

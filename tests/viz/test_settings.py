@@ -94,7 +94,7 @@ def test_the_app_shows_a_bad_flag_and_stops(monkeypatch):
     assert not at.exception
     assert [e.value for e in at.error] == ["The app's flags could not be read:"]
     assert "argument --decode-slots: invalid int value: 'none'" in at.code[0].value
-    assert not at.get("selectbox")  # no page ran
+    assert [s.key for s in at.get("selectbox")] == ["lang"]  # no page ran: only the language menu, drawn first
 
 
 # ---------------------------------------------------------------- nothing reads NMT_ settings from the environment

@@ -6,12 +6,13 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from viz.figures.heatmap import display_token
+from viz.translations import N_, _
 
-STATUS_STYLE = {  # status -> (colour, marker size, legend label)
-    "pruned": ("#c7c7c7", 7, "pruned"),
-    "kept": ("#1f77b4", 9, "kept in beam"),
-    "finished": ("#ff7f0e", 10, "finished (other)"),
-    "best": ("#d62728", 13, "best path"),
+STATUS_STYLE = {  # status -> (colour, marker size, legend label, shown through _)
+    "pruned": ("#c7c7c7", 7, N_("pruned")),
+    "kept": ("#1f77b4", 9, N_("kept in beam")),
+    "finished": ("#ff7f0e", 10, N_("finished (other)")),
+    "best": ("#d62728", 13, N_("best path")),
 }
 
 
@@ -46,6 +47,9 @@ def beam_tree_figure(nodes: Sequence[dict], title: str = "") -> go.Figure:
     index = {n["id"]: k for k, n in enumerate(nodes)}  # ids need not be positions (filtered trees)
     y = tree_layout([index.get(n["parent"]) for n in nodes])
     y = {n["id"]: y[k] for k, n in enumerate(nodes)}
+    token, step, normalised = _("token"), _("step"), _("normalised")
+    hover = (f"{token}: %{{customdata[1]}}<br>{step}: %{{x}}<br>log p: %{{customdata[2]}}"
+             f"<br>{normalised}: %{{customdata[3]}}<extra></extra>")
     fig = go.Figure()
     for best in (False, True):
         xs, ys = [], []
@@ -58,17 +62,16 @@ def beam_tree_figure(nodes: Sequence[dict], title: str = "") -> go.Figure:
     for status, (colour, size, label) in STATUS_STYLE.items():
         group = [n for n in nodes if n["status"] == status]
         fig.add_trace(go.Scatter(
-            x=[n["step"] for n in group], y=[y[n["id"]] for n in group], mode="markers+text", name=label,
+            x=[n["step"] for n in group], y=[y[n["id"]] for n in group], mode="markers+text", name=_(label),
             text=[display_token(n["token"]) for n in group], textposition="middle right",
             textfont={"size": 10, "color": "#444" if status != "best" else colour},
             marker={"color": colour, "size": size, "line": {"width": 1, "color": "white"}},
             customdata=[[n["id"], display_token(n["token"]), _fmt(n["score"]), _fmt(n["norm_score"])]
                         for n in group],
-            hovertemplate="token: %{customdata[1]}<br>step: %{x}<br>log p: %{customdata[2]}"
-                          "<br>normalised: %{customdata[3]}<extra></extra>"))
+            hovertemplate=hover))
     steps = max((n["step"] for n in nodes), default=0)
     fig.update_layout(title=title, height=max(350, 14 * (max(y.values(), default=0) + 1) + 120),
-                      xaxis={"title": "step", "dtick": 1, "range": [-0.5, steps + 1.2]},
+                      xaxis={"title": step, "dtick": 1, "range": [-0.5, steps + 1.2]},
                       yaxis={"visible": False}, plot_bgcolor="white", clickmode="event+select",
                       legend={"orientation": "h", "y": 1.08}, margin={"l": 10, "r": 10, "t": 70, "b": 40})
     return fig

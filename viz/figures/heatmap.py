@@ -1,7 +1,8 @@
 """Alignment heatmaps (the paper's Figure 3) and merging subword pieces into words.
 
 Pure functions: numpy arrays and token lists in, plotly figures out. Every label that
-came from user text is HTML-escaped, since plotly renders a subset of HTML in labels.
+came from user text is HTML-escaped, since plotly renders a subset of HTML in labels; the
+figures' own words (axis titles, hover labels) are in the reader's language.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.scoring.word_alignment import BPE_JOINER, WORD_START, word_matrix, word_spans
+from viz.translations import _
 
 
 def display_token(piece: str) -> str:
@@ -37,12 +39,14 @@ def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Se
 
 def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
                       title: str = "", grayscale: bool = False, zmax: Optional[float] = 1.0,
-                      value_name: str = "weight") -> go.Figure:
+                      value_name: Optional[str] = None) -> go.Figure:
     """Target tokens (rows, top to bottom) x source tokens (columns) heatmap.
 
     Positions, not labels, are the axis values so repeated tokens stay separate cells;
-    hover shows both tokens and the value.
+    hover shows both tokens and the value (``value_name``, default "weight").
     """
+    value_name = _("weight") if value_name is None else value_name
+    source, target, output = _("source"), _("target"), _("output")
     matrix = np.asarray(matrix, dtype=float)
     src_labels = [display_token(t) for t in src_tokens]
     tgt_labels = [display_token(t) for t in tgt_tokens]
@@ -55,14 +59,14 @@ def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens:
     return go.Figure(data=[dict(
         type="heatmap", z=matrix.tolist(), x=list(range(len(src_labels))), y=list(range(len(tgt_labels))),
         customdata=custom, colorscale="Greys" if grayscale else "Blues", reversescale=False, zmin=0, zmax=zmax,
-        hovertemplate=f"source: %{{customdata[0]}}<br>target: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
+        hovertemplate=f"{source}: %{{customdata[0]}}<br>{target}: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
                       "<extra></extra>",
         colorbar={"title": value_name})], layout={
         "title": title, "height": max(320, 22 * len(tgt_labels) + 160), "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "xaxis": {"tickmode": "array", "tickvals": list(range(len(src_labels))), "ticktext": src_labels,
-                  "side": "top", "tickangle": -60, "tickfont": {"size": font}, "title": "source"},
+                  "side": "top", "tickangle": -60, "tickfont": {"size": font}, "title": source},
         "yaxis": {"tickmode": "array", "tickvals": list(range(len(tgt_labels))), "ticktext": tgt_labels,
-                  "autorange": "reversed", "tickfont": {"size": font}, "title": "output"},
+                  "autorange": "reversed", "tickfont": {"size": font}, "title": output},
         "plot_bgcolor": "white"})
 
 
@@ -74,17 +78,19 @@ def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
 
 def answer_key_heatmap(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
                        sure: Iterable[tuple[int, int]], possible: Iterable[tuple[int, int]],
-                       predicted: Iterable[tuple[int, int]], title: str = "", value_name: str = "weight") -> go.Figure:
+                       predicted: Iterable[tuple[int, int]], title: str = "",
+                       value_name: Optional[str] = None) -> go.Figure:
     """A word-level (target words, source words) heatmap with the gold links drawn over it:
     sure links as solid squares' outlines, possible-only links as dotted circles, and the links a
     method picked as crosses; links are (source i, target j)."""
     fig = alignment_heatmap(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
     sure = set(sure)
     layers = (
-        ("gold: sure", sorted(sure), {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
-        ("gold: possible", sorted(set(possible) - sure),
+        (_("gold: sure"), sorted(sure),
+         {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
+        (_("gold: possible"), sorted(set(possible) - sure),
          {"symbol": "circle-open-dot", "size": 16, "color": "#ff7f0e", "line": {"width": 2}}),
-        ("picked", sorted(set(predicted)),
+        (_("picked"), sorted(set(predicted)),
          {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3, "color": "#2ca02c"}}))
     for name, links, marker in layers:
         overlay_links(fig, links, name, marker)

@@ -18,19 +18,22 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from model.checkpoints.card_schema import StressRow
+from viz.translations import _
 
 # One colour per model up to ten: the Models page draws every shipped model on one chart.
 COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf"]
 
 
-def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence length") -> go.Figure:
-    """rows: dicts with model, lo, hi, label, count, bleu, ci95 (``model.scoring.evaluation.bleu_by_length``).
+def length_chart(rows: Sequence[dict], title: str | None = None) -> go.Figure:
+    """rows: dicts with model, lo, hi, label, count, bleu, ci95 (``model.scoring.evaluation.bleu_by_length``);
+    ``title`` defaults to "BLEU by source sentence length". Its text is in the current language.
 
     Each model gets a line over bucket midpoints, a shaded bootstrap 95% band, and hover
     with the bucket's BLEU and sentence count.
     """
     fig = go.Figure()
+    hover = _("%{customdata[0]} words<br>BLEU %{y:.2f} ± %{customdata[2]}<br>%{customdata[1]} sentences")
     models = list(dict.fromkeys(r["model"] for r in rows))
     for k, model in enumerate(models):
         group = [r for r in rows if r["model"] == model]
@@ -43,15 +46,15 @@ def length_chart(rows: Sequence[dict], title: str = "BLEU by source sentence len
         fig.add_trace(go.Scatter(
             x=x, y=[r["bleu"] for r in group], mode="lines+markers", name=html.escape(model),
             line={"color": colour, "width": 3}, customdata=[[r["label"], r["count"], r["ci95"]] for r in group],
-            hovertemplate="%{customdata[0]} words<br>BLEU %{y:.2f} ± %{customdata[2]}<br>"
-                          "%{customdata[1]} sentences<extra>" + html.escape(model) + "</extra>"))
+            hovertemplate=hover + "<extra>" + html.escape(model) + "</extra>"))
     buckets = sorted({(r["lo"], r["hi"], r["label"]) for r in rows})
     counts = {b[2]: max(r["count"] for r in rows if r["label"] == b[2]) for b in buckets}
     fig.update_layout(
-        title=title, height=420, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
-        xaxis={"title": "source sentence length (words)", "tickmode": "array",
-               "tickvals": [(lo + hi) / 2 for lo, hi, _ in buckets],
-               "ticktext": [f"{label}<br>n={counts[label]}" for _, _, label in buckets], "gridcolor": "#eee"},
+        title=_("BLEU by source sentence length") if title is None else title, height=420, plot_bgcolor="white",
+        legend={"orientation": "h", "y": -0.25},
+        xaxis={"title": _("source sentence length (words)"), "tickmode": "array",
+               "tickvals": [(lo + hi) / 2 for lo, hi, _label in buckets],
+               "ticktext": [f"{label}<br>n={counts[label]}" for _lo, _hi, label in buckets], "gridcolor": "#eee"},
         yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
         margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
@@ -61,15 +64,15 @@ def stress_chart(series: dict[str, Sequence[StressRow]], title: str) -> go.Figur
     """BLEU against mean source length of a length stress test (k test sentences joined), one
     line per model: ``series`` maps a model name to its rows (a card's ``length_stress``)."""
     fig = go.Figure()
+    hover = _("k = %{customdata[0]} joined (%{customdata[1]} items)<br>%{x} words on average<br>BLEU %{y:.2f}")
     for k, (model, rows) in enumerate(series.items()):
         fig.add_trace(go.Scatter(
             x=[r.source_words for r in rows], y=[r.bleu for r in rows], mode="lines+markers",
             name=html.escape(model), line={"color": COLOURS[k % len(COLOURS)], "width": 3},
             customdata=[[r.k, r.items] for r in rows],
-            hovertemplate="k = %{customdata[0]} joined (%{customdata[1]} items)<br>%{x} words on average<br>"
-                          "BLEU %{y:.2f}<extra>" + html.escape(model) + "</extra>"))
+            hovertemplate=hover + "<extra>" + html.escape(model) + "</extra>"))
     fig.update_layout(title=title, height=400, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
-                      xaxis={"title": "mean source length (words)", "gridcolor": "#eee"},
+                      xaxis={"title": _("mean source length (words)"), "gridcolor": "#eee"},
                       yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
                       margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig

@@ -41,26 +41,39 @@ from model.scoring.word_alignment import (
 )
 from viz.figures.heatmap import answer_key_heatmap
 from viz.pages import widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import queue_notice
 from viz.serving import hosting, offered_models, statistical_overlay
 from viz.serving.decodes import QueuedSlot, load_translator, shared_store
 from viz.serving.settings import REPO, AppSettings
+from viz.translations import N_, _, ngettext
 
 ALIGN_LANGS = ("en", "fr")  # the languages of the gold sets (source, target)
+# Extraction and method names are values (model.align's options, the cards' rows): shown as they
+# are, beside their descriptions in the reader's language.
 EXTRACTION_HELP = {
-    "target": "each French word to its highest-weighted English word (the paper's reading of Figure 3)",
-    "source": "each English word to its highest-weighted French word",
-    "intersect": "links both of the above agree on",
-    "union": "links either of the above picks",
-    "threshold": "every cell with weight 0.3 or more",
+    "target": N_("each French word to its highest-weighted English word (the paper's reading of Figure 3)"),
+    "source": N_("each English word to its highest-weighted French word"),
+    "intersect": N_("links both of the above agree on"),
+    "union": N_("links either of the above picks"),
+    "threshold": N_("every cell with weight 0.3 or more"),
 }
 METHOD_HELP = {
-    "attention": "the model's α, forced to output the gold French",
-    "saliency": "gradient × input of the same output (RNNencdec too)",
-    "eflomal": "a statistical aligner trained on the models' training text plus these sentences",
-    "diagonal": "each word linked by its relative position: knows no words",
+    "attention": N_("the model's α, forced to output the gold French"),
+    "saliency": N_("gradient × input of the same output (RNNencdec too)"),
+    "eflomal": N_("a statistical aligner trained on the models' training text plus these sentences"),
+    "diagonal": N_("each word linked by its relative position: knows no words"),
 }
+# Where the gold set comes from: the radio's values (kept in session state, compared by their
+# start), shown through _().
+BUILT_IN_GOLD, UPLOAD_GOLD = N_("Built-in gold set"), N_("Upload three files")
+
+
+def described(descriptions: dict[str, str]) -> dict[str, str]:
+    """{name: its option's label}: the name (a value, left to right) and its description, in the
+    reader's language now (a format_func may be called outside this script run: AppTest does)."""
+    return {name: f"{ltr(name)}: {_(text)}" for name, text in descriptions.items()}
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ class Measured:
 
 
 def page(settings: AppSettings) -> st.Page:
-    return st.Page(partial(render, settings), title="Alignment", url_path="alignment", icon=":material/grid_on:")
+    return st.Page(partial(render, settings), title=_("Alignment"), url_path="alignment", icon=":material/grid_on:")
 
 
 def builtin_gold(settings: AppSettings) -> dict[str, tuple[Path, Path, Path]]:
@@ -89,25 +102,25 @@ def builtin_gold(settings: AppSettings) -> dict[str, tuple[Path, Path, Path]]:
 
 
 def render(settings: AppSettings) -> None:
-    st.title("How well does attention align?")
-    st.caption("The paper's Figure 3 shows attention lining up with a translation's words. Here it is measured: "
-               "each model is forced to output a human-aligned French translation, and the words its attention "
-               "picks are scored against the human links by Alignment Error Rate (AER, lower is better; Och & Ney "
-               "2003), beside gradient × input saliency, the statistical aligner eflomal and a plain diagonal.")
+    st.title(_("How well does attention align?"))
+    st.caption(_("The paper's Figure 3 shows attention lining up with a translation's words. Here it is measured: "
+                 "each model is forced to output a human-aligned French translation, and the words its attention "
+                 "picks are scored against the human links by Alignment Error Rate (AER, lower is better; Och & Ney "
+                 "2003), beside gradient × input saliency, the statistical aligner eflomal and a plain diagonal."))
     models = [m for m in offered_models.offered(settings) if set(m.direction) == set(ALIGN_LANGS)]
     if not models:
-        st.error(hosting.no_checkpoints_text(settings, "Alignment needs an English-French model."))
+        st.error(hosting.no_checkpoints_text(settings, _("Alignment needs an English-French model.")))
         return
     gold = gold_ui(settings)
     if gold is None:
         return
     chosen = models_ui(models)
-    methods = st.multiselect("Sources", METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
-                             format_func=lambda m: f"{m}: {METHOD_HELP[m]}", key="align_methods")
+    methods = st.multiselect(_("Sources"), METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
+                             format_func=described(METHOD_HELP).get, key="align_methods")
     if not chosen and not set(methods) & {"eflomal", "diagonal"}:
-        st.info("Choose a model or a baseline.")
+        st.info(_("Choose a model or a baseline."))
         return
-    how = st.selectbox("Links from a matrix", EXTRACTIONS, format_func=lambda e: f"{e}: {EXTRACTION_HELP[e]}",
+    how = st.selectbox(_("Links from a matrix"), EXTRACTIONS, format_func=described(EXTRACTION_HELP).get,
                        key="align_extraction")
     infos = [next(m for m in models if m.name == name) for name in chosen]
     recorded = recorded_results(gold, infos, tuple(methods), how) if st.session_state.get("align_source", "").startswith(
@@ -121,7 +134,7 @@ def render(settings: AppSettings) -> None:
         try:
             measured = measure(gold, names, wanted_methods, settings)
         except UserError as exc:
-            st.error(hosting.error_text(exc, settings, "The measurement could not run on this server."))
+            st.error(hosting.error_text(exc, settings, _("The measurement could not run on this server.")))
             return
     if measured is None and not recorded.rows:
         return
@@ -136,18 +149,20 @@ def measure_ui(gold: GoldSet, recorded: "Recorded", wanted: tuple) -> Optional[s
     request = st.session_state.get("align_request")
     level = request[1] if request and request[0] == wanted else None
     if not recorded.rows:
-        text, asks = f"{len(gold.sentences)} sentences. Press Measure to score the chosen sources.", "all"
+        n = len(gold.sentences)
+        text, asks = ngettext("{n} sentence. Press Measure to score the chosen sources.",
+                              "{n} sentences. Press Measure to score the chosen sources.", n).format(n=n), "all"
     elif recorded.complete:
-        text, asks = "From the models' cards. Press Measure to run the models again and draw each sentence.", "all"
+        text, asks = _("From the models' cards. Press Measure to run the models again and draw each sentence."), "all"
     else:
-        text, asks = ("From the models' cards; not recorded there: " + ", ".join(
-            [*recorded.missing_models, *recorded.missing_baselines]) + ". Press Measure to score them."), "missing"
+        text, asks = _("From the models' cards; not recorded there: {names}. Press Measure to score them.").format(
+            names=", ".join(ltr(name) for name in [*recorded.missing_models, *recorded.missing_baselines])), "missing"
     if level is None or (level == "missing" and asks == "all"):
-        if st.button("Measure", type="primary", key="align_run"):
+        if st.button(_("Measure"), type="primary", key="align_run"):
             level = asks
         else:
             st.caption(text)
-    if level == "missing" and st.button("Measure everything, sentence by sentence", key="align_all"):
+    if level == "missing" and st.button(_("Measure everything, sentence by sentence"), key="align_all"):
         level = "all"
     if level is not None:
         st.session_state["align_request"] = (wanted, level)
@@ -232,22 +247,23 @@ def corpora_of(model: offered_models.ModelInfo) -> tuple[str, ...]:
 
 def gold_ui(settings: AppSettings) -> Optional[GoldSet]:
     builtin = builtin_gold(settings)
-    kinds = (["Built-in gold set"] if builtin else []) + ["Upload three files"]
-    kind = st.radio("Gold alignments", kinds, horizontal=True, key="align_source")
+    kinds = ([BUILT_IN_GOLD] if builtin else []) + [UPLOAD_GOLD]  # values: English, shown translated
+    kind = st.radio(_("Gold alignments"), kinds, horizontal=True, format_func={k: _(k) for k in kinds}.get,
+                    key="align_source")
     try:
         if kind.startswith("Built-in"):
-            name = st.selectbox("Gold set", list(builtin), key="align_builtin")
+            name = st.selectbox(_("Gold set"), list(builtin), key="align_builtin")
             return _read_builtin(*builtin[name])
         left, middle, right = st.columns(3)
-        src = left.file_uploader("English, tokenised (words separated by spaces), one sentence per line",
+        src = left.file_uploader(_("English, tokenised (words separated by spaces), one sentence per line"),
                                  key="align_src")
-        tgt = middle.file_uploader("French, tokenised, line-aligned", key="align_tgt")
-        links = right.file_uploader("Links: .wa (SENT EN FR S|P, from 1) or Pharaoh (i-j, i?j, from 0)",
+        tgt = middle.file_uploader(_("French, tokenised, line-aligned"), key="align_tgt")
+        links = right.file_uploader(_("Links: .wa (SENT EN FR S|P, from 1) or Pharaoh (i-j, i?j, from 0)"),
                                     key="align_links")
         if src is None or tgt is None or links is None:
-            st.info("Upload the three files" + (", or pick a built-in gold set." if builtin else
-                                                ". Start the app with `--align-dir DIR` to offer the gold sets of "
-                                                "a folder (NAME.en, NAME.fr, NAME.wa) without uploading."))
+            st.info(_("Upload the three files, or pick a built-in gold set.") if builtin else
+                    _("Upload the three files. Start the app with `--align-dir DIR` to offer the gold sets of "
+                      "a folder (NAME.en, NAME.fr, NAME.wa) without uploading."))
             return None
         return _read_upload((src.getvalue(), tgt.getvalue(), links.getvalue()), (src.name, tgt.name, links.name))
     except DataError as exc:  # names the file and line; uploads are written under their own names
@@ -286,7 +302,7 @@ def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
     names = [m.name for m in models]
     defaults = [n for n in dict.fromkeys(offered_models.default_pair(models)) if n in names]
     labels = {m.name: m.label for m in models}
-    return st.multiselect("Models", names, default=defaults, format_func=labels.get, key="align_models")
+    return st.multiselect(_("Models"), names, default=defaults, format_func=labels.get, key="align_models")
 
 
 def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], settings: AppSettings) -> Measured:
@@ -298,7 +314,7 @@ def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], set
         notice = queue_notice()
         with QueuedSlot(settings, notice.show)():
             notice.clear()
-            with st.spinner("Forcing each model through the gold translations..."):
+            with st.spinner(_("Forcing each model through the gold translations...")):
                 found = _measure(gold, names, methods, settings)
         store.put(key, found)
     return found
@@ -335,50 +351,60 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
                settings: AppSettings) -> None:
     """The AER table: rows the cards record (``recorded``) and rows measured now, models first,
     then the two directions combined, then the baselines."""
-    table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, "card")
+    table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, _("card"))
              for r in (recorded.rows if recorded else ())]
     table += [(r.model, r.method, r.extraction, r.counts.aer, r.counts.precision, r.counts.recall, r.sentences,
-               "measured now") for r in (shown_rows(measured.rows, how) if measured else ())]
+               _("measured now")) for r in (shown_rows(measured.rows, how) if measured else ())]
     table.sort(key=lambda t: (t[0] is None, t[0] is not None and PAIRED in t[0]))  # stable: keeps each group's order
-    frame = pd.DataFrame([{"model": model or "(baseline)", "method": method, "links": links, "AER": round(aer, 3),
+    # the columns' names are English until shown; methods and links (extractions) are values, shown as they are
+    frame = pd.DataFrame([{"model": model or _("(baseline)"), "method": method, "links": links, "AER": round(aer, 3),
                            "precision": round(precision, 3), "recall": round(recall, 3), "sentences": sentences,
                            "from": source}
                           for model, method, links, aer, precision, recall, sentences, source in table])
-    st.dataframe(frame if recorded else frame.drop(columns="from"), hide_index=True, key="align_table")
-    st.caption("AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): A the links picked, S the sure human links, P the "
-               "possible ones. Attention aligns text like its training data best: on parliament text it may do "
-               "no better than the diagonal. A row “A + B” combines a model with one translating the other way, "
-               "as statistical aligners combine their two directions.")
+    headers = {"model": _("model"), "method": _("method"), "links": _("links"), "precision": _("precision"),
+               "recall": _("recall"), "sentences": _("sentences"), "from": _("from")}
+    st.dataframe((frame if recorded else frame.drop(columns="from")).rename(columns=headers), hide_index=True,
+                 key="align_table")
+    st.caption(_("AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): A the links picked, S the sure human links, P the "
+                 "possible ones. Attention aligns text like its training data best: on parliament text it may do "
+                 "no better than the diagonal. A row “A + B” combines a model with one translating the other way, "
+                 "as statistical aligners combine their two directions."))
     if recorded and recorded.rows:
-        with st.expander(f"Rows from a card: measured on these {len(gold.sentences)} sentences before the models "
-                         "were shipped"):
+        n = len(gold.sentences)
+        with st.expander(ngettext("Rows from a card: measured on this {n} sentence before the models were shipped",
+                                  "Rows from a card: measured on these {n} sentences before the models were shipped",
+                                  n).format(n=n)):
             for command in recorded.provenance:
                 st.code(command, language="bash", wrap_lines=True)
     if measured is not None and measured.eflomal_corpus:  # it names corpus paths: not on a public server
-        st.caption("eflomal learnt from " + ("the models' training text plus these sentences" if hosting.production(settings)
-                                             else md(measured.eflomal_corpus)) + ".")
+        st.caption(_("eflomal learnt from the models' training text plus these sentences.")
+                   if hosting.production(settings)
+                   else _("eflomal learnt from {corpus}.").format(corpus=ltr(md(measured.eflomal_corpus))))
     for u in (measured.unscored if measured else ()):
-        st.warning(f"Not scored: {md(u.model)}, sentence {u.sentence}: {md(u.reason)}")
+        st.warning(_("Not scored: {model}, sentence {n}: {reason}").format(model=ltr(md(u.model)), n=u.sentence,
+                                                                          reason=md(u.reason)))
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
-    st.subheader("Sentence by sentence")
-    labels = [f"{r.model or 'baseline'} · {r.method}" + (f" · {r.extraction}" if r.extraction in BOTH_DIRECTIONS else "")
-              for r in shown]
-    pick = st.selectbox("Source", range(len(shown)), format_func=labels.__getitem__, key="align_row")
+    st.subheader(_("Sentence by sentence"))
+    baseline = _("baseline")
+    labels = [f"{ltr(r.model) if r.model else baseline} · {r.method}" +
+              (f" · {r.extraction}" if r.extraction in BOTH_DIRECTIONS else "") for r in shown]
+    pick = st.selectbox(_("Source"), range(len(shown)), format_func=labels.__getitem__, key="align_row")
     row = shown[pick]
     order = sorted((k for k, c in enumerate(row.per_sentence) if c is not None),
                    key=lambda k: -row.per_sentence[k].aer)
+    headers = {"sentence": _("sentence"), "English": _("English"), "French": _("French")}
     st.dataframe(pd.DataFrame([{"sentence": k + 1, "AER": round(row.per_sentence[k].aer, 3),
                                 "English": " ".join(gold.sentences[k].src), "French": " ".join(gold.sentences[k].tgt)}
-                               for k in order]), hide_index=True, key="align_sentences")
+                               for k in order]).rename(columns=headers), hide_index=True, key="align_sentences")
     if not order:
         return
-    number = st.number_input("Sentence to draw", 1, len(gold.sentences), value=order[0] + 1, key="align_sentence")
+    number = st.number_input(_("Sentence to draw"), 1, len(gold.sentences), value=order[0] + 1, key="align_sentence")
     k = int(number) - 1
     matrix = row_matrix(row, k, gold, measured)
     if matrix is None:
-        st.info("This source could not score that sentence.")
+        st.info(_("This source could not score that sentence."))
         return
     sentence = gold.sentences[k]
     if row.method == "eflomal":
@@ -389,7 +415,8 @@ def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
     else:
         picked = extract(matrix, row.extraction)
     widgets.show_chart(answer_key_heatmap(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
-                                          f"{labels[pick]}, sentence {k + 1}", value_name=row.method),
+                                          _("{source}, sentence {n}").format(source=labels[pick], n=k + 1),
+                                          value_name=row.method),
                        key="align_heatmap")
 
 

@@ -2,6 +2,7 @@
 Figure 2), significance, and a per-sentence drill-down."""
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import html
 from dataclasses import replace
@@ -10,7 +11,6 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from model.corpus.licences import LANGUAGES
 from model.corpus.test_sets import MAX_LINES, EvalSet, eval_set_from_files, eval_set_from_table, join_consecutive
 from model.decoding.attention_ablation import ABLATIONS
 from model.decoding.search import SearchConfig
@@ -27,27 +27,43 @@ from model.scoring.evaluation import (
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
 from viz.pages import nav, widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator, side_by_side
 from viz.serving import decodes, hosting, offered_models
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.decodes import shared_store
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _
 
 # What production mode says for any checkpoint typed by path that cannot be used: the same words
 # whether the path is outside the root, missing or broken, so nothing about the server leaks.
-HOSTED_EXTRA = ("Only checkpoints inside the server's checkpoint folder can be evaluated; start the server "
-                "with --checkpoints DIR to offer your own models.")
+# Shown through _(); the English text is what the tests compare with.
+HOSTED_EXTRA = N_("Only checkpoints inside the server's checkpoint folder can be evaluated; start the server "
+                  "with --checkpoints DIR to offer your own models.")
+
+# The test set's sources: the radio's values (kept in session state, compared by their start),
+# shown through _().
+TWO_FILES, ONE_TABLE, BUILT_IN = N_("Two files (source, reference)"), N_("One TSV/CSV file"), N_("Built-in test set")
+
+# ABLATIONS' descriptions (model/decoding/attention_ablation.py, the same words) for the catalog;
+# a kind missing here is shown as that module describes it.
+ABLATION_LABELS = {
+    "uniform": N_("uniform α (the mean annotation)"),
+    "diagonal": N_("diagonal α (step i reads source position i)"),
+    "argmax": N_("one-hot argmax of α"),
+    "last": N_("last annotation only"),
+}
 
 
 def page(settings: AppSettings) -> st.Page:
-    return st.Page(partial(render, settings), title="Evaluate", url_path="evaluate", icon=":material/analytics:")
+    return st.Page(partial(render, settings), title=_("Evaluate"), url_path="evaluate", icon=":material/analytics:")
 
 
 def render(settings: AppSettings) -> None:
-    st.title("Evaluate")
-    st.caption("Score models on a test set: BLEU and chrF with 95% intervals, the paired bootstrap test, BLEU by "
-               "sentence length (the paper's Figure 2) and every sentence to inspect.")
+    st.title(_("Evaluate"))
+    st.caption(_("Score models on a test set: BLEU and chrF with confidence intervals (95%), the paired bootstrap test, BLEU by "
+                 "sentence length (the paper's Figure 2) and every sentence to inspect."))
     models = offered_models.offered(settings)
     if not models:
         st.error(hosting.no_checkpoints_text(settings))
@@ -67,17 +83,17 @@ def render(settings: AppSettings) -> None:
     chosen = models_ui([m for m in models if m.direction == direction], settings)
     if not chosen:
         return
-    stress = st.toggle(f"Length stress test: also evaluate items of k = {', '.join(map(str, STRESS_K[1:]))} "
-                       "joined lines", key="eval_stress")
+    stress = st.toggle(_("Length stress test: also evaluate items of k = {ks} joined lines").format(
+        ks=", ".join(map(str, STRESS_K[1:]))), key="eval_stress")
     ablations = ablations_ui(chosen, settings)
     wanted = (content_digest(test), tuple(chosen), search, stress, ablations)
-    run_col, cancel_col, _ = st.columns([1, 1, 6])
-    if run_col.button("Evaluate", type="primary", key="eval_run"):
+    run_col, cancel_col, _space = st.columns([1, 1, 6])
+    if run_col.button(_("Evaluate"), type="primary", key="eval_run"):
         st.session_state["eval_request"] = wanted
     # Any click reruns the page, which stops a decode in progress; this one also forgets the request.
-    cancel_col.button("Cancel", key="eval_cancel", on_click=lambda: st.session_state.pop("eval_request", None))
+    cancel_col.button(_("Cancel"), key="eval_cancel", on_click=lambda: st.session_state.pop("eval_request", None))
     if st.session_state.get("eval_request") != wanted:
-        st.caption("Press Evaluate to translate the test set with the chosen models.")
+        st.caption(_("Press Evaluate to translate the test set with the chosen models."))
         return
     runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, search, settings,
                           ablations if k == 1 else ())
@@ -92,8 +108,9 @@ def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
     each decoded as one more run beside the unmodified model."""
     if not any(_has_attention(name, settings) for name in chosen):
         return ()
-    return tuple(st.multiselect("Does attention matter? Also decode each attention model with its weights "
-                                "replaced", list(ABLATIONS), format_func=ABLATIONS.get, key="eval_ablate"))
+    shown = {kind: _(ABLATION_LABELS.get(kind, text)) for kind, text in ABLATIONS.items()}
+    return tuple(st.multiselect(_("Does attention matter? Also decode each attention model with its weights "
+                                  "replaced"), list(ABLATIONS), format_func=shown.get, key="eval_ablate"))
 
 
 def _has_attention(name: str, settings: AppSettings) -> bool:
@@ -106,42 +123,53 @@ def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> 
     (in production mode only one inside the root; see hosting.resolve_checkpoint)."""
     names = [m.name for m in models]
     defaults = list(dict.fromkeys(offered_models.default_pair(models))) if models else []
-    chosen = st.multiselect("Models", names, default=defaults, key="eval_models")
-    extra = st.text_input("Also evaluate the checkpoint folder at this path (optional)", key="eval_extra").strip()
+    chosen = st.multiselect(_("Models"), names, default=defaults, key="eval_models")
+    extra = st.text_input(_("Also evaluate the checkpoint folder at this path (optional)"), key="eval_extra").strip()
     if extra:
         try:
             load_translator(extra, settings)  # validates the name, then the folder
             chosen = list(dict.fromkeys(chosen + [extra]))
         except UserError as exc:  # CheckpointError, CheckpointNameError
-            st.error(hosting.error_text(exc, settings, HOSTED_EXTRA, local=md(f"Cannot use {extra}: {exc}")))
+            st.error(hosting.error_text(exc, settings, _(HOSTED_EXTRA), local=_("Cannot use {name}: {error}").format(
+                name=ltr(md(extra)), error=md(str(exc)))))
     if not chosen:
-        st.info("Choose at least one model.")
+        st.info(_("Choose at least one model."))
     return chosen
 
 
 def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> EvalSet | None:
     builtin = builtin_sets(settings, direction)
-    sources = ["Two files (source, reference)", "One TSV/CSV file"] + (["Built-in test set"] if builtin else [])
+    sources = [TWO_FILES, ONE_TABLE] + ([BUILT_IN] if builtin else [])  # values: English, shown translated
     if linked and linked.label in builtin and st.session_state.get("eval_link_applied") != linked.label:
-        st.session_state.update(eval_link_applied=linked.label, eval_source_kind="Built-in test set",
+        st.session_state.update(eval_link_applied=linked.label, eval_source_kind=BUILT_IN,
                                 eval_builtin=linked.label)
-    kind = st.radio("Test set", sources, horizontal=True, key="eval_source_kind")
-    take_first = st.checkbox(f"If larger than {MAX_LINES:,} lines, evaluate the first {MAX_LINES:,}", key="eval_first")
-    src_lang, tgt_lang = (LANGUAGES.get(lang, lang) for lang in direction)
+    # labels translated now: a format_func may be called outside this run (AppTest does)
+    kind = st.radio(_("Test set"), sources, horizontal=True, format_func={s: _(s) for s in sources}.get,
+                    key="eval_source_kind")
+    take_first = st.checkbox(_("If larger than {n:,} lines, evaluate the first {n:,}").format(n=MAX_LINES),
+                             key="eval_first")
+    src_lang, tgt_lang = (widgets.language_name(lang) for lang in direction)
     try:
         if kind.startswith("Built-in"):
             return builtin_ui(builtin, direction, settings)
         if kind.startswith("One"):
-            upload = st.file_uploader(f"TSV or CSV with source ({src_lang}) and reference ({tgt_lang}) columns",
-                                      key="eval_table")
-            return None if upload is None else parse_upload((upload.getvalue(),), (upload.name,), take_first)
+            upload = st.file_uploader(_("TSV or CSV with source ({src}) and reference ({tgt}) columns").format(
+                src=src_lang, tgt=tgt_lang), key="eval_table")
+            if upload is None:
+                return None
+            with st.spinner(_("Reading the test set...")):
+                return parse_upload((upload.getvalue(),), (upload.name,), take_first)
         left, right = st.columns(2)
-        src_file = left.file_uploader(f"Source ({src_lang}), one sentence per line, plain or .gz", key="eval_src")
-        ref_file = right.file_uploader(f"Reference ({tgt_lang}), line-aligned", key="eval_ref")
+        src_file = left.file_uploader(_("Source ({language}), one sentence per line, plain or .gz").format(
+            language=src_lang), key="eval_src")
+        ref_file = right.file_uploader(_("Reference ({language}), line-aligned").format(language=tgt_lang),
+                                       key="eval_ref")
         if src_file is None or ref_file is None:
-            st.info("Upload both files, or pick a built-in test set.")
+            st.info(_("Upload both files, or pick a built-in test set."))
             return None
-        return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name), take_first)
+        with st.spinner(_("Reading the test set...")):
+            return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name),
+                                take_first)
     except DataError as exc:
         st.error(str(exc))
         return None
@@ -150,16 +178,17 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
 def builtin_ui(builtin: dict, direction: tuple[str, str], settings: AppSettings) -> EvalSet | None:
     if st.session_state.get("eval_builtin") not in builtin:
         st.session_state["eval_builtin"] = next(iter(builtin))
-    name = st.selectbox(f"Test set ({widgets.direction_label(direction)}), from the offered models' training corpora",
-                        list(builtin), key="eval_builtin")
+    name = st.selectbox(_("Test set ({direction}), from the offered models' training corpora").format(
+        direction=widgets.direction_label(direction)), list(builtin), key="eval_builtin")
     try:
         return load_builtin_set(builtin[name])
     except DataError as exc:  # its message names files on the server
-        st.error(hosting.error_text(exc, settings, f"The built-in test set {name} could not be read."))
+        st.error(hosting.error_text(exc, settings, _("The built-in test set {name} could not be read.").format(
+            name=ltr(name))))
         return None
 
 
-@st.cache_data(show_spinner="Reading the test set...", max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=8)  # its callers show a spinner in the reader's language
 def parse_upload(raws: tuple, names: tuple, take_first: bool) -> EvalSet:
     """A validated EvalSet from one table or two line files; parsed once per content."""
     if len(raws) == 1:
@@ -181,15 +210,17 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
         try:
             load_translator(name, settings)
         except UserError as exc:  # CheckpointError: a listed folder that does not load
-            st.error(hosting.error_text(exc, settings, f"Checkpoint {name} does not load on this server.",
-                                        local=md(f"Cannot use {name}: {exc}")))
+            st.error(hosting.error_text(exc, settings, _("Checkpoint {name} does not load on this server.").format(
+                name=ltr(name)), local=_("Cannot use {name}: {error}").format(name=ltr(md(name)), error=md(str(exc)))))
             st.stop()
     jobs = [(name, name, search) for name in names] + [
         (f"{name}+{kind}", name, replace(search, ablation=kind)) for name in names
         if _has_attention(name, settings) for kind in ablations]
-    bars = [st.progress(0.0, text=f"{label}: starting") for label, _, _ in jobs]
+    bars = [st.progress(0.0, text=_("{name}: starting").format(name=ltr(job[0]))) for job in jobs]
     store = shared_store("evaluations", 32)
-    runs = side_by_side([partial(store.get_or_compute, (label, content_digest(test), job_search),
+    # each worker thread runs in a copy of this run's context: its progress text in the reader's language
+    runs = side_by_side([partial(contextvars.copy_context().run, store.get_or_compute,
+                                 (label, content_digest(test), job_search),
                                  partial(decode_run, name, test, job_search, settings, bar, label))
                          for (label, name, job_search), bar in zip(jobs, bars)])
     for bar in bars:
@@ -207,10 +238,11 @@ def decode_run(name: str, test: EvalSet, search: SearchConfig, settings: AppSett
 
     def progress(done: int) -> None:
         shown[0] = done / total
-        bar.progress(shown[0], text=f"{name_shown}: {done}/{total} sentences")
+        bar.progress(shown[0], text=_("{name}: {done}/{total} sentences").format(name=ltr(name_shown), done=done,
+                                                                                   total=total))
 
     traces, seconds = decodes.translate_lines(name, test.src, search, settings, progress,
-                                              lambda text: bar.progress(shown[0], text=f"{name_shown}: {text}"))
+                                              lambda text: bar.progress(shown[0], text=f"{ltr(name_shown)}: {text}"))
     for trace in traces:
         trace.beam = []
     translator = decodes.load_translator(name, settings)  # loaded already, by decode_all
@@ -221,15 +253,15 @@ def decode_run(name: str, test: EvalSet, search: SearchConfig, settings: AppSett
 def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str) -> None:
     key = (content_digest(test), tuple(r.name for r in runs), search)  # what the runs depend on
     scores_ui(key, test, runs)
-    width = st.slider("Length bucket width (words)", 2, 20, 10, key="eval_width")
+    width = st.slider(_("Length bucket width (words)"), 2, 20, 10, key="eval_width")
     rows = _length_rows(key, width, test, runs)
-    widgets.show_chart(length_chart(rows, f"BLEU by source sentence length, {html.escape(test.name)}"),
-                       key="eval_length_chart")
+    widgets.show_chart(length_chart(rows, _("BLEU by source sentence length, {name}").format(
+        name=ltr(html.escape(test.name)))), key="eval_length_chart")
     table_ui(test, runs, pair)
     downloads_ui(test, runs, rows)
 
 
-@st.cache_data(show_spinner="Scoring...", max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64)  # scores_ui shows a spinner in the reader's language
 def _scores(key: tuple, _test: EvalSet, _runs: list[ModelRun]) -> tuple[list[dict], dict | None]:
     rows = [{"model": r.name, **with_interval(r.hyps, _test.ref), "sentences/s": round(len(_test.src) / r.seconds, 1)}
             for r in _runs]
@@ -242,37 +274,57 @@ def _length_rows(key: tuple, width: int, _test: EvalSet, _runs: list[ModelRun]) 
 
 
 def scores_ui(key: tuple, test: EvalSet, runs: list[ModelRun]) -> None:
-    rows, paired = _scores(key, test, runs)
+    with st.spinner(_("Scoring...")):
+        rows, paired = _scores(key, test, runs)
     table = pd.DataFrame([{"model": r["model"], "BLEU": r["bleu"], "BLEU 95% ±": r["bleu_ci95"], "chrF": r["chrf"],
                            "chrF 95% ±": r["chrf_ci95"], "BLEU (lowercased)": r["bleu_lc"],
                            "sentences/s": r["sentences/s"]} for r in rows])
-    st.dataframe(table, hide_index=True, key="eval_scores")
-    st.caption(f"BLEU signature: {rows[0]['bleu_signature']} · chrF signature: {rows[0]['chrf_signature']}")
+    headers = {"model": _("model"), "BLEU 95% ±": _("BLEU 95% ±"), "chrF 95% ±": _("chrF 95% ±"),
+               "BLEU (lowercased)": _("BLEU (lowercased)"), "sentences/s": _("sentences/s")}
+    st.dataframe(table.rename(columns=headers), hide_index=True, key="eval_scores")
+    st.caption(_("BLEU signature: {bleu} · chrF signature: {chrf}").format(bleu=ltr(rows[0]["bleu_signature"]),
+                                                                          chrf=ltr(rows[0]["chrf_signature"])))
     if paired:
         other = paired["systems"][1]
-        verdict = "significant" if other["p_value"] is not None and other["p_value"] < 0.05 else "not significant"
-        st.markdown(f"**Paired bootstrap** ({md(paired['signature'])}): {md(other['name'])} vs "
-                    f"{md(paired['baseline'])}, p = {other['p_value']:.4f} ({verdict} at 0.05)")
+        significant = other["p_value"] is not None and other["p_value"] < 0.05
+        text = (_("**Paired bootstrap** ({signature}): {name} vs {baseline}, p = {p:.4f} (significant at 0.05)")
+                if significant else
+                _("**Paired bootstrap** ({signature}): {name} vs {baseline}, p = {p:.4f} (not significant at 0.05)"))
+        st.markdown(text.format(signature=ltr(md(paired["signature"])), name=ltr(md(other["name"])),
+                                baseline=ltr(md(paired["baseline"])), p=other["p_value"]))
+
+
+def sentence_headers(runs: list[ModelRun]) -> dict[str, str]:
+    """The per-sentence table's column names (``sentence_rows``) as shown, in the reader's language."""
+    headers = {"id": _("id"), "source": _("source"), "reference": _("reference"), "source_words": _("source_words"),
+               "BLEU difference": _("BLEU difference")}
+    for run in runs:
+        name = ltr(run.name)
+        headers.update({f"{run.name} BLEU": _("{name} BLEU").format(name=name),
+                        f"{run.name} coverage": _("{name} coverage").format(name=name),
+                        f"{run.name} entropy": _("{name} entropy").format(name=name)})
+    return headers
 
 
 def table_ui(test: EvalSet, runs: list[ModelRun], pair: str) -> None:
     frame = pd.DataFrame(sentence_rows(test, runs))
-    query = st.text_input("Filter sentences (substring of source, reference or outputs)", key="eval_filter")
+    query = st.text_input(_("Filter sentences (substring of source, reference or outputs)"), key="eval_filter")
     if query:
         mask = frame.astype(str).apply(lambda col: col.str.contains(query, case=False, regex=False)).any(axis=1)
         frame = frame[mask]
-    event = st.dataframe(frame, hide_index=True, on_select="rerun", selection_mode="single-row", key="eval_table_view")
+    event = st.dataframe(frame.rename(columns=sentence_headers(runs)), hide_index=True, on_select="rerun",
+                         selection_mode="single-row", key="eval_table_view")
     selected = [r for r in (event.selection.rows if event and event.selection else []) if r < len(frame)]
     if selected:  # a row click moves the number box (its value lives under its key)
         st.session_state["eval_row"] = int(frame.iloc[selected[0]]["id"])
-    row_id = st.number_input("Sentence id to inspect", 0, len(test.src) - 1, key="eval_row")
+    row_id = st.number_input(_("Sentence id to inspect"), 0, len(test.src) - 1, key="eval_row")
     drilldown_ui(test, runs, int(row_id), pair)
 
 
 def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None:
-    st.caption("Source")
+    st.caption(_("Source"))
     st.text(test.src[i])
-    st.caption("Reference")
+    st.caption(_("Reference"))
     st.text(test.ref[i])
     for column, run in zip(st.columns(len(runs)), runs):
         with column:
@@ -282,7 +334,7 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None
             if trace.attention is not None:
                 widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
                                    key=f"eval_heatmap_{run.name}")
-    if st.button("Open in the Translate page", key="eval_open"):
+    if st.button(_("Open in the Translate page"), key="eval_open"):
         names = [r.name for r in runs if r.name.rpartition("+")[2] not in ABLATIONS]  # models, not their ablations
         st.session_state.update(direction=pair, model_left=names[0], model_right=names[-1], source=test.src[i],
                                 reference=test.ref[i], reference_for=test.src[i])
@@ -292,19 +344,21 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None
 def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:
     columns = st.columns(len(runs) + 2)
     for column, run in zip(columns, runs):
-        column.download_button(f"{run.name} hypotheses", "\n".join(run.hyps) + "\n", file_name=f"hyps.{run.name}.txt",
-                               key=f"eval_dl_{run.name}")
-    columns[-2].download_button("Per-sentence table (CSV)", pd.DataFrame(sentence_rows(test, runs)).to_csv(index=False),
+        column.download_button(_("{name} hypotheses").format(name=ltr(run.name)), "\n".join(run.hyps) + "\n",
+                               file_name=f"hyps.{run.name}.txt", key=f"eval_dl_{run.name}")
+    # the CSV is a data file: its column names stay English in every language
+    columns[-2].download_button(_("Per-sentence table (CSV)"), pd.DataFrame(sentence_rows(test, runs)).to_csv(index=False),
                                 file_name="sentences.csv", mime="text/csv", key="eval_dl_csv")
-    columns[-1].download_button("Length chart (HTML)", length_chart(rows).to_html(include_plotlyjs="cdn"),
+    columns[-1].download_button(_("Length chart (HTML)"), length_chart(rows).to_html(include_plotlyjs="cdn"),
                                 file_name="length_chart.html", mime="text/html", key="eval_dl_chart")
-    st.caption("PNG/SVG of any chart: the camera icon in its toolbar.")
+    st.caption(_("PNG/SVG of any chart: the camera icon in its toolbar."))
 
 
 def stress_ui(test: EvalSet, runs: dict[int, list[ModelRun]]) -> None:
     """BLEU against source length over all joined versions: the paper's Figure 2 on demand."""
-    st.subheader("Length stress test")
+    st.subheader(_("Length stress test"))
     rows, summary = stress_report(test, runs)
-    widgets.show_chart(length_chart(rows, f"BLEU by source length, k = {', '.join(map(str, runs))} joined lines"),
-                       key="eval_stress_chart")
-    st.dataframe(pd.DataFrame(summary), hide_index=True, key="eval_stress_table")
+    widgets.show_chart(length_chart(rows, _("BLEU by source length, k = {ks} joined lines").format(
+        ks=", ".join(map(str, runs)))), key="eval_stress_chart")
+    headers = {"model": _("model"), "items": _("items"), "bleu": _("bleu"), "length_ratio": _("length_ratio")}
+    st.dataframe(pd.DataFrame(summary).rename(columns=headers), hide_index=True, key="eval_stress_table")

@@ -2,47 +2,51 @@
 reorderings that make an alignment worth looking at."""
 from __future__ import annotations
 
-EXAMPLES: dict[str, list[tuple[str, str]]] = {  # source language -> [(what kind of sentence, the sentence)]
+from viz.translations import N_
+
+# source language -> [(what kind of sentence, the sentence)]: the sentences are data; the kinds are
+# the app's text, kept in English here (``reordering`` reads them) and shown through _()
+EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "en": [
-        ("everyday", "I would like a cup of coffee, please."),
-        ("everyday", "Where is the train station?"),
-        ("everyday", "I am hungry."),
-        ("everyday", "The weather is nice today."),
-        ("French puts the adjective after the noun", "We bought a big black car last week."),
-        ("French puts the adjective after the noun", "She has a white cat and two small dogs."),
-        ("French puts object pronouns before the verb", "I know her, but I have never seen him."),
-        ("French puts object pronouns before the verb", "He gave it to me yesterday."),
-        ("image caption", "A man in a blue shirt is standing on a ladder cleaning windows."),
-        ("image caption", "Two young children are playing with a ball in the park."),
-        ("long", "A little girl in a pink dress is climbing the stairs of a wooden playhouse while her "
-                 "father watches from a bench and a brown dog sleeps in the grass next to them."),
-        ("long", "When I was a child, my mother used to take me to the market every Saturday morning, and "
-                 "we always bought fresh bread, cheese and fruit for the whole week."),
+        (N_("everyday"), "I would like a cup of coffee, please."),
+        (N_("everyday"), "Where is the train station?"),
+        (N_("everyday"), "I am hungry."),
+        (N_("everyday"), "The weather is nice today."),
+        (N_("French puts the adjective after the noun"), "We bought a big black car last week."),
+        (N_("French puts the adjective after the noun"), "She has a white cat and two small dogs."),
+        (N_("French puts object pronouns before the verb"), "I know her, but I have never seen him."),
+        (N_("French puts object pronouns before the verb"), "He gave it to me yesterday."),
+        (N_("image caption"), "A man in a blue shirt is standing on a ladder cleaning windows."),
+        (N_("image caption"), "Two young children are playing with a ball in the park."),
+        (N_("long"), "A little girl in a pink dress is climbing the stairs of a wooden playhouse while her "
+                     "father watches from a bench and a brown dog sleeps in the grass next to them."),
+        (N_("long"), "When I was a child, my mother used to take me to the market every Saturday morning, and "
+                     "we always bought fresh bread, cheese and fruit for the whole week."),
     ],
     "fr": [
-        ("everyday", "Je voudrais une tasse de café, s'il vous plaît."),
-        ("everyday", "Où est la gare ?"),
-        ("everyday", "J'ai faim."),
-        ("English puts the adjective before the noun", "Nous avons acheté une grosse voiture noire la semaine dernière."),
-        ("English puts the adjective before the noun", "Elle a un chat blanc et deux petits chiens."),
-        ("English puts object pronouns after the verb", "Je la connais, mais je ne l'ai jamais vu."),
-        ("English puts object pronouns after the verb", "Il me l'a donné hier."),
-        ("image caption", "Un homme en chemise bleue est debout sur une échelle et nettoie des fenêtres."),
-        ("image caption", "Deux jeunes enfants jouent avec un ballon dans le parc."),
-        ("long", "Quand j'étais enfant, ma mère m'emmenait au marché tous les samedis matin, et nous achetions "
-                 "toujours du pain frais, du fromage et des fruits pour toute la semaine."),
+        (N_("everyday"), "Je voudrais une tasse de café, s'il vous plaît."),
+        (N_("everyday"), "Où est la gare ?"),
+        (N_("everyday"), "J'ai faim."),
+        (N_("English puts the adjective before the noun"), "Nous avons acheté une grosse voiture noire la semaine dernière."),
+        (N_("English puts the adjective before the noun"), "Elle a un chat blanc et deux petits chiens."),
+        (N_("English puts object pronouns after the verb"), "Je la connais, mais je ne l'ai jamais vu."),
+        (N_("English puts object pronouns after the verb"), "Il me l'a donné hier."),
+        (N_("image caption"), "Un homme en chemise bleue est debout sur une échelle et nettoie des fenêtres."),
+        (N_("image caption"), "Deux jeunes enfants jouent avec un ballon dans le parc."),
+        (N_("long"), "Quand j'étais enfant, ma mère m'emmenait au marché tous les samedis matin, et nous achetions "
+                     "toujours du pain frais, du fromage et des fruits pour toute la semaine."),
     ],
     "de": [
-        ("image caption", "Ein Mann in einem blauen Hemd steht auf einer Leiter und putzt Fenster."),
-        ("image caption", "Zwei kleine Kinder spielen mit einem Ball im Park."),
-        ("verb at the end of a subordinate clause", "Ein Mann, der einen roten Hut trägt, steht vor dem Gebäude."),
-        ("verb at the end of a subordinate clause", "Eine Frau lächelt, während sie ihren Hund streichelt."),
-        ("separable verb", "Ein kleiner Junge hebt einen Ball vom Boden auf."),
-        ("separable verb", "Eine Frau ruft ihre Freundin an."),
-        ("participle at the end (perfect tense)", "Ein Hund hat einen Stock aus dem Wasser geholt."),
-        ("participle at the end (perfect tense)", "Die Kinder haben im Schnee mit ihrem Vater gespielt."),
-        ("long", "Ein junger Mann in einem blauen Hemd und eine ältere Frau mit einer Sonnenbrille sitzen auf einer "
-                 "Bank, während drei kleine Kinder im Hintergrund auf dem Rasen Fußball spielen."),
+        (N_("image caption"), "Ein Mann in einem blauen Hemd steht auf einer Leiter und putzt Fenster."),
+        (N_("image caption"), "Zwei kleine Kinder spielen mit einem Ball im Park."),
+        (N_("verb at the end of a subordinate clause"), "Ein Mann, der einen roten Hut trägt, steht vor dem Gebäude."),
+        (N_("verb at the end of a subordinate clause"), "Eine Frau lächelt, während sie ihren Hund streichelt."),
+        (N_("separable verb"), "Ein kleiner Junge hebt einen Ball vom Boden auf."),
+        (N_("separable verb"), "Eine Frau ruft ihre Freundin an."),
+        (N_("participle at the end (perfect tense)"), "Ein Hund hat einen Stock aus dem Wasser geholt."),
+        (N_("participle at the end (perfect tense)"), "Die Kinder haben im Schnee mit ihrem Vater gespielt."),
+        (N_("long"), "Ein junger Mann in einem blauen Hemd und eine ältere Frau mit einer Sonnenbrille sitzen auf einer "
+                     "Bank, während drei kleine Kinder im Hintergrund auf dem Rasen Fußball spielen."),
     ],
 }
 REORDERING_KINDS = ("adjective", "pronoun", "verb", "participle")

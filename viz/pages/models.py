@@ -10,85 +10,93 @@ from model.checkpoints.card_schema import Card
 from viz.figures.length_chart import stress_chart
 from viz.figures.training_curves import training_curves
 from viz.pages import widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
 from viz.serving import hosting, offered_models
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _
 
-EVERY_PAIR = "every language pair"
+EVERY_PAIR = N_("every language pair")  # the picker's value; shown through _()
 
 
 def page(settings: AppSettings) -> st.Page:
-    return st.Page(partial(render, settings), title="Models", url_path="models", icon=":material/model_training:")
+    return st.Page(partial(render, settings), title=_("Models"), url_path="models", icon=":material/model_training:")
 
 
 def render(settings: AppSettings) -> None:
-    st.title("Models")
-    st.caption("Each checkpoint's card: what it learned from, how it was trained, and how it scores.")
+    st.title(_("Models"))
+    st.caption(_("Each checkpoint's card: what it learned from, how it was trained, and how it scores."))
     models = offered_models.offered(settings)
     if not models:
         st.error(hosting.no_checkpoints_text(settings))
         return
     codes = [widgets.direction_code(d) for d in widgets.directions(models)]
-    chosen = st.sidebar.selectbox("Language pair", [EVERY_PAIR, *codes], key="models_direction",
-                                  format_func=lambda c: c if c == EVERY_PAIR else
-                                  widgets.direction_label(tuple(c.split("-"))))
+    shown = {EVERY_PAIR: _(EVERY_PAIR), **{c: widgets.direction_label(tuple(c.split("-"))) for c in codes}}
+    chosen = st.sidebar.selectbox(_("Language pair"), list(shown), key="models_direction", format_func=shown.get)
     models = [m for m in models if chosen in (EVERY_PAIR, widgets.direction_code(m.direction))]
     rows = [row for m in models if m.card for row in _score_rows(m)]
     if rows:
-        st.subheader("Test scores")
+        st.subheader(_("Test scores"))
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="models_scores")
     stress_overview([m for m in models if m.card])
     for model in models:
-        with st.expander(f"{model.name} ({widgets.direction_label(model.direction)})", expanded=len(models) <= 3):
+        with st.expander(f"{ltr(model.name)} ({widgets.direction_label(model.direction)})", expanded=len(models) <= 3):
             card_ui(model, settings)
 
 
 def card_ui(model: ModelInfo, settings: AppSettings) -> None:
     if model.card_problem:  # its text may name server paths
-        st.error(hosting.error_text(Exception(model.card_problem), settings, f"{model.name}/card.json is malformed.",
+        st.error(hosting.error_text(Exception(model.card_problem), settings,
+                                    _("{path} is malformed.").format(path=ltr(f"{model.name}/card.json")),
                                     local=md(model.card_problem)))
     card = model.card
-    st.markdown(f"**Architecture:** {md(model.arch)} · attention {md(model.attention) if model.has_attention else 'none'}"
-                + (f" · {card.parameters:,} parameters" if card and card.parameters else ""))
+    attention = ltr(md(model.attention)) if model.has_attention else _("none")
+    st.markdown(_("**Architecture:** {arch} · attention {attention}").format(arch=ltr(md(model.arch)),
+                                                                            attention=attention)
+                + (" · " + _("{n:,} parameters").format(n=card.parameters) if card and card.parameters else ""))
     if model.imported:
-        st.markdown(f"**From:** {md(model.description.origin)}. {md(model.description.summary)}")
+        st.markdown(_("**From:** {origin}. {summary}").format(origin=ltr(md(model.description.origin)),
+                                                             summary=ltr(md(model.description.summary))))
     if card is None:
-        st.caption("No card.json in this checkpoint: nothing is known about its data or training.")
+        st.caption(_("No card.json in this checkpoint: nothing is known about its data or training."))
         return
     data_ui(model.name, card)
     training_ui(card)
-    for title, value in (("Preprocessing", card.preprocessing), ("Training command", card.command),
-                         ("How this copy was trained", card.how_trained)):
+    for title, value in ((_("Preprocessing"), card.preprocessing), (_("Training command"), card.command),
+                         (_("How this copy was trained"), card.how_trained)):
         if value:
-            st.markdown(f"**{title}:** {md(value)}")
+            st.markdown(f"**{title}:** {ltr(md(value))}")
     stress_ui(model.name, card)
     for gold, result in card.alignment.items():
-        st.markdown(f"**Word alignment against human links** ({md(gold)}, {result.sentences} sentences; AER, lower "
-                    "is better):")
-        st.dataframe(pd.DataFrame([{"source": f"{'this model' if r.model else 'baseline'}: {r.method}",
-                                    "links": r.extraction, "AER": r.aer, "precision": r.precision,
-                                    "recall": r.recall, "sentences": r.sentences} for r in result.rows]),
+        st.markdown(_("**Word alignment against human links** ({gold}, {n} sentences; AER, lower is better):").format(
+            gold=ltr(md(gold)), n=result.sentences))
+        st.dataframe(pd.DataFrame([{_("source"): (_("this model: {method}") if r.model else _("baseline: {method}"))
+                                    .format(method=r.method),
+                                    _("links"): r.extraction, "AER": r.aer, _("precision"): r.precision,
+                                    _("recall"): r.recall, _("sentences"): r.sentences} for r in result.rows]),
                      hide_index=True, key=f"alignment_{model.name}_{gold}")
     if card.comparison:
         c = card.comparison
-        st.markdown(f"**Against {md(c.other)}** ({md(c.test)}):")
-        st.dataframe(pd.DataFrame([{"test set": r.test_set, card.name: r.ours, c.other: r.theirs,
-                                    "difference": r.difference, "p": r.p_value} for r in c.rows]),
+        st.markdown(_("**Against {other}** ({test}):").format(other=ltr(md(c.other)), test=ltr(md(c.test))))
+        st.dataframe(pd.DataFrame([{_("test set"): r.test_set, card.name: r.ours, c.other: r.theirs,
+                                    _("difference"): r.difference, "p": r.p_value} for r in c.rows]),
                      hide_index=True, key=f"comparison_{model.name}")
     if card.log:
-        widgets.show_chart(training_curves(card.log, f"{model.name}: training"), key=f"curves_{model.name}")
-    for title, value in (("Deviations from the paper", " ".join(card.deviations)), ("Limitations", card.limitations)):
+        widgets.show_chart(training_curves(card.log, _("{name}: training").format(name=model.name)),
+                           key=f"curves_{model.name}")
+    for title, value in ((_("Deviations from the paper"), " ".join(card.deviations)),
+                         (_("Limitations"), card.limitations)):
         if value:
-            st.markdown(f"**{title}:** " + md(value))
+            st.markdown(f"**{title}:** " + ltr(md(value)))
 
 
 def data_ui(name: str, card: Card) -> None:
     if card.data:
-        st.markdown(f"**Data** ({md(card.trained_on)}):")
-        st.dataframe(pd.DataFrame([{"corpus": d.name, "description": d.description, "licence": d.licence,
-                                    "attribution": d.attribution, "training pairs": d.training_pairs,
-                                    "weight": d.weight, "splits": d.splits} for d in card.data]),
+        st.markdown(_("**Data** ({trained_on}):").format(trained_on=ltr(md(card.trained_on))))
+        st.dataframe(pd.DataFrame([{_("corpus"): d.name, _("description"): d.description, _("licence"): d.licence,
+                                    _("attribution"): d.attribution, _("training pairs"): d.training_pairs,
+                                    _("weight"): d.weight, _("splits"): d.splits} for d in card.data]),
                      hide_index=True, key=f"data_{name}")
 
 
@@ -96,17 +104,26 @@ def training_ui(card: Card) -> None:
     t = card.training
     if t is None:
         return
-    host = f" on {t.where.gpu or t.where.cpu}, {t.where.threads} thread(s)" if t.where else ""
     d = card.decoding
-    st.markdown(f"**Training:** {t.updates:,} updates ({t.epochs:g} epochs), {t.wall_minutes:g} min{md(host)}; "
-                f"best validation BLEU {t.best_val_bleu} (greedy) · **default decoding:** beam {d.beam}, length "
-                f"normalisation λ {d.length_norm} ({md(d.chosen_on)})")
+    if t.where:
+        text = _("**Training:** {updates:,} updates ({epochs:g} epochs), {minutes:g} min on {where}, {threads} "
+                 "thread(s); best validation BLEU {bleu} (greedy) · **default decoding:** beam {beam}, length "
+                 "normalisation λ {length_norm} ({chosen_on})")
+    else:
+        text = _("**Training:** {updates:,} updates ({epochs:g} epochs), {minutes:g} min; best validation BLEU {bleu} "
+                 "(greedy) · **default decoding:** beam {beam}, length normalisation λ {length_norm} ({chosen_on})")
+    where = ltr(md(t.where.gpu or t.where.cpu)) if t.where else ""
+    threads = md(str(t.where.threads)) if t.where else ""
+    st.markdown(text.format(updates=t.updates, epochs=t.epochs, minutes=t.wall_minutes, where=where, threads=threads,
+                            bleu=t.best_val_bleu, beam=d.beam, length_norm=d.length_norm,
+                            chosen_on=ltr(md(d.chosen_on))))
 
 
 def stress_ui(name: str, card: Card) -> None:
     """The card's length stress tests: BLEU against mean source length (k sentences joined)."""
     for test_set, rows in card.length_stress.items():
-        widgets.show_chart(stress_chart({name: rows}, f"Length stress test, {test_set} (k sentences joined)"),
+        widgets.show_chart(stress_chart({name: rows}, _("Length stress test, {test_set} (k sentences joined)")
+                                       .format(test_set=test_set)),
                            key=f"stress_{name}_{test_set}")
 
 
@@ -117,12 +134,12 @@ def stress_overview(models: list[ModelInfo]) -> None:
         for test_set, rows in model.card.length_stress.items():
             by_set.setdefault(test_set, {})[model.name] = rows
     if by_set:
-        st.subheader("Length stress tests (BLEU as k test sentences are joined)")
+        st.subheader(_("Length stress tests (BLEU as k test sentences are joined)"))
     for test_set, series in by_set.items():
         widgets.show_chart(stress_chart(series, test_set), key=f"stress_all_{test_set}")
 
 
 def _score_rows(model: ModelInfo) -> list[dict]:
-    return [{"model": model.name, "pair": widgets.direction_label(model.direction), "test set": test_set,
-             "decoding": s.decoding, "BLEU": s.bleu, "BLEU (lowercased)": s.bleu_lc, "chrF": s.chrf,
-             "sentences": s.sentences} for test_set, s in model.card.test_scores.items()]
+    return [{_("model"): model.name, _("pair"): widgets.direction_label(model.direction), _("test set"): test_set,
+             _("decoding"): s.decoding, "BLEU": s.bleu, _("BLEU (lowercased)"): s.bleu_lc, "chrF": s.chrf,
+             _("sentences"): s.sentences} for test_set, s in model.card.test_scores.items()]

@@ -15,6 +15,7 @@ from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart, stress_chart
 from viz.pages import nav, paper_equations, widgets
 from viz.pages.examples import examples, reordering
+from viz.pages.language import ltr
 from viz.pages.replay import replay_ui
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator
@@ -23,10 +24,12 @@ from viz.serving.builtin_sets import builtin_sets
 from viz.serving.decodes import QueuedSlot, shared_store
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _, ngettext
 
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
-SECTIONS = {"model": "The model (§3, App. A)", "figure2": "Figure 2: long sentences",
-            "figure3": "Figure 3: alignments", "table1": "Table 1: BLEU"}
+PAPER_TITLE = "Neural Machine Translation by Jointly Learning to Align and Translate"  # a citation: not translated
+SECTIONS = {"model": N_("The model (§3, App. A)"), "figure2": N_("Figure 2: long sentences"),
+            "figure3": N_("Figure 3: alignments"), "table1": N_("Table 1: BLEU")}
 PAPER_SENTENCES = {  # Figure 3 (a)-(d), detokenised: the English sources, and the French the figure shows
     "en": ["The agreement on the European Economic Area was signed in August 1992.",
            "It should be noted that the marine environment is the least known of environments.",
@@ -37,39 +40,40 @@ PAPER_SENTENCES = {  # Figure 3 (a)-(d), detokenised: the English sources, and t
            "La destruction de l'équipement signifie que la Syrie ne peut plus produire de nouvelles armes chimiques.",
            '" Cela va changer mon avenir avec ma famille ", a dit l\'homme.'],
 }
+TRAINED_LONGER = N_("RNNsearch-50* (trained longer)")
 TABLE_1 = pd.DataFrame([  # newstest2014 BLEU, the paper's Table 1
     ("RNNencdec-30", 13.93, 24.19), ("RNNsearch-30", 21.50, 31.44), ("RNNencdec-50", 17.82, 26.71),
-    ("RNNsearch-50", 26.75, 34.16), ("RNNsearch-50* (trained longer)", 28.45, 36.15), ("Moses", 33.30, 35.63)],
+    ("RNNsearch-50", 26.75, 34.16), (TRAINED_LONGER, 28.45, 36.15), ("Moses", 33.30, 35.63)],
     columns=["model", "all sentences", "no UNK"])
 RECOMPUTE_SENTENCES = 200  # the live Figure 2 uses the first sentences of a test set, to stay quick
 
 
 def page(settings: AppSettings) -> st.Page:
-    return st.Page(partial(render, settings), title="Paper", url_path="paper", icon=":material/menu_book:")
+    return st.Page(partial(render, settings), title=_("Paper"), url_path="paper", icon=":material/menu_book:")
 
 
 def render(settings: AppSettings) -> None:
     models = offered_models.offered(settings)
     if not models:
-        st.error("No checkpoints found; the Paper page runs the shipped models.")
+        st.error(_("No checkpoints found; the Paper page runs the shipped models."))
         return
-    st.title("The paper, live")
-    st.markdown(f"Bahdanau, Cho & Bengio, *Neural Machine Translation by Jointly Learning to Align and Translate*, "
-                f"ICLR 2015 ([arXiv 1409.0473]({PAPER_URL})). Each tab states one claim in plain words, then runs the "
-                "same experiment with the models shipped here, which are far smaller and trained on far less "
-                "(see Table 1).")
+    st.title(_("The paper, live"))
+    st.markdown(_("Bahdanau, Cho & Bengio, *{title}*, ICLR 2015 ([arXiv 1409.0473]({url})). Each tab states one "
+                  "claim in plain words, then runs the same experiment with the models shipped here, which are far "
+                  "smaller and trained on far less (see Table 1).").format(title=ltr(PAPER_TITLE), url=PAPER_URL))
     pair = widgets.direction_ui([widgets.direction_code(d) for d in widgets.directions(models)], key="paper_direction")
     mine = [m for m in models if widgets.direction_code(m.direction) == pair]
     search, encdec = offered_models.default_pair(mine)
     src_lang = pair.split("-")[0]
-    st.caption(f"Language pair: {widgets.direction_label(tuple(pair.split('-')))} · RNNsearch: {md(search)} · "
-               f"RNNencdec: {md(encdec)} (change the pair in the sidebar).")
+    st.caption(_("Language pair: {pair} · RNNsearch: {search} · RNNencdec: {encdec} (change the pair in the "
+                 "sidebar).").format(pair=widgets.direction_label(tuple(pair.split("-"))), search=ltr(md(search)),
+                                     encdec=ltr(md(encdec))))
     sentence = (reordering(src_lang) or [text for _, text in examples(src_lang)] or [""])[0]
     attention_models = [search] + [m.name for m in mine if m.has_attention and m.name != search]
     views = {"model": lambda: paper_equations.render(search, encdec, sentence, settings, attention_models),
              "figure2": lambda: figure2(search, encdec, pair, settings),
              "figure3": lambda: figure3(search, encdec, src_lang, settings), "table1": lambda: table1(models, settings)}
-    tabs = st.tabs(list(SECTIONS.values()), key="paper_section", on_change="rerun")
+    tabs = widgets.tabs_ui(SECTIONS, key="paper_section")
     for (slug, view), tab in zip(views.items(), tabs):
         if tab.open is not False:
             with tab:
@@ -77,23 +81,24 @@ def render(settings: AppSettings) -> None:
 
 
 def figure2(search: str, encdec: str, pair: str, settings: AppSettings) -> None:
-    st.markdown("**The claim.** RNNencdec's BLEU falls as sentences get longer, because everything must pass "
-                "through one fixed vector; RNNsearch's does not, because it reads the annotation it needs at each "
-                "step. Below, both models translate test sentences joined k at a time (k = 1 is the test set "
-                "itself), as in their cards' length stress tests.")
+    st.markdown(_("**The claim.** RNNencdec's BLEU falls as sentences get longer, because everything must pass "
+                  "through one fixed vector; RNNsearch's does not, because it reads the annotation it needs at each "
+                  "step. Below, both models translate test sentences joined k at a time (k = 1 is the test set "
+                  "itself), as in their cards' length stress tests."))
     cards = {name: _card(name, settings) for name in (search, encdec)}
     tables = {name: card.length_stress if card else {} for name, card in cards.items()}
     shared = [t for t in tables[search] if all(t in rows for rows in tables.values())]
     for test_set in shared:
         widgets.show_chart(stress_chart({name: rows[test_set] for name, rows in tables.items()},
-                                        f"BLEU by source length, {test_set} (from the model cards)"),
+                                        _("BLEU by source length, {test_set} (from the model cards)").format(
+                                            test_set=ltr(test_set))),
                            key=f"paper_fig2_{test_set}")
     if not shared:
-        st.info("The cards of this pair hold no shared length stress test; recompute one below.")
+        st.info(_("The cards of this pair hold no shared length stress test; recompute one below."))
     recompute_ui(search, encdec, tuple(pair.split("-")), settings)
-    st.markdown("**Inside the fixed vector.** The training sentences nearest to RNNencdec's fixed vector of a "
-                "sentence share fewer of its words, and rarely its ending, the longer the sentence is.")
-    st.page_link(nav.link("space"), label="See where each model puts a sentence among its training sentences",
+    st.markdown(_("**Inside the fixed vector.** The training sentences nearest to RNNencdec's fixed vector of a "
+                  "sentence share fewer of its words, and rarely its ending, the longer the sentence is."))
+    st.page_link(nav.link("space"), label=_("See where each model puts a sentence among its training sentences"),
                  icon=":material/scatter_plot:")
 
 
@@ -105,27 +110,31 @@ def _card(name: str, settings: AppSettings):
 def recompute_ui(search: str, encdec: str, direction: tuple[str, str], settings: AppSettings) -> None:
     builtin = builtin_sets(settings, direction)
     if not builtin:
-        st.caption("No test sets of the models' training corpora on this server: upload one on the Evaluate page.")
+        st.caption(_("No test sets of the models' training corpora on this server: upload one on the Evaluate "
+                     "page."))
         return
-    label = st.selectbox("Recompute on a test set", list(builtin), key="paper_fig2_test")
-    st.page_link(nav.link("evaluate"), label=f"Evaluate both models on all of {label}",
-                 query_params={"test": label}, icon=":material/arrow_forward:")
+    label = st.selectbox(_("Recompute on a test set"), list(builtin), key="paper_fig2_test")
+    st.page_link(nav.link("evaluate"), label=_("Evaluate both models on all of {test}").format(test=ltr(label)),
+                 query_params={"test": label, **widgets.app_params()}, icon=":material/arrow_forward:")
     wanted = (label, search, encdec)
-    if st.button(f"Recompute on the first {RECOMPUTE_SENTENCES} sentences", key="paper_fig2_run"):
+    if st.button(ngettext("Recompute on the first {n} sentence", "Recompute on the first {n} sentences",
+                          RECOMPUTE_SENTENCES).format(n=RECOMPUTE_SENTENCES), key="paper_fig2_run"):
         st.session_state["paper_fig2_request"] = wanted
     if st.session_state.get("paper_fig2_request") != wanted:
         return
     full = load_builtin_set(builtin[label])
     test = EvalSet(full.src[:RECOMPUTE_SENTENCES], full.ref[:RECOMPUTE_SENTENCES], full.name)
     runs = {}
-    with st.spinner("Translating joined sentences with both models..."):
+    with st.spinner(_("Translating joined sentences with both models...")):
         for k in STRESS_K:
             part = join_consecutive(test, k) if k > 1 else test
             runs[k] = [_run(name, part, label, settings) for name in (search, encdec)]
     rows, summary = stress_report(test, runs)
-    widgets.show_chart(length_chart(rows, f"BLEU by source length, first {len(test.src)} of {label}, "
-                                          f"k = {', '.join(map(str, STRESS_K))}"), key="paper_fig2_live")
-    st.dataframe(pd.DataFrame(summary), hide_index=True, key="paper_fig2_table")
+    title = _("BLEU by source length, first {n} of {test}, k = {ks}").format(
+        n=len(test.src), test=ltr(label), ks=", ".join(map(str, STRESS_K)))
+    widgets.show_chart(length_chart(rows, title), key="paper_fig2_live")
+    headers = {"model": _("model"), "items": _("items"), "length_ratio": _("length_ratio")}
+    st.dataframe(pd.DataFrame(summary).rename(columns=headers), hide_index=True, key="paper_fig2_table")
 
 
 def _run(name: str, test: EvalSet, label: str, settings: AppSettings):
@@ -141,21 +150,21 @@ def _run(name: str, test: EvalSet, label: str, settings: AppSettings):
 
 
 def figure3(search: str, encdec: str, src_lang: str, settings: AppSettings) -> None:
-    st.markdown("**The claim.** The soft alignments α_ij are interpretable: mostly monotonic, with local "
-                "reorderings where the languages order words differently (the paper's *European Economic Area* → "
-                "*zone économique européenne*). Rows are output pieces, columns source pieces, "
-                f"darker is more weight. Translated live by **{md(search)}**.")
+    st.markdown(_("**The claim.** The soft alignments α_ij are interpretable: mostly monotonic, with local "
+                  "reorderings where the languages order words differently (the paper's *European Economic Area* → "
+                  "*zone économique européenne*). Rows are output pieces, columns source pieces, "
+                  "darker is more weight. Translated live by **{model}**.").format(model=ltr(md(search))))
     grid(search, reordering(src_lang) or [text for _, text in examples(src_lang)][:4], "paper_fig3", settings)
     if src_lang in PAPER_SENTENCES:
-        st.markdown("**The paper's own four sentences.** They come from news and parliament text (WMT'14), which our "
-                    f"models never saw: {md(offered_models.trained_on(search, settings))}. Expect the alignments to stay "
-                    "sensible where the words are familiar and the translations to miss the rare words "
-                    "(*marine environment*, *chemical weapons*).")
+        st.markdown(_("**The paper's own four sentences.** They come from news and parliament text (WMT'14), which "
+                      "our models never saw: {trained_on}. Expect the alignments to stay sensible where the words are "
+                      "familiar and the translations to miss the rare words (*marine environment*, *chemical "
+                      "weapons*).").format(trained_on=ltr(md(offered_models.trained_on(search, settings)))))
         grid(search, PAPER_SENTENCES[src_lang], "paper_fig3_paper", settings)
-    st.markdown("**Watch it learn.** The same probe sentences, decoded as training went on: update 0 is the "
-                "untrained model, whose attention is spread evenly (the paper initialises the alignment model so "
-                "that it starts uniform); the alignment sharpens as validation BLEU rises. RNNencdec, beside it, "
-                "has no attention to learn.")
+    st.markdown(_("**Watch it learn.** The same probe sentences, decoded as training went on: update 0 is the "
+                  "untrained model, whose attention is spread evenly (the paper initialises the alignment model so "
+                  "that it starts uniform); the alignment sharpens as validation BLEU rises. RNNencdec, beside it, "
+                  "has no attention to learn."))
     replay_ui([card for card in (_card(name, settings) for name in (search, encdec)) if card], key="paper_replay")
     measured_alignment(search, encdec, settings)
 
@@ -163,28 +172,31 @@ def figure3(search: str, encdec: str, src_lang: str, settings: AppSettings) -> N
 def measured_alignment(search: str, encdec: str, settings: AppSettings) -> None:
     """How well the attention aligns, measured against human alignments (the cards' ``alignment``,
     written by ``python -m model.align --card``)."""
-    st.markdown("**How well does it align, measured?** Forced to output a human translation, the words the "
-                "attention picks can be scored against human word alignments by Alignment Error Rate (AER, lower "
-                "is better). Beside it: gradient × input saliency (RNNencdec has that too), the statistical aligner "
-                "eflomal trained on the same text, and a diagonal that links words by position alone.")
+    st.markdown(_("**How well does it align, measured?** Forced to output a human translation, the words the "
+                  "attention picks can be scored against human word alignments by Alignment Error Rate (AER, lower "
+                  "is better). Beside it: gradient × input saliency (RNNencdec has that too), the statistical "
+                  "aligner eflomal trained on the same text, and a diagonal that links words by position alone."))
     cards = {name: _card(name, settings) for name in (search, encdec)}
-    rows = []
+    rows, baseline = [], _("(baseline)")
     for name, card in cards.items():
         for gold, result in (card.alignment.items() if card else ()):
-            rows += [{"gold set": gold, "source": f"{r.model or '(baseline)'} · {r.method}", "links": r.extraction,
+            rows += [{"gold set": gold, "source": f"{r.model or baseline} · {r.method}", "links": r.extraction,
                       "AER": r.aer, "precision": r.precision, "recall": r.recall, "sentences": r.sentences}
                      for r in result.rows if r.model == name or (r.model is None and name == search)]
     if not rows:
-        st.caption("These models' cards hold no alignment measurement; run one on the Alignment page.")
+        st.caption(_("These models' cards hold no alignment measurement; run one on the Alignment page."))
     else:
         table = pd.DataFrame(rows).drop_duplicates(subset=["gold set", "source", "links"])
-        st.dataframe(table.sort_values(["gold set", "AER"]), hide_index=True, key="paper_fig3_aer")
-        st.markdown("The gold sets are parliament text (Canadian Hansards, Europarl), far from the everyday "
-                    "sentences and captions these models learnt from: there the attention aligns little better "
-                    "than the diagonal, while a statistical aligner trained on the same text does several times "
-                    "better. Attention aligns text like its training data; it is the paper's models, trained on "
-                    "parliament and news text, whose alignments Figure 3 shows.")
-    st.page_link(nav.link("alignment"), label="Measure it yourself, sentence by sentence",
+        headers = {"gold set": _("gold set"), "source": _("source"), "links": _("links"),
+                   "precision": _("precision"), "recall": _("recall"), "sentences": _("sentences")}
+        st.dataframe(table.sort_values(["gold set", "AER"]).rename(columns=headers), hide_index=True,
+                     key="paper_fig3_aer")
+        st.markdown(_("The gold sets are parliament text (Canadian Hansards, Europarl), far from the everyday "
+                      "sentences and captions these models learnt from: there the attention aligns little better "
+                      "than the diagonal, while a statistical aligner trained on the same text does several times "
+                      "better. Attention aligns text like its training data; it is the paper's models, trained on "
+                      "parliament and news text, whose alignments Figure 3 shows."))
+    st.page_link(nav.link("alignment"), label=_("Measure it yourself, sentence by sentence"),
                  icon=":material/arrow_forward:")
 
 
@@ -197,8 +209,9 @@ def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> No
                 if trace.attention is not None:
                     widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
                                                          grayscale=True), key=f"{key}_{row}_{sentence[:20]}")
-                st.page_link(nav.link("translate"), label="Open on the Translate page",
-                             query_params=_translate_link(name, sentence, settings), icon=":material/arrow_forward:")
+                st.page_link(nav.link("translate"), label=_("Open on the Translate page"),
+                             query_params={**_translate_link(name, sentence, settings), **widgets.app_params()},
+                             icon=":material/arrow_forward:")
 
 
 def _translate_link(name: str, sentence: str, settings: AppSettings) -> dict:
@@ -209,27 +222,31 @@ def _translate_link(name: str, sentence: str, settings: AppSettings) -> dict:
 
 
 def table1(models: list[ModelInfo], settings: AppSettings) -> None:
-    st.markdown("**The claim.** With the same data and training, the attention model scores far higher than the "
-                "encoder-decoder, and RNNsearch-50 matches the phrase-based Moses on sentences without unknown "
-                "words. The paper's Table 1 (newstest2014, English→French, BLEU):")
-    st.dataframe(TABLE_1, hide_index=True, key="paper_table1")
+    st.markdown(_("**The claim.** With the same data and training, the attention model scores far higher than the "
+                  "encoder-decoder, and RNNsearch-50 matches the phrase-based Moses on sentences without unknown "
+                  "words. The paper's Table 1 (newstest2014, English→French, BLEU):"))
+    paper_table = TABLE_1.assign(model=TABLE_1["model"].replace({TRAINED_LONGER: _(TRAINED_LONGER)}))
+    st.dataframe(paper_table.rename(columns={"model": _("model"), "all sentences": _("all sentences"),
+                                             "no UNK": _("no UNK")}), hide_index=True, key="paper_table1")
     rows = [{"model": m.name, "pair": widgets.direction_label(m.direction), "trained on": m.trained_on,
              "test set": test_set, "BLEU": scores.bleu, "decoding": scores.decoding}
             for m in models if m.card for test_set, scores in m.card.test_scores.items()]
-    st.markdown("**Our models** (sacreBLEU, cased; from their cards):")
+    st.markdown(_("**Our models** (sacreBLEU, cased; from their cards):"))
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="paper_ours")
-    st.markdown("**Why the numbers differ.** The paper trained on WMT'14 news and parliament text (348M words) "
-                "with 30,000-word vocabularies and 1,000-unit GRUs for about 5 days per model on a GPU, and scored "
-                "tokenised BLEU on newstest2014. Our models have 512-unit GRUs (about 11M parameters), 6,000 "
-                "subword pieces, and trained for a few hours on two CPU cores on short everyday sentences "
-                "(Tatoeba) or image captions (Multi30k); their test sets are from those corpora, so their BLEU "
-                "is higher in absolute terms but not comparable with the paper's. What carries over is the "
-                "comparison: each pair was trained the same way, and the gap between RNNsearch and RNNencdec, "
-                "largest on long inputs, is the paper's result.")
-    st.page_link(nav.link("models"), label="Every model's card", icon=":material/arrow_forward:")
+        headers = {"model": _("model"), "pair": _("pair"), "trained on": _("trained on"), "test set": _("test set"),
+                   "decoding": _("decoding")}
+        st.dataframe(pd.DataFrame(rows).rename(columns=headers), hide_index=True, key="paper_ours")
+    st.markdown(_("**Why the numbers differ.** The paper trained on WMT'14 news and parliament text (348M words) "
+                  "with 30,000-word vocabularies and 1,000-unit GRUs for about 5 days per model on a GPU, and scored "
+                  "tokenised BLEU on newstest2014. Our models have 512-unit GRUs (about 11M parameters), 6,000 "
+                  "subword pieces, and trained for a few hours on two CPU cores on short everyday sentences "
+                  "(Tatoeba) or image captions (Multi30k); their test sets are from those corpora, so their BLEU "
+                  "is higher in absolute terms but not comparable with the paper's. What carries over is the "
+                  "comparison: each pair was trained the same way, and the gap between RNNsearch and RNNencdec, "
+                  "largest on long inputs, is the paper's result."))
+    st.page_link(nav.link("models"), label=_("Every model's card"), icon=":material/arrow_forward:")
     builtin = builtin_sets(settings, offered_models.DEFAULT_DIRECTION) or builtin_sets(settings)
     if builtin:
         first = next(iter(builtin))
-        st.page_link(nav.link("evaluate"), label=f"Score a pair yourself on {first}",
-                     query_params={"test": first}, icon=":material/arrow_forward:")
+        st.page_link(nav.link("evaluate"), label=_("Score a pair yourself on {test}").format(test=ltr(first)),
+                     query_params={"test": first, **widgets.app_params()}, icon=":material/arrow_forward:")

@@ -13,11 +13,13 @@ from model.decoding.step_by_step import Anatomy, StepAnatomy, dissect
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
 from viz.pages import nav, widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import MAX_INPUT_CHARS, cut_input, md
 from viz.pages.serving_ui import translate
 from viz.serving import offered_models
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _, ngettext
 
 
 @dataclass(frozen=True)
@@ -26,21 +28,29 @@ class Equation:
 
     latex: str
     computed_by: tuple[tuple[str, str], ...]  # (module, qualified name), importable
-    note: str = ""  # how, in a few words
+    note: str = ""  # how, in a few words (marked with N_, shown translated)
 
     def caption(self) -> str:
-        names = " and ".join(f"{module.replace('.', '/')}.py · {name}" for module, name in self.computed_by)
-        return f"Computed by `{names}`" + (f" ({self.note})" if self.note else "")
+        names = [f"{module.replace('.', '/')}.py · {name}" for module, name in self.computed_by]
+        if len(names) == 1:
+            if self.note:
+                return _("Computed by `{name}` ({note})").format(name=names[0], note=_(self.note))
+            return _("Computed by `{name}`").format(name=names[0])
+        first, second = " and ".join(names[:-1]), names[-1]
+        if self.note:
+            return _("Computed by `{first} and {second}` ({note})").format(first=first, second=second,
+                                                                           note=_(self.note))
+        return _("Computed by `{first} and {second}`").format(first=first, second=second)
 
 
 EQUATIONS = {
     "h": Equation(r"h_j = \left[\overrightarrow{h}_j \,;\, \overleftarrow{h}_j\right]",
-                  (("model.network.encoder", "Encoder.forward"),), "a bidirectional GRU over E x_j"),
+                  (("model.network.encoder", "Encoder.forward"),), N_("a bidirectional GRU over E x_j")),
     "s0": Equation(r"s_0 = \tanh\left(W_s \overleftarrow{h}_1\right)", (("model.network.decoder", "Decoder.init_state"),)),
     "e": Equation(r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)",
-                  (("model.network.attention", "AdditiveAttention.forward"),), "U_a h_j once per sentence: .keys"),
+                  (("model.network.attention", "AdditiveAttention.forward"),), N_("U_a h_j once per sentence: .keys")),
     "alpha": Equation(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k=1}^{T_x} \exp(e_{ik})}",
-                      (("model.network.attention", "_normalise"),), "padding masked before the softmax"),
+                      (("model.network.attention", "_normalise"),), N_("padding masked before the softmax")),
     "c": Equation(r"c_i = \sum_{j=1}^{T_x} \alpha_{ij} h_j", (("model.network.decoder", "Decoder.context"),)),
     "gates": Equation(r"r_i = \sigma\left(W_r E y_{i-1} + U_r s_{i-1} + C_r c_i\right), \quad "
                       r"z_i = \sigma\left(W_z E y_{i-1} + U_z s_{i-1} + C_z c_i\right)",
@@ -49,21 +59,22 @@ EQUATIONS = {
                   r" + C c_i\right)", (("model.network.decoder", "Decoder.gates"), ("model.network.gru", "gru_update"))),
     "out": Equation(r"t_{i,k} = \max\left(\tilde t_{i,2k-1}, \tilde t_{i,2k}\right), \;\; \tilde t_i = U_o s_i + "
                     r"V_o E y_{i-1} + C_o c_i, \;\; p(y_i \mid y_{<i}, x) \propto \exp\left(y_i^\top W_o t_i\right)",
-                    (("model.network.decoder", "Decoder.maxout_features"),), "then W_o t_i and a softmax"),
+                    (("model.network.decoder", "Decoder.maxout_features"),), N_("then W_o t_i and a softmax")),
     "fixed": Equation(r"c = \left[\overrightarrow{h}_{T_x} \,;\, \overleftarrow{h}_1\right] \quad \text{at every step } i",
                       (("model.network.encoder", "Encoder.forward"), ("model.network.decoder", "Decoder.context")),
-                      "the encoder's summary; the RNNencdec branch of the context"),
+                      N_("the encoder's summary; the RNNencdec branch of the context")),
 }
 
 
-@st.cache_data(show_spinner="Following the decode step by step...", max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64)
 def _dissect(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> Anatomy:
     with QueuedSlot(_settings)():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
         return dissect(_result.translator.model, src_ids, out_ids)
 
 
 def anatomy_of(result: Decoded, settings: AppSettings) -> Anatomy:
-    return _dissect(result.name, tuple(result.trace.source_ids), tuple(result.trace.target_ids), result, settings)
+    with st.spinner(_("Following the decode step by step...")):
+        return _dissect(result.name, tuple(result.trace.source_ids), tuple(result.trace.target_ids), result, settings)
 
 
 def decode(name: str, text: str, settings: AppSettings) -> Decoded:
@@ -74,11 +85,11 @@ def decode(name: str, text: str, settings: AppSettings) -> Decoded:
 def render(search: str, encdec: str, sentence: str, settings: AppSettings, choices: Sequence[str] = ()) -> None:
     """The equations followed for one sentence with ``search`` (or, when ``choices`` offers more
     attention models, the one picked); an imported model gets the list of how its equations differ."""
-    st.markdown("**The claim.** A fixed-length vector is a bottleneck. RNNsearch keeps one annotation h_j per "
-                "source word and, before writing each target word, scores every annotation against its state "
-                "(e_ij), turns the scores into weights (α_ij) and reads their weighted sum (c_i). RNNencdec "
-                "differs in one equation: its c never changes.")
-    text = st.text_input("A sentence to follow through the equations", sentence, key="paper_src",
+    st.markdown(_("**The claim.** A fixed-length vector is a bottleneck. RNNsearch keeps one annotation h_j per "
+                  "source word and, before writing each target word, scores every annotation against its state "
+                  "(e_ij), turns the scores into weights (α_ij) and reads their weighted sum (c_i). RNNencdec "
+                  "differs in one equation: its c never changes."))
+    text = st.text_input(_("A sentence to follow through the equations"), sentence, key="paper_src",
                          max_chars=MAX_INPUT_CHARS)
     text, message = cut_input(text)
     if message:
@@ -87,42 +98,49 @@ def render(search: str, encdec: str, sentence: str, settings: AppSettings, choic
         return
     if len(choices) > 1:
         labels = {name: (found.label if (found := offered_models.info(name, settings)) else name) for name in choices}
-        search = st.selectbox("Follow the equations with", list(choices), key="paper_model_choice",
+        search = st.selectbox(_("Follow the equations with"), list(choices), key="paper_model_choice",
                               format_func=labels.get)
     model = offered_models.info(search, settings)
     if model is not None and model.imported:
         differences_ui(model)
         return
     if model is None or model.arch != "rnnsearch":
-        st.info("No RNNsearch checkpoint is installed for this language pair, so there are no e_ij and α_ij to show.")
+        st.info(_("No RNNsearch checkpoint is installed for this language pair, so there are no e_ij and α_ij to "
+                  "show."))
         return
     result = decode(search, text, settings)
     trace = result.trace
     if not trace.target_ids:
         return
-    st.markdown(f"**{md(search)}** writes: {md(trace.translation)}")
+    st.markdown(_("**{model}** writes: {translation}").format(model=ltr(md(search)),
+                                                               translation=ltr(md(trace.translation))))
     kind = model.attention
     if kind != "additive":
-        st.warning(f"{search} uses {kind} attention (Luong et al.), not the paper's additive e_ij below; pick the "
-                   "additive RNNsearch as the left model of the default pair to follow the paper exactly.")
-    step = st.slider("Decoder step i", 1, len(trace.target_ids), 1, key="paper_step") if len(trace.target_ids) > 1 else 1
+        st.warning(_("{model} uses {kind} attention (Luong et al.), not the paper's additive e_ij below; pick the "
+                     "additive RNNsearch as the left model of the default pair to follow the paper exactly.").format(
+                         model=ltr(search), kind=ltr(kind)))
+    step = st.slider(_("Decoder step i"), 1, len(trace.target_ids), 1, key="paper_step") if len(trace.target_ids) > 1 else 1
     anatomy = anatomy_of(result, settings)
     s = anatomy.steps[step - 1]
-    st.caption(f"Step {step} writes “{display_token(trace.target_tokens[step - 1])}”.")
+    token = display_token(trace.target_tokens[step - 1])
+    st.caption(_("Step {step} writes “{token}”.").format(step=step, token=ltr(token)))
     equations_ui(anatomy, s, trace.source_tokens, result.translator.tgt_vocab)
     fixed_context_ui(encdec, text, settings)
-    st.page_link(nav.link("translate"), label="Step through this sentence on the Translate page",
-                 query_params={"src": text, "tab": "steps", "step": str(step)}, icon=":material/arrow_forward:")
+    st.page_link(nav.link("translate"), label=_("Step through this sentence on the Translate page"),
+                 query_params={"src": text, "tab": "steps", "step": str(step), **widgets.app_params()},
+                 icon=":material/arrow_forward:")
 
 
 def differences_ui(model: offered_models.ModelInfo) -> None:
     """An imported model's own account of how it differs from RNNsearch, instead of equations
     it does not compute."""
-    st.info(f"**{md(model.name)}** comes from {md(model.description.origin)}: {md(model.description.summary)}. "
-            "This tab follows RNNsearch's equations, which this model does not compute, so they are not "
-            "shown for it. How it differs from the paper:")
-    st.markdown("\n".join(f"- {md(line)}" for line in model.description.differences) or "- (its description lists none)")
-    st.caption("Its attention, beam tree, saliency and step table are on the Translate page, as for any model.")
+    st.info(_("**{model}** comes from {origin}: {summary}. This tab follows RNNsearch's equations, which this model "
+              "does not compute, so they are not shown for it. How it differs from the paper:").format(
+                  model=ltr(md(model.name)), origin=ltr(md(model.description.origin)),
+                  summary=ltr(md(model.description.summary))))
+    st.markdown("\n".join(f"- {md(line)}" for line in model.description.differences)
+                or "- " + _("(its description lists none)"))
+    st.caption(_("Its attention, beam tree, saliency and step table are on the Translate page, as for any model."))
 
 
 def equation(key: str):
@@ -138,7 +156,8 @@ def equation(key: str):
 def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vocab) -> None:
     norms = np.linalg.norm(anatomy.annotations, axis=1)
     with equation("h"):
-        widgets.show_chart(norms_bar(norms, src_tokens, "‖h_j‖ per source piece"), key="paper_h")
+        widgets.show_chart(norms_bar(norms, src_tokens, _("{norm} per source piece").format(norm=ltr("‖h_j‖"))),
+                           key="paper_h")
     with equation("s0"):
         st.markdown(f"‖s_0‖ = {np.linalg.norm(anatomy.s0):.3f}")
     with equation("e"):
@@ -151,26 +170,30 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
                     f"{np.abs(softmax - s.alpha).max():.1e}")
     with equation("c"):
         top = np.argsort(-s.alpha)[:3]
-        st.markdown(f"‖c_{s.step}‖ = {np.linalg.norm(s.context):.3f}; most of its weight: " +
-                    ", ".join(f"“{display_token(src_tokens[j])}” ({s.alpha[j]:.2f})" for j in top))
+        weights = ", ".join(f"“{display_token(src_tokens[j])}” ({s.alpha[j]:.2f})" for j in top)
+        st.markdown(_("{norm}; most of its weight: {weights}").format(
+            norm=ltr(f"‖c_{s.step}‖ = {np.linalg.norm(s.context):.3f}"), weights=ltr(weights)))
     with equation("gates"):
-        st.markdown(f"r_{s.step}: mean {s.reset.mean():.3f} (min {s.reset.min():.2f}, max {s.reset.max():.2f}) · "
-                    f"z_{s.step}: mean {s.update.mean():.3f} (min {s.update.min():.2f}, max {s.update.max():.2f})")
+        gate = _("{gate}: mean {mean:.3f} (min {low:.2f}, max {high:.2f})")
+        st.markdown(" · ".join(gate.format(gate=ltr(f"{name}_{s.step}"), mean=values.mean(), low=values.min(),
+                                           high=values.max()) for name, values in (("r", s.reset), ("z", s.update))))
     with equation("s"):
         st.markdown(f"‖s_{s.step}‖ = {np.linalg.norm(s.state):.3f}; ‖s_{s.step} − s_{s.step - 1}‖ = "
                     f"{np.linalg.norm(s.state - s.s_prev):.3f}")
     with equation("out"):
         best = np.argsort(-s.probs)[:5]
         top = candidates(tgt_vocab, s.probs[best], best)
-        widgets.show_chart(topk_bar(top, s.token_id, f"p(y_{s.step} | y_<{s.step}, x), top 5"), key="paper_out")
+        title = _("{probability}, top 5").format(probability=ltr(f"p(y_{s.step} | y_<{s.step}, x)"))
+        widgets.show_chart(topk_bar(top, s.token_id, title), key="paper_out")
 
 
 def fixed_context_ui(encdec: str, text: str, settings: AppSettings) -> None:
-    st.markdown(f"**RNNencdec** ({md(encdec)}) replaces the last four equations' c_i by one vector:")
+    st.markdown(_("**RNNencdec** ({model}) replaces the last four equations' c_i by one vector:").format(
+        model=ltr(md(encdec))))
     with equation("fixed"):
         model = offered_models.info(encdec, settings)
         if model is None or model.arch != "rnnencdec":
-            st.caption("The second model of the pair is not an RNNencdec.")
+            st.caption(_("The second model of the pair is not an RNNencdec."))
             return
         result = decode(encdec, text, settings)
         trace = result.trace
@@ -178,5 +201,8 @@ def fixed_context_ui(encdec: str, text: str, settings: AppSettings) -> None:
             return
         anatomy = anatomy_of(result, settings)
         drift = max(np.abs(step.context - anatomy.summary).max() for step in anatomy.steps)
-        st.markdown(f"‖c‖ = {np.linalg.norm(anatomy.summary):.3f} at all {len(anatomy.steps)} steps "
-                    f"(largest change between steps: {drift:.1e}). It writes: {md(trace.translation)}")
+        n, norm = len(anatomy.steps), ltr(f"‖c‖ = {np.linalg.norm(anatomy.summary):.3f}")
+        st.markdown(ngettext("{norm} at {n} step (largest change between steps: {drift:.1e}). It writes: {translation}",
+                             "{norm} at all {n} steps (largest change between steps: {drift:.1e}). It writes: "
+                             "{translation}", n).format(norm=norm, n=n, drift=drift,
+                                                        translation=ltr(md(trace.translation))))

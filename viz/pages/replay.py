@@ -15,7 +15,9 @@ from model.checkpoints.card_schema import Card
 from model.training.replay import Snapshot
 from viz.figures.heatmap import alignment_heatmap
 from viz.pages import widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
+from viz.translations import _
 
 
 def replay_ui(cards: list[Card], key: str) -> None:
@@ -23,14 +25,14 @@ def replay_ui(cards: list[Card], key: str) -> None:
     updates); a note instead when none of them carries one."""
     cards = [card for card in cards if card.replay]
     if not cards:
-        st.info("These models' cards carry no training replay (it is recorded by training runs of this project "
-                "that validate with probe sentences; see model/training/replay.py).")
+        st.info(_("These models' cards carry no training replay (it is recorded by training runs of this project "
+                  "that validate with probe sentences; see model/training/replay.py)."))
         return
     probes = [p.source for p in cards[0].replay[0].probes]
-    choice = st.selectbox("Probe sentence", range(len(probes)), format_func=probes.__getitem__, key=f"{key}_probe")
+    choice = st.selectbox(_("Probe sentence"), range(len(probes)), format_func=probes.__getitem__, key=f"{key}_probe")
     steps = sorted({s.step for card in cards for s in card.replay})
-    step = st.select_slider("Training update", steps, value=steps[-1], key=f"{key}_step",
-                            help="Update 0 is the untrained model; then one point per validation.")
+    step = st.select_slider(_("Training update"), steps, value=steps[-1], key=f"{key}_step",
+                            help=_("Update 0 is the untrained model; then one point per validation."))
     for column, card in zip(st.columns(len(cards)), cards):
         with column:
             snapshot_ui(card, at_step(card.replay, step), choice, f"{key}_{card.name}")
@@ -44,19 +46,20 @@ def at_step(snapshots: tuple[Snapshot, ...], step: int) -> Snapshot:
 
 def snapshot_ui(card: Card, snapshot: Snapshot, probe: int, key: str) -> None:
     if probe >= len(snapshot.probes):
-        st.caption(f"{md(card.name)} recorded no such probe.")
+        st.caption(_("{model} recorded no such probe.").format(model=ltr(md(card.name))))
         return
     record = snapshot.probes[probe]
-    st.markdown(f"**{md(card.name)}** ({card.arch}) at update {snapshot.step:,}: "
-                f"{_bleu(snapshot.val_bleu)}")
-    st.text(record.output or "(empty output)")
+    st.markdown(_("**{model}** ({arch}) at update {step:,}: {bleu}").format(
+        model=ltr(md(card.name)), arch=ltr(card.arch), step=snapshot.step, bleu=_bleu(snapshot.val_bleu)))
+    st.text(record.output or _("(empty output)"))
     if record.attention is None:
-        st.caption("RNNencdec has no attention: the whole source reaches the decoder as one vector.")
+        st.caption(_("RNNencdec has no attention: the whole source reaches the decoder as one vector."))
         return
+    title = _("attention α at update {step:,}").format(step=snapshot.step)
     widgets.show_chart(alignment_heatmap(record.attention, record.source_tokens, record.target_tokens,
-                                         title=f"attention α at update {snapshot.step:,}", grayscale=True),
+                                         title=title, grayscale=True),
                        key=f"{key}_heatmap")
 
 
 def _bleu(val_bleu: Optional[float]) -> str:
-    return "untrained" if val_bleu is None else f"validation BLEU {val_bleu:.2f} (greedy)"
+    return _("untrained") if val_bleu is None else _("validation BLEU {bleu:.2f} (greedy)").format(bleu=val_bleu)

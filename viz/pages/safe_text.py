@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from viz.translations import _, ngettext
+
 # Longest typed input the pages accept, in characters; longer text is cut, with a message.
 MAX_INPUT_CHARS = 2000
 MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|$~<>&:")
@@ -29,9 +31,11 @@ def cut_input(text: str) -> tuple[str, Optional[str]]:
     notes = []
     dropped = sum(not ch.isprintable() and not ch.isspace() for ch in text)
     if dropped:
-        notes.append(f"{dropped:,} control or invisible character{'s' if dropped != 1 else ''} (such as NUL) "
-                     f"{'were' if dropped != 1 else 'was'} removed.")
+        notes.append(ngettext("{n:,} control or invisible character (such as NUL) was removed.",
+                              "{n:,} control or invisible characters (such as NUL) were removed.", dropped)
+                     .format(n=dropped))
     if len(cleaned) > MAX_INPUT_CHARS:
-        notes.append(f"Input was {len(cleaned):,} characters; only the first {MAX_INPUT_CHARS:,} are translated.")
+        notes.append(_("Input was {n:,} characters; only the first {limit:,} are translated.")
+                     .format(n=len(cleaned), limit=MAX_INPUT_CHARS))
         cleaned = cleaned[:MAX_INPUT_CHARS]
     return cleaned, " ".join(notes) or None

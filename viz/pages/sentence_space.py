@@ -12,6 +12,7 @@ from model.decoding.sentence_space import SentenceSpace, SpaceError
 from model.errors import UserError
 from viz.figures.sentence_map import sentence_map
 from viz.pages import widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator, queue_notice
 from viz.serving import hosting, offered_models
@@ -19,9 +20,10 @@ from viz.serving.decodes import QueuedSlot
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.sentence_spaces import MEASURED_SENTENCES, sentence_space, what_it_keeps
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _
 
 EXAMPLE = "Two young children are playing with a red ball in the park."
-HOW_TO_READ = (
+HOW_TO_READ = N_(
     "RNNencdec squeezes the whole sentence into one vector c, which its decoder reads at every step: the paper's "
     "bottleneck. RNNsearch's decoder starts from its own sentence vector s_0 and then looks back at every source "
     "word through attention. Each dot is one of the model's training sentences, placed by its vector (the two "
@@ -40,30 +42,33 @@ def parse_params(params: dict, names: list[str], default_models: list[str]) -> t
     notices = []
     models = [m for m in str(params.get("models", "")).split(",") if m]
     if params.get("models") is not None and (not models or len(models) > 2 or not set(models) <= set(names)):
-        notices.append("The link's models are not all offered here; showing the default pair.")
+        notices.append(_("The link's models are not all offered here; showing the default pair."))
         models = []
     text = str(params.get("text", EXAMPLE))
     if len(text) > MAX_TEXT or "\x00" in text:
-        notices.append(f"The link's sentence is longer than {MAX_TEXT:,} characters or holds a NUL; showing the example.")
+        notices.append(_("The link's sentence is longer than {max_text:,} characters or holds a NUL; showing the "
+                         "example.").format(max_text=MAX_TEXT))
         text = EXAMPLE
     raw_k = str(params.get("k", K_DEFAULT))
     k = int(raw_k) if raw_k.isdigit() and 1 <= int(raw_k) <= K_MAX else None
     if k is None:
-        notices.append(f"The link's number of neighbours {md(repr(raw_k[:20]))} is not 1 to {K_MAX}; showing {K_DEFAULT}.")
+        notices.append(_("The link's number of neighbours {value} is not 1 to {k_max}; showing {k_default}.").format(
+            value=ltr(md(repr(raw_k[:20]))), k_max=K_MAX, k_default=K_DEFAULT))
         k = K_DEFAULT
     return (models or default_models, text, k), notices
 
 
 def page(settings: AppSettings) -> st.Page:
-    return st.Page(partial(render, settings), title="Sentence space", url_path="space", icon=":material/scatter_plot:")
+    return st.Page(partial(render, settings), title=_("Sentence space"), url_path="space",
+                   icon=":material/scatter_plot:")
 
 
 def render(settings: AppSettings) -> None:
-    st.title("Inside the fixed vector")
-    st.caption(HOW_TO_READ)
+    st.title(_("Inside the fixed vector"))
+    st.caption(_(HOW_TO_READ))
     models = offered_models.offered(settings)
     if not models:
-        st.error(hosting.no_checkpoints_text(settings, "The sentence space needs a model."))
+        st.error(hosting.no_checkpoints_text(settings, _("The sentence space needs a model.")))
         return
     names = [m.name for m in models]
     labels = {m.name: m.label for m in models}
@@ -72,12 +77,13 @@ def render(settings: AppSettings) -> None:
         st.session_state.update(space_models=view[0], space_text=view[1], space_k=view[2])
         for notice in notices:
             st.info(notice)
-    chosen = st.multiselect("Models", names, format_func=labels.get, max_selections=2, key="space_models")
-    text = st.text_input("Your sentence", max_chars=MAX_TEXT, key="space_text")
-    k = st.slider("Neighbours", 1, K_MAX, key="space_k")
-    st.query_params.from_dict({"models": ",".join(chosen), "text": text, "k": str(k)})  # a link reproduces the view
+    chosen = st.multiselect(_("Models"), names, format_func=labels.get, max_selections=2, key="space_models")
+    text = st.text_input(_("Your sentence"), max_chars=MAX_TEXT, key="space_text")
+    k = st.slider(_("Neighbours"), 1, K_MAX, key="space_k")
+    st.query_params.from_dict({"models": ",".join(chosen), "text": text, "k": str(k),  # a link reproduces the view
+                              **widgets.app_params()})
     if not chosen:
-        st.info("Choose a model.")
+        st.info(_("Choose a model."))
         return
     for column, name in zip(st.columns(len(chosen)), chosen):
         with column:
@@ -95,15 +101,18 @@ def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
         st.info(md(str(exc)))
         return
     except UserError as exc:
-        st.error(hosting.error_text(exc, settings, f"{name} cannot be placed on this server."))
+        st.error(hosting.error_text(exc, settings, _("{name} cannot be placed on this server.").format(name=ltr(name))))
         return
     found = space.nearest(vector, k)
-    what = "c, the encoder summary its decoder reads at every step" if space.kind == "c" else \
-        "s_0, its decoder's first state"
-    st.caption(f"Its vector: {what}. {len(space.sentences):,} training sentences.")
+    if space.kind == "c":
+        what = _("Its vector: c, the encoder summary its decoder reads at every step. {n:,} training sentences.")
+    else:
+        what = _("Its vector: s_0, its decoder's first state. {n:,} training sentences.")
+    st.caption(what.format(n=len(space.sentences)))
     widgets.show_chart(sentence_map(space.points, space.sentences, space.project(vector), text, [n.index for n in found],
                                     f"{name}: {space.kind}"), key=f"space_map_{name}")
-    st.dataframe(pd.DataFrame([{"similarity": round(n.similarity, 4), "training sentence": n.text} for n in found]),
+    st.dataframe(pd.DataFrame([{_("similarity"): round(n.similarity, 4), _("training sentence"): n.text}
+                               for n in found]),
                  hide_index=True, key=f"space_table_{name}")
     if space.words is not None:
         words_ui(space, translator, text, name)
@@ -114,13 +123,13 @@ def space_ui(name: str, settings: AppSettings) -> SentenceSpace:
     notice = queue_notice()
     with QueuedSlot(settings, notice.show)():
         notice.clear()
-        with st.spinner(f"Encoding {name}'s training sentences (once per server)..."):
+        with st.spinner(_("Encoding {name}'s training sentences (once per server)...").format(name=ltr(name))):
             return sentence_space(name, settings)
 
 
 def words_ui(space: SentenceSpace, translator, text: str, name: str) -> None:
-    st.markdown("**Each word in its context**: the training words whose annotation h_j is nearest to this word's.")
-    rows = [{"word": piece, **{f"#{r + 1}": f"{n.word} ({n.similarity:.2f}): {n.text}" for r, n in enumerate(near)}}
+    st.markdown(_("**Each word in its context**: the training words whose annotation h_j is nearest to this word's."))
+    rows = [{_("word"): piece, **{f"#{r + 1}": f"{n.word} ({n.similarity:.2f}): {n.text}" for r, n in enumerate(near)}}
             for piece, near in space.nearest_words(translator, text, 3)]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"space_words_{name}")
 
@@ -128,19 +137,19 @@ def words_ui(space: SentenceSpace, translator, text: str, name: str) -> None:
 def kept_ui(names: list[str], settings: AppSettings) -> None:
     """The bottleneck made visible: what the nearest training sentences of test sentences share
     with them, by length, for each chosen model (docs/sentence-space.md)."""
-    st.subheader("What the vector keeps")
-    st.caption("For each test sentence, its 5 nearest training sentences: how many start with its first two words, "
+    st.subheader(_("What the vector keeps"))
+    st.caption(_("For each test sentence, its 5 nearest training sentences: how many start with its first two words, "
                "end with its last two words, and how many of its words they share (Jaccard overlap); beside them, "
                "5 random training sentences. A vector that holds the whole sentence keeps all three high however "
-               "long the sentence is.")
+               "long the sentence is."))
     infos = {name: offered_models.info(name, settings) for name in names}
     directions = {info.direction for info in infos.values() if info}
     sets = {label: entry for d in directions for label, entry in builtin_sets(settings, d).items()}
     if not sets:
-        st.caption("No test set of these models' corpora is on this server.")
+        st.caption(_("No test set of these models' corpora is on this server."))
         return
-    label = st.selectbox("Test sentences", list(sets), key="space_test")
-    if not st.button(f"Measure on up to {MEASURED_SENTENCES:,} of them", key="space_measure"):
+    label = st.selectbox(_("Test sentences"), list(sets), key="space_test")
+    if not st.button(_("Measure on up to {n:,} of them").format(n=MEASURED_SENTENCES), key="space_measure"):
         return
     test = tuple(load_builtin_set(sets[label]).src)
     rows = []
@@ -149,14 +158,15 @@ def kept_ui(names: list[str], settings: AppSettings) -> None:
             continue
         try:
             space_ui(name, settings)
-            with st.spinner(f"Placing the test sentences in {name}'s space..."):
+            with st.spinner(_("Placing the test sentences in {name}'s space...").format(name=ltr(name))):
                 found = what_it_keeps(name, test, settings)
         except UserError as exc:
             st.info(md(f"{name}: {exc}"))
             continue
-        rows += [{"model": name, "vector": sentence_space(name, settings).kind, "source words": r.lengths,
-                  "sentences": r.sentences, "first words": round(r.first, 2), "last words": round(r.last, 2),
-                  "words shared": round(r.words, 2), "random: first": round(r.random_first, 2),
-                  "random: last": round(r.random_last, 2), "random: words": round(r.random_words, 2)} for r in found]
+        rows += [{_("model"): name, _("vector"): sentence_space(name, settings).kind, _("source words"): r.lengths,
+                  _("sentences"): r.sentences, _("first words"): round(r.first, 2), _("last words"): round(r.last, 2),
+                  _("words shared"): round(r.words, 2), _("random: first"): round(r.random_first, 2),
+                  _("random: last"): round(r.random_last, 2), _("random: words"): round(r.random_words, 2)}
+                 for r in found]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="space_kept")

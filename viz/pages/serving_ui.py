@@ -15,9 +15,10 @@ from model.decoding.translator import Translator
 from viz.serving import builtin_sets, decodes
 from viz.serving.decodes import Decoded, QueueNotice, Request
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _
 
 T = TypeVar("T")
-LOADING = "Loading model..."  # shown when loading takes longer than st.spinner's delay (a first load)
+LOADING = N_("Loading model...")  # shown (through _) when loading outlasts st.spinner's delay (a first load)
 
 
 def queue_notice() -> QueueNotice:
@@ -45,14 +46,14 @@ def side_by_side(calls: list[Callable[[], T]]) -> list[T]:
 
 def load_translator(name: str, settings: AppSettings) -> Translator:
     """``decodes.load_translator`` under a spinner."""
-    with st.spinner(LOADING):
+    with st.spinner(_(LOADING)):
         return decodes.load_translator(name, settings)
 
 
 def translate_all(requests: list[Request], settings: AppSettings) -> list[Decoded]:
     """``decodes.translate_all`` under a spinner while models load, with the queued line (which
     its worker threads may update: a request waits for its batch there)."""
-    with st.spinner(LOADING):
+    with st.spinner(_(LOADING)):
         for request in requests:
             decodes.load_translator(request.name, settings)
     return decodes.translate_all(requests, settings, on_queued=queue_notice, carry=carry_page_context)
@@ -65,5 +66,5 @@ def translate(request: Request, settings: AppSettings) -> Decoded:
 
 def load_builtin_set(entry: builtin_sets.BuiltinSet) -> EvalSet:
     """``builtin_sets.load_builtin_set`` under a spinner."""
-    with st.spinner("Reading the test set..."):
+    with st.spinner(_("Reading the test set...")):
         return builtin_sets.load_builtin_set(entry)

@@ -16,10 +16,10 @@ from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
 from model.errors import UserError
-from model.scoring.input_familiarity import familiarity_note
-from viz.figures import download_config
+from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages import nav, translate_views, url_state, widgets
 from viz.pages.examples import examples
+from viz.pages.language import ltr
 from viz.pages.safe_text import cut_input, md
 from viz.pages.serving_ui import load_translator, translate_all
 from viz.pages.url_state import View
@@ -27,6 +27,7 @@ from viz.serving import hosting, offered_models
 from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
+from viz.translations import _, ngettext
 
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
 STATE_KEYS = {"pair": "direction", "src": "source", "left": "model_left", "right": "model_right", "beam": "beam",
@@ -34,14 +35,15 @@ STATE_KEYS = {"pair": "direction", "src": "source", "left": "model_left", "right
 
 
 def page(settings: AppSettings) -> st.Page:
-    return st.Page(partial(render, settings), title="Translate", url_path="translate", default=True, icon=":material/translate:")
+    return st.Page(partial(render, settings), title=_("Translate"), url_path="translate", default=True,
+                   icon=":material/translate:")
 
 
 def render(settings: AppSettings) -> None:
     models = offered_models.offered(settings)
     if not models:
-        st.error(hosting.no_checkpoints_text(settings, "Train one with `python -m model.train`, or start the app "
-                                                       "with `--checkpoints DIR` naming a folder of checkpoints."))
+        st.error(hosting.no_checkpoints_text(settings, _("Train one with `python -m model.train`, or start the app "
+                                                         "with `--checkpoints DIR` naming a folder of checkpoints.")))
         return
     intro_ui()
     pairs = {widgets.direction_code(d): [m.name for m in models if m.direction == d]
@@ -55,9 +57,11 @@ def render(settings: AppSettings) -> None:
     source_lang = pair.split("-")[0]
     text = source_ui(source_lang)
     if not text.strip():
-        language = LANGUAGES.get(source_lang, source_lang)
-        st.info(f"Type {'an' if language[0] in 'AEIOU' else 'a'} {language} sentence above (or pick an example) "
-                "to translate it.")
+        english_name = LANGUAGES.get(source_lang, source_lang)  # "an English", "a French": the article follows it
+        prompt = (_("Type an {language} sentence above (or pick an example) to translate it.")
+                  if english_name[0] in "AEIOU" else
+                  _("Type a {language} sentence above (or pick an example) to translate it."))
+        st.info(prompt.format(language=widgets.language_name(source_lang)))
         return
     results = translate_pair(chosen, text, search, settings)
     if results is None:
@@ -68,11 +72,13 @@ def render(settings: AppSettings) -> None:
 
 
 def intro_ui() -> None:
-    st.title("Inside attention NMT")
-    st.markdown(f"Bahdanau, Cho & Bengio ([ICLR 2015, arXiv 1409.0473]({PAPER_URL})) let a translation model "
-                "*soft-search* the source sentence at every output word (**RNNsearch**) instead of squeezing it "
-                "into one fixed vector (**RNNencdec**). Type a sentence and watch both translate it, word by word.")
-    st.page_link(nav.link("paper"), label="The paper, section by section, with these models", icon=":material/menu_book:")
+    st.title(_("Inside attention NMT"))
+    st.markdown(_("Bahdanau, Cho & Bengio ([ICLR 2015, arXiv 1409.0473]({url})) let a translation model "
+                  "*soft-search* the source sentence at every output word (**RNNsearch**) instead of squeezing it "
+                  "into one fixed vector (**RNNencdec**). Type a sentence and watch both translate it, word by word.")
+                .format(url=PAPER_URL))
+    st.page_link(nav.link("paper"), label=_("The paper, section by section, with these models"),
+                 icon=":material/menu_book:")
 
 
 def default_view(pair: str, models: list[ModelInfo]) -> View:
@@ -98,9 +104,9 @@ def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -
     carries parameters this page did not write itself (a link followed from another page).
     What a link does not name keeps the session's value (e.g. a sentence the Evaluate page sent
     here) unless the link changes the language pair, else the default. Each parameter that
-    could not be used gets a notice. The chart download format is the app's, not this view's."""
+    could not be used gets a notice. The chart download format and the language are the app's, not this view's."""
     state = st.session_state
-    params = {name: value for name, value in st.query_params.to_dict().items() if name != download_config.PARAM}
+    params = {name: value for name, value in st.query_params.to_dict().items() if name not in widgets.APP_PARAMS}
     first = not state.get("view_restored")
     if first or (params and params != state.get("view_written")):
         view, notices = url_state.parse(params, pairs, defaults_for, default_pair, MAX_BEAM)
@@ -125,15 +131,15 @@ def current_view(tab: str) -> View:
 def share_ui(view: View, defaults: View, default_pair: str) -> None:
     """Keep the URL in step with the view, and offer the link to copy."""
     write_url(url_state.to_params(view, defaults, default_pair))
-    with st.expander("Copy link to this view", icon=":material/link:"):
-        st.caption("Opens this sentence with the same language pair, models, decoding settings, tab and step.")
+    with st.expander(_("Copy link to this view"), icon=":material/link:"):
+        st.caption(_("Opens this sentence with the same language pair, models, decoding settings, tab and step."))
         st.code(url_state.link(st.context.url or "", view, defaults, default_pair), language=None, wrap_lines=True)
 
 
 def write_url(params: dict[str, str]) -> None:
-    """Set the URL's parameters (keeping the app's chart download format), remembering them so
+    """Set the URL's parameters (keeping the app's chart download format and language), remembering them so
     the next run knows they are its own."""
-    st.query_params.from_dict({**params, **widgets.chart_format_params()})
+    st.query_params.from_dict({**params, **widgets.app_params()})
     st.session_state["view_written"] = dict(params)
 
 
@@ -143,27 +149,30 @@ def model_pair_ui(models: list[ModelInfo], defaults: View) -> list[str]:
     for key, default in (("model_left", defaults.left), ("model_right", defaults.right)):
         if st.session_state.get(key) not in names:
             st.session_state[key] = default
-    st.sidebar.subheader("Models")
-    left = st.sidebar.selectbox("Left model", names, key="model_left", format_func=labels.get, persist_state="session")
-    right = st.sidebar.selectbox("Right model", names, key="model_right", format_func=labels.get,
+    st.sidebar.subheader(_("Models"))
+    left = st.sidebar.selectbox(_("Left model"), names, key="model_left", format_func=labels.get,
+                                persist_state="session")
+    right = st.sidebar.selectbox(_("Right model"), names, key="model_right", format_func=labels.get,
                                  persist_state="session")
     return [left] if right == left else [left, right]
 
 
 def source_ui(lang: str) -> str:
     choices = examples(lang)
-    st.selectbox("Try an example", range(len(choices)), index=None, key="example",
-                 placeholder="Everyday speech, captions, sentences whose word order changes...",
-                 format_func=lambda i: f"{choices[i][0]}: {choices[i][1]}", on_change=_use_example, args=(lang,))
-    raw = st.text_area(f"{LANGUAGES.get(lang, lang)} sentence", key="source", height=90,
-                       persist_state="session",
-                       help="One sentence or a few; line breaks are treated as spaces. Ctrl+Enter translates.")
+    shown = [f"{_(kind)}: {ltr(sentence)}" for kind, sentence in choices]  # kind: text; sentence: data
+    st.selectbox(_("Try an example"), range(len(choices)), index=None, key="example",
+                 placeholder=_("Everyday speech, captions, sentences whose word order changes..."),
+                 format_func=shown.__getitem__,
+                 on_change=_use_example, args=(lang,))
+    raw = st.text_area(_("{language} sentence").format(language=widgets.language_name(lang)), key="source",
+                       height=90, persist_state="session",
+                       help=_("One sentence or a few; line breaks are treated as spaces. Ctrl+Enter translates."))
     text, message = cut_input(raw)
     if message:
         st.warning(message)
     reference = st.session_state.get("reference")
     if reference and st.session_state.get("reference_for") == raw:  # set by the Evaluate page
-        st.caption("Reference (from the Evaluate page):")
+        st.caption(_("Reference (from the Evaluate page):"))
         st.text(reference)
     return text
 
@@ -184,8 +193,8 @@ def translate_pair(names: list[str], text: str, search: SearchConfig,
             load_translator(name, settings)
             usable.append(name)
         except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
-            st.error(f"Could not use checkpoint {md(name)}: "
-                     f"{hosting.error_text(exc, settings, 'it does not load on this server.')}")
+            reason = hosting.error_text(exc, settings, _("it does not load on this server."))
+            st.error(_("Could not use checkpoint {name}: {reason}").format(name=ltr(md(name)), reason=reason))
     if not usable:
         return None
     return translate_all([Request(name, text, search) for name in usable], settings)
@@ -197,11 +206,28 @@ def outputs_ui(results: list[Decoded], settings: AppSettings) -> None:
             trace = result.trace
             st.markdown(f"**{md(result.name)}** ({trace.model}) · {md(offered_models.trained_on(result.name, settings))}")
             st.text(trace.translation)  # st.text never interprets markup
-            st.caption(f"score {trace.score:.3f} (log p {trace.logprob:.2f}, {len(trace.target_ids)} tokens) · "
-                       f"{result.seconds * 1000:.0f} ms")
-            note = familiarity_note(trace, result.translator.src_vocab)
+            n = len(trace.target_ids)
+            st.caption(ngettext("score {score:.3f} (log p {logprob:.2f}, {n} token) · {ms:.0f} ms",
+                                "score {score:.3f} (log p {logprob:.2f}, {n} tokens) · {ms:.0f} ms", n)
+                       .format(score=trace.score, logprob=trace.logprob, n=n, ms=result.seconds * 1000))
+            note = familiarity_text(familiarity(trace, result.translator.src_vocab))
             if note:
-                st.caption(f":orange[{md(note)}]")
+                st.caption(f":orange[{note}]")
             if trace.truncated:
-                st.warning(f"The input was longer than {MAX_SOURCE_TOKENS} subword tokens; only the first "
-                           f"{MAX_SOURCE_TOKENS} were translated.")
+                st.warning(_("The input was longer than {n} subword tokens; only the first {n} were translated.")
+                           .format(n=MAX_SOURCE_TOKENS))
+
+
+def familiarity_text(found: Optional[Unfamiliar]) -> Optional[str]:
+    """The page's one line (markdown) on an input unlike the model's training data."""
+    if found is None:
+        return None
+    if found.signal == "unknown":
+        return ngettext("{n} source piece is unknown to this model ({unk}): it is not in its vocabulary.",
+                        "{n} source pieces are unknown to this model ({unk}): they are not in its vocabulary.",
+                        found.unknown).format(n=found.unknown, unk=ltr(md("<unk>")))
+    if found.signal == "fragmented":
+        return _("{rare} of {words} words are split into {pieces}+ pieces: vocabulary this model rarely saw, so "
+                 "expect a weak translation.").format(rare=found.rare, words=found.words, pieces=FRAGMENTED_PIECES)
+    return _("The model is unsure of this output (mean log p per token {per_token:.2f}): the input is probably far "
+             "from its training data.").format(per_token=found.per_token)

@@ -19,46 +19,53 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages import widgets
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import translate
 from viz.pages.url_state import TABS
 from viz.serving import statistical_overlay
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _, ngettext
 
-LABELS = dict(zip(TABS, ["Alignment", "Step by step", "Beam tree", "What if", "Saliency", "Downloads"]))
+# The tabs' labels in English: the tabs' state ("tab") holds a label, and links and other code set
+# it to one of these; the tabs show them translated (``render`` maps a label back to its slug).
+LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Saliency"),
+                         N_("Downloads")]))
 PLAY_INTERVAL_S = 0.7
-HOW_TO_READ = {
-    "alignment": "Each **row** is one output piece, each **column** one source piece. "
-                 "A cell is α_ij, the weight RNNsearch gave source piece j while choosing output piece i "
-                 "(the paper's Figure 3); darker is more, and every row sums to 1. A clean diagonal means "
-                 "word-by-word order; off-diagonal blocks are reordering (French puts most adjectives after "
-                 "the noun; German puts the verb of a subordinate clause at its end). RNNencdec has no α: "
-                 "it reads the sentence into one vector c.",
-    "steps": "One decoder step at a time. The strip shows α_i over the source (where the model looks); the "
-             "bars below it are the energies e_ij before the softmax (α_i = softmax_j e_ij); the last chart "
-             "is the model's distribution over the next piece, with the chosen one marked. Play walks "
-             "through every step.",
-    "beam": "Beam search keeps the B best partial translations at each step. Each node is a hypothesis "
-            "ending in the piece shown; its parent is the hypothesis it extends. **Kept** nodes stay in the "
-            "beam, **pruned** ones were among the 2B candidates scored but fell outside the beam, "
-            "**finished** ones ended with </s> (or reached the model's own length cap, where a Joey NMT "
-            "model's search stops), and the **best** path is the returned translation. "
-            "Click a node to read its text and its attention.",
-    "whatif": "Force a different piece at one step, or put all attention on one source piece, and decode the "
-              "rest again: how much does one decision change the whole translation?",
-    "saliency": "Gradient × input: how much each source piece's embedding moves the log-probability of each "
-                "output piece (rows normalised to 1). Attention says where the model *looks*; saliency "
-                "says what the output *depends on*, so it also works for RNNencdec, which has no attention. "
-                "The two often agree on content words and differ on function words.",
-    "downloads": "The full trace as JSON (schema in model/decoding/trace.py) and the alignment in Pharaoh i-j format.",
+STATUS_NAMES = {"pruned": N_("pruned"), "kept": N_("kept"), "finished": N_("finished"), "best": N_("best")}
+HOW_TO_READ = {  # shown through _()
+    "alignment": N_("Each **row** is one output piece, each **column** one source piece. "
+                    "A cell is α_ij, the weight RNNsearch gave source piece j while choosing output piece i "
+                    "(the paper's Figure 3); darker is more, and every row sums to 1. A clean diagonal means "
+                    "word-by-word order; off-diagonal blocks are reordering (French puts most adjectives after "
+                    "the noun; German puts the verb of a subordinate clause at its end). RNNencdec has no α: "
+                    "it reads the sentence into one vector c."),
+    "steps": N_("One decoder step at a time. The strip shows α_i over the source (where the model looks); the "
+                "bars below it are the energies e_ij before the softmax (α_i = softmax_j e_ij); the last chart "
+                "is the model's distribution over the next piece, with the chosen one marked. Play walks "
+                "through every step."),
+    "beam": N_("Beam search keeps the B best partial translations at each step. Each node is a hypothesis "
+               "ending in the piece shown; its parent is the hypothesis it extends. **Kept** nodes stay in the "
+               "beam, **pruned** ones were among the 2B candidates scored but fell outside the beam, "
+               "**finished** ones ended with </s> (or reached the model's own length cap, where a Joey NMT "
+               "model's search stops), and the **best** path is the returned translation. "
+               "Click a node to read its text and its attention."),
+    "whatif": N_("Force a different piece at one step, or put all attention on one source piece, and decode the "
+                 "rest again: how much does one decision change the whole translation?"),
+    "saliency": N_("Gradient × input: how much each source piece's embedding moves the log-probability of each "
+                   "output piece (rows normalised to 1). Attention says where the model *looks*; saliency "
+                   "says what the output *depends on*, so it also works for RNNencdec, which has no attention. "
+                   "The two often agree on content words and differ on function words."),
+    "downloads": N_("The full trace as JSON (schema in model/decoding/trace.py) and the alignment in Pharaoh i-j "
+                    "format."),
 }
 
 
 def render(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> str:
     """Draw the tabs and run the open one (``search``: the decoding the results used); returns
     its slug (for the URL)."""
-    tabs = st.tabs(list(LABELS.values()), key="tab", on_change="rerun")  # its state: set by the page from links
+    tabs = widgets.tabs_ui(LABELS, key="tab")  # its state: set by the page from links
     views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results),
              "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, search, settings),
              "saliency": lambda: saliency_tab(results, settings), "downloads": lambda: downloads_tab(results)}
@@ -75,24 +82,26 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
 
 def how_to_read(slug: str) -> None:
     visited = st.session_state.setdefault("tabs_visited", set())
-    with st.expander("How to read this", expanded=slug not in visited, icon=":material/help:"):
-        st.markdown(HOW_TO_READ[slug])
+    with st.expander(_("How to read this"), expanded=slug not in visited, icon=":material/help:"):
+        st.markdown(_(HOW_TO_READ[slug]))
     visited.add(slug)
 
 
 def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
-    words = st.toggle("Whole words instead of subword pieces", key="align_words",
-                      help="Source pieces of a word are summed; target pieces of a word are averaged, "
-                           "so each row still sums to 1.")
-    gray = st.toggle("Grayscale (the paper's Figure 3 look)", value=True, key="align_gray")
+    words = st.toggle(_("Whole words instead of subword pieces"), key="align_words",
+                      help=_("Source pieces of a word are summed; target pieces of a word are averaged, "
+                             "so each row still sums to 1."))
+    gray = st.toggle(_("Grayscale (the paper's Figure 3 look)"), value=True, key="align_gray")
     overlay = statistical_overlay.available() and st.toggle(
-        "Overlay a statistical aligner's links (eflomal)", key="align_statistical",
-        help="eflomal, trained on a sample of the model's own training text plus this sentence pair, links words "
-             "by co-occurrence statistics alone; its links are drawn as circles over the attention (whole words).")
+        _("Overlay a statistical aligner's links (eflomal)"), key="align_statistical",
+        help=_("eflomal, trained on a sample of the model's own training text plus this sentence pair, links words "
+               "by co-occurrence statistics alone; its links are drawn as circles over the attention (whole "
+               "words)."))
     for result in results:
         if result.trace.attention is None:
-            st.info(f"{md(result.name)} is an RNNencdec model: it has no attention. It reads the whole sentence "
-                    "into one fixed vector. See the Saliency tab for what its output depends on.")
+            st.info(_("{name} is an RNNencdec model: it has no attention. It reads the whole sentence "
+                      "into one fixed vector. See the Saliency tab for what its output depends on.")
+                    .format(name=ltr(md(result.name))))
     attended = [r for r in results if r.trace.attention is not None]
     for column, result in zip(st.columns(max(len(attended), 1)), attended):
         with column:  # one heatmap gets the full width: long sentences stay readable
@@ -100,24 +109,26 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
             matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
             if words or overlay:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
-            fig = alignment_heatmap(matrix, src, tgt, title=f"{result.name}: attention α", grayscale=gray)
+            fig = alignment_heatmap(matrix, src, tgt, title=_("{name}: attention α").format(name=ltr(result.name)),
+                                    grayscale=gray)
             if overlay:
-                with st.spinner("Reading the model's training text..."):
+                with st.spinner(_("Reading the model's training text...")):
                     statistical_overlay.training_sample(result.name, settings)  # once per server
-                with st.spinner("Aligning with eflomal..."):
+                with st.spinner(_("Aligning with eflomal...")):
                     links = statistical_overlay.statistical_links(result.name, settings, src,
                                                                   [w for w in tgt if w != "</s>"])
                 if links is None:
-                    st.caption(f"The training text of {md(result.name)} is not on this server: no eflomal links.")
+                    st.caption(_("The training text of {name} is not on this server: no eflomal links.")
+                               .format(name=ltr(md(result.name))))
                 else:
-                    overlay_links(fig, links, "eflomal links")
+                    overlay_links(fig, links, _("eflomal links"))
             widgets.show_chart(fig, key=f"heatmap_{result.name}")
 
 
 def pick_model(results: list[Decoded], key: str) -> Decoded:
     """A radio over the models shown; the chosen one's result."""
     by_name = {r.name: r for r in results}
-    return by_name[st.radio("Model", list(by_name), horizontal=True, key=key)]
+    return by_name[st.radio(_("Model"), list(by_name), horizontal=True, key=key)]
 
 
 def step_tab(results: list[Decoded]) -> None:
@@ -148,19 +159,21 @@ def step_view(result: Decoded) -> None:
     step = step_controls(n)
     i = step - 1
     partial = result.translator.tgt_vocab.decode(trace.target_ids[:step])
-    st.markdown("**Partial translation:** " + md(partial))
-    st.caption(f"Step {step} of {n} chose “{display_token(trace.target_tokens[i])}” with "
-               f"p = {np.exp(trace.step_logprobs[i]):.3f}")
+    st.markdown(_("**Partial translation:** {text}").format(text=ltr(md(partial))))
+    st.caption(_("Step {step} of {n} chose “{token}” with p = {p:.3f}")
+               .format(step=step, n=n, token=ltr(display_token(trace.target_tokens[i])),
+                       p=np.exp(trace.step_logprobs[i])))
     if trace.attention is None:
-        st.info("RNNencdec has no attention: every step sees the same fixed summary of the source. "
-                "What it does have is a distribution over next tokens:")
+        st.info(_("RNNencdec has no attention: every step sees the same fixed summary of the source. "
+                  "What it does have is a distribution over next tokens:"))
     else:
-        strip = source_strip(trace.attention[i], trace.source_tokens, f"attention α_{step}j at step {step}")
+        strip = source_strip(trace.attention[i], trace.source_tokens, _("attention α_{step}j at step {step}")
+                             .format(step=step))
         widgets.show_chart(strip, key="step_strip")
         if trace.energies is not None:
             widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
-            st.caption("This model does not expose its energies e_ij before the softmax; only α is shown.")
+            st.caption(_("This model does not expose its energies e_ij before the softmax; only α is shown."))
     widgets.show_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
 
 
@@ -169,14 +182,14 @@ def step_controls(n_steps: int) -> int:
     state = st.session_state
     state["step"] = min(max(1, state.get("step", 1)), n_steps)
     move = lambda d: state.update(step=min(max(1, state["step"] + d), n_steps))  # noqa: E731
-    prev_col, next_col, play_col, _ = st.columns([1, 1, 1, 5])
-    prev_col.button("◀ Previous", key="step_prev", on_click=move, args=(-1,))
-    next_col.button("Next ▶", key="step_next", on_click=move, args=(1,))
-    if play_col.button("Play ▶▶", key="step_play", help="Step through the whole decode"):
+    prev_col, next_col, play_col, _spare = st.columns([1, 1, 1, 5])  # not "_": that is the translator
+    prev_col.button(_("◀ Previous"), key="step_prev", on_click=move, args=(-1,))
+    next_col.button(_("Next ▶"), key="step_next", on_click=move, args=(1,))
+    if play_col.button(_("Play ▶▶"), key="step_play", help=_("Step through the whole decode")):
         state.update(step=0, step_playing=n_steps > 1)  # the first tick shows step 1
         st.rerun()  # the whole page: the fragment starts ticking
     if n_steps > 1:
-        st.slider("Decoding step", 1, n_steps, key="step", persist_state="session")
+        st.slider(_("Decoding step"), 1, n_steps, key="step", persist_state="session")
     if state["step"] != 1 or "step" in st.query_params:  # fragment reruns don't reach the page's URL update
         st.query_params["step"] = str(state["step"])
         state.setdefault("view_written", {})["step"] = str(state["step"])
@@ -187,16 +200,18 @@ def beam_tab(results: list[Decoded]) -> None:
     result = pick_model(results, "beam_model")
     name, trace = result.name, result.trace
     nodes = [n.to_json() for n in trace.beam]
-    pruned = st.toggle("Show pruned candidates", value=True, key="beam_pruned",
-                       help="Hide them for a compact tree of what the beam kept")
+    pruned = st.toggle(_("Show pruned candidates"), value=True, key="beam_pruned",
+                       help=_("Hide them for a compact tree of what the beam kept"))
     shown = nodes if pruned else [n for n in nodes if n["status"] != "pruned"]
-    st.caption(f"{len(nodes)} hypotheses ({len(shown)} shown). Click a node to see its text and attention.")
-    event = widgets.show_chart(beam_tree_figure(shown, f"{name}: beam search"), key=f"beam_tree_{name}",
-                               on_select="rerun", selection_mode="points")
+    st.caption(ngettext("{n} hypothesis ({shown} shown). Click a node to see its text and attention.",
+                        "{n} hypotheses ({shown} shown). Click a node to see its text and attention.", len(nodes))
+               .format(n=len(nodes), shown=len(shown)))
+    event = widgets.show_chart(beam_tree_figure(shown, _("{name}: beam search").format(name=ltr(name))),
+                               key=f"beam_tree_{name}", on_select="rerun", selection_mode="points")
     picked = _clicked_node(event)
     if picked is not None:  # a click moves the number box (its value lives under its key)
         st.session_state[f"beam_node_{name}"] = picked
-    node_id = st.number_input("Node id", 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
+    node_id = st.number_input(_("Node id"), 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
     _show_hypothesis(result, int(node_id))
 
 
@@ -215,11 +230,15 @@ def _show_hypothesis(result: Decoded, node_id: int) -> None:
     path = trace.path(node_id)[1:]
     text = result.translator.tgt_vocab.decode([n.token_id for n in path])
     node = trace.beam[node_id]
-    st.markdown(f"**Hypothesis {node_id}** ({node.status}): {md(text) or '(empty)'}")
-    st.caption(f"log p {node.score:.3f}, normalised {node.norm_score:.3f}, {node.step} tokens")
+    st.markdown(_("**Hypothesis {id}** ({status}): {text}")
+                .format(id=node_id, status=_(STATUS_NAMES.get(node.status, node.status)),
+                        text=ltr(md(text)) if text else _("(empty)")))
+    st.caption(ngettext("log p {score:.3f}, normalised {norm:.3f}, {n} token",
+                        "log p {score:.3f}, normalised {norm:.3f}, {n} tokens", node.step)
+               .format(score=node.score, norm=node.norm_score, n=node.step))
     if path and path[0].attention is not None:
         widgets.show_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens,
-                                             [n.token for n in path], title="attention α along this hypothesis"),
+                                             [n.token for n in path], title=_("attention α along this hypothesis")),
                            key="beam_node_heatmap")
 
 
@@ -228,31 +247,32 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
     name, trace = result.name, result.trace
     if not trace.topk:
         return
-    step = st.number_input("At step", 1, len(trace.topk), 1, key="whatif_step")
+    step = st.number_input(_("At step"), 1, len(trace.topk), 1, key="whatif_step")
     i = int(step) - 1
     options = {f"{c.token} (p={c.prob:.3f})": c.id for c in trace.topk[i] if c.prob > 0}
-    mode = st.radio("Change", ["the token", "the attention"], horizontal=True, key="whatif_mode",
+    modes = {mode: _(mode) for mode in (N_("the token"), N_("the attention"))}  # values stay English: compared below
+    mode = st.radio(_("Change"), list(modes), horizontal=True, key="whatif_mode", format_func=modes.get,
                     disabled=trace.attention is None)
     try:
         if mode == "the token" or trace.attention is None:
-            choice = st.selectbox("Force this token instead", list(options), key="whatif_token")
+            choice = st.selectbox(_("Force this token instead"), list(options), key="whatif_token")
             new = translate(Request(name, text, search, prefix=tuple(trace.target_ids[:i] + [options[choice]])),
                             settings)
         else:
             labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
-            j = st.selectbox("Put all attention on", range(len(labels)), format_func=labels.__getitem__,
+            j = st.selectbox(_("Put all attention on"), range(len(labels)), format_func=labels.__getitem__,
                              key="whatif_source")
             new = translate(Request(name, text, search, attend=(i, int(j))), settings)
     except NoHypothesisError as exc:
-        st.warning(f"No translation under that change: {exc}")
+        st.warning(_("No translation under that change: {reason}").format(reason=exc))  # model/'s text
         return
     _compare(trace, new.trace)
 
 
 def _compare(old: Trace, new: Trace) -> None:
-    for column, (label, trace) in zip(st.columns(2), (("Original", old), ("What if", new))):
-        with column:
-            st.markdown(f"**{label}** · score {trace.score:.3f}")
+    for column, (label, trace) in zip(st.columns(2), ((N_("Original"), old), (N_("What if"), new))):
+        with column:  # the English label names the chart's key
+            st.markdown(_("**{label}** · score {score:.3f}").format(label=_(label), score=trace.score))
             st.text(trace.translation)
             if trace.attention is not None:
                 widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
@@ -263,24 +283,26 @@ def saliency_tab(results: list[Decoded], settings: AppSettings) -> None:
     for column, result in zip(st.columns(len(results)), results):
         with column:
             trace = result.trace
-            sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result, settings)
+            with st.spinner(_("Computing saliency...")):
+                sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result, settings)
             widgets.show_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
-                                                 title=f"{result.name}: saliency", value_name="saliency"),
+                                                 title=_("{name}: saliency").format(name=ltr(result.name)),
+                                                 value_name=_("saliency")),
                                key=f"saliency_{result.name}")
 
 
-@st.cache_data(show_spinner="Computing saliency...", max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=256)  # the spinner: at the call, in the reader's language
 def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> np.ndarray:
     with QueuedSlot(_settings)():  # a backward pass per output token: it waits its turn like a decode
         return saliency(_result.translator.model, src_ids, out_ids)
 
 
 def downloads_tab(results: list[Decoded]) -> None:
-    st.caption("Figures: use the camera icon in each chart's toolbar for PNG; `python -m viz.figures.print_figures` "
-               "writes the paper's figure styles as PDF, SVG or PNG.")
+    st.caption(_("Figures: use the camera icon in each chart's toolbar for PNG; `python -m viz.figures.print_figures` "
+                 "writes the paper's figure styles as PDF, SVG or PNG."))
     text = results[0].trace.source if results else ""
-    st.download_button("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
-                       "opens offline)", html_report.report_html(text, [(r.name, r.trace) for r in results]),
+    st.download_button(_("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
+                         "opens offline)"), html_report.report_html(text, [(r.name, r.trace) for r in results]),
                        file_name="translation-report.html", mime="text/html", key="dl_report")
     from viz.figures import print_figures  # matplotlib: 0.4 s to import, paid when this tab first opens
 
@@ -289,11 +311,14 @@ def downloads_tab(results: list[Decoded]) -> None:
             columns = st.columns(len(print_figures.FORMATS))
             for column, kind in zip(columns, print_figures.FORMATS):
                 figure = print_figures.alignment_figure(trace.attention, trace.source_tokens, trace.target_tokens)
-                column.download_button(f"{name}: heatmap ({kind.upper()})", print_figures.figure_bytes(figure, kind),
+                column.download_button(_("{name}: heatmap ({format})").format(name=ltr(name), format=kind.upper()),
+                                       print_figures.figure_bytes(figure, kind),
                                        file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}")
-        st.download_button(f"{name}: trace (JSON)", json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
+        st.download_button(_("{name}: trace (JSON)").format(name=ltr(name)),
+                           json.dumps(trace.to_json(), ensure_ascii=False, indent=1),
                            file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
         if trace.attention is not None:
             ends = trace.target_tokens[-1:] == ["</s>"]  # an output cut at a model's length cap has no </s> row
-            st.download_button(f"{name}: alignment (Pharaoh i-j)", pharaoh(trace.attention, drop_eos=ends) + "\n",
+            st.download_button(_("{name}: alignment (Pharaoh i-j)").format(name=ltr(name)),
+                               pharaoh(trace.attention, drop_eos=ends) + "\n",
                                file_name=f"{name}.align", key=f"dl_align_{name}")

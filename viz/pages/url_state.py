@@ -13,7 +13,9 @@ from dataclasses import dataclass, fields, replace
 from typing import Callable, Mapping
 from urllib.parse import urlencode
 
+from viz.pages.language import ltr
 from viz.pages.safe_text import md
+from viz.translations import _, ngettext
 
 MAX_PARAM_CHARS = 2000  # the longest sentence a link may carry (the page's input limit)
 TABS = ("alignment", "steps", "beam", "whatif", "saliency", "downloads")  # the tab slugs used in links
@@ -40,9 +42,9 @@ def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_fo
     view a pair opens with."""
     notices = []
     pair = str(params.get("pair", default_pair))
-    if pair not in pairs:
-        notices.append(f"The link's language pair {md(repr(pair[:20]))} is not offered here; showing "
-                       f"{md(default_pair)} instead.")  # shown as markdown: the link's text escaped
+    if pair not in pairs:  # the notice is shown as markdown: the link's text escaped
+        notices.append(_("The link's language pair {pair} is not offered here; showing {default} instead.")
+                       .format(pair=ltr(md(repr(pair[:20]))), default=ltr(md(default_pair))))
         pair = default_pair
     models = pairs[pair]
     checks = {
@@ -61,12 +63,14 @@ def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_fo
             continue
         value = check(str(raw))
         if value is None:
-            notices.append(f"The link's {name!r} value was not usable; showing the default instead.")
+            notices.append(_("The link's {name} value was not usable; showing the default instead.")
+                           .format(name=ltr(repr(name))))
         else:
             values[name] = value
     unknown = sorted(set(params) - set(checks) - {"pair"})
     if unknown:
-        notices.append(f"Ignored {len(unknown)} unknown link parameter(s).")
+        notices.append(ngettext("Ignored {n} unknown link parameter.", "Ignored {n} unknown link parameters.",
+                                len(unknown)).format(n=len(unknown)))
     return replace(defaults_for(pair), **values), notices
 
 

@@ -6,8 +6,11 @@ import streamlit as st
 from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
+from viz import translations
 from viz.figures.download_config import DEFAULT_FORMAT, FORMATS, PARAM, parse_format, plotly_config
+from viz.pages import language
 from viz.serving.offered_models import DEFAULT_DIRECTION, ModelInfo
+from viz.translations import N_, _, ngettext
 
 DEFAULTS = SearchConfig()
 
@@ -16,19 +19,22 @@ def search_settings_ui(prefix: str = "") -> SearchConfig:
     """Sidebar widgets for decoding; returns their SearchConfig. Their values live under
     ``prefix``-ed keys for the whole session (a page may seed them first); unset ones start
     at SearchConfig's defaults."""
-    st.sidebar.subheader("Decoding")
+    st.sidebar.subheader(_("Decoding"))
     for name, default in (("beam", DEFAULTS.beam), ("lp", DEFAULTS.length_norm), ("max_len", DEFAULTS.max_len_ratio),
                           ("forbid_unk", DEFAULTS.forbid_unk), ("topk", DEFAULTS.topk)):
         st.session_state.setdefault(prefix + name, default)
     keep = {"persist_state": "session"}
-    beam = st.sidebar.slider("Beam size", 1, MAX_BEAM, key=f"{prefix}beam", **keep)
-    length_norm = st.sidebar.slider("Length normalisation λ", 0.0, 2.0, step=0.1, key=f"{prefix}lp", **keep,
-                                    help="Hypotheses are ranked by log p / length^λ; 0 ranks by log p alone, "
-                                         "which favours short outputs.")
-    ratio = st.sidebar.slider("Max output length (× source length)", 0.5, 3.0, step=0.1, key=f"{prefix}max_len",
-                              help=f"plus {DEFAULTS.max_len_extra} tokens; the paper's code stopped at 3×", **keep)
-    forbid_unk = st.sidebar.checkbox("Forbid <unk>", key=f"{prefix}forbid_unk", **keep)
-    topk = st.sidebar.slider("Top-k candidates shown", 2, 10, key=f"{prefix}topk", **keep)
+    beam = st.sidebar.slider(_("Beam size"), 1, MAX_BEAM, key=f"{prefix}beam", **keep)
+    length_norm = st.sidebar.slider(_("Length normalisation λ"), 0.0, 2.0, step=0.1, key=f"{prefix}lp", **keep,
+                                    help=_("Hypotheses are ranked by log p / length^λ; 0 ranks by log p alone, "
+                                           "which favours short outputs."))
+    extra = DEFAULTS.max_len_extra
+    ratio = st.sidebar.slider(_("Max output length (× source length)"), 0.5, 3.0, step=0.1, key=f"{prefix}max_len",
+                              help=ngettext("plus {n} token; the paper's code stopped at 3×",
+                                            "plus {n} tokens; the paper's code stopped at 3×", extra).format(n=extra),
+                              **keep)
+    forbid_unk = st.sidebar.checkbox(_("Forbid <unk>"), key=f"{prefix}forbid_unk", **keep)
+    topk = st.sidebar.slider(_("Top-k candidates shown"), 2, 10, key=f"{prefix}topk", **keep)
     return SearchConfig(beam=beam, length_norm=round(length_norm, 1), max_len_ratio=round(ratio, 1),
                         forbid_unk=forbid_unk, topk=topk)
 
@@ -38,9 +44,24 @@ def direction_code(direction: tuple[str, str]) -> str:
     return "-".join(direction)
 
 
+# The names in model.corpus.licences.LANGUAGES (model/ writes no page text), marked here for the
+# catalog; language_name shows them translated.
+_LANGUAGE_NAMES = (N_("English"), N_("French"), N_("German"))
+
+
+def language_name(lang: str) -> str:
+    """"fr" -> "French", in the reader's language (a code the app has no name for: the code)."""
+    return _(LANGUAGES[lang]) if lang in LANGUAGES else lang
+
+
 def direction_label(direction: tuple[str, str]) -> str:
     """("en", "fr") -> "English → French"."""
-    return " → ".join(LANGUAGES.get(lang, lang) for lang in direction)
+    names = [language_name(lang) for lang in direction]
+    if len(names) != 2:
+        return " → ".join(names)
+    # Translators: a translation direction, from one language to another; right-to-left
+    # languages may point the arrow the other way.
+    return _("{source} → {target}").format(source=names[0], target=names[1])
 
 
 def directions(models: list[ModelInfo]) -> list[tuple[str, str]]:
@@ -52,9 +73,9 @@ def directions(models: list[ModelInfo]) -> list[tuple[str, str]]:
 def direction_ui(codes: list[str], key: str = "direction", on_change=None) -> str:
     """The language direction whose models a page offers (sidebar), as a code such as "en-fr";
     its value lives under ``key``."""
-    st.sidebar.subheader("Language pair")
-    return st.sidebar.selectbox("Translate from → to", codes, key=key, on_change=on_change,
-                                format_func=lambda code: direction_label(tuple(code.split("-"))),
+    st.sidebar.subheader(_("Language pair"))
+    shown = {code: direction_label(tuple(code.split("-"))) for code in codes}  # now: AppTest formats off this run
+    return st.sidebar.selectbox(_("Translate from → to"), codes, key=key, on_change=on_change, format_func=shown.get,
                                 label_visibility="collapsed", persist_state="session")
 
 
@@ -65,9 +86,9 @@ def chart_format_ui() -> str:
     state, url = st.session_state, st.query_params
     if PARAM not in state:
         state[PARAM] = parse_format(url.get(PARAM))
-    fmt = st.sidebar.radio("Chart downloads", FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
-                           help="The camera button on each chart (top right, shown on hover) downloads the "
-                                "chart in this format: PNG for documents and slides, SVG to scale or edit.")
+    fmt = st.sidebar.radio(_("Chart downloads"), FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
+                           help=_("The camera button on each chart (top right, shown on hover) downloads the "
+                                  "chart in this format: PNG for documents and slides, SVG to scale or edit."))
     wanted = chart_format_params().get(PARAM)
     if url.get(PARAM) != wanted:  # set only on a change: each write sends the browser a new URL
         if wanted:
@@ -78,10 +99,18 @@ def chart_format_ui() -> str:
 
 
 def chart_format_params() -> dict[str, str]:
-    """The URL parameter for the chosen chart format, none for the default so links stay short
-    (a page that rewrites the whole URL adds these)."""
+    """The URL parameter for the chosen chart format, none for the default so links stay short."""
     fmt = parse_format(st.session_state.get(PARAM))
     return {} if fmt == DEFAULT_FORMAT else {PARAM: fmt}
+
+
+APP_PARAMS = (PARAM, language.PARAM)  # URL parameters of the whole app, not of one page's view
+
+
+def app_params() -> dict[str, str]:
+    """The app's own URL parameters (chart format, language) as chosen, for a page that
+    rewrites the whole URL or links to another page."""
+    return {**chart_format_params(), **language.language_params()}
 
 
 def show_chart(fig, key: str, **kwargs):
@@ -90,3 +119,17 @@ def show_chart(fig, key: str, **kwargs):
     with ``on_select``)."""
     config = plotly_config(parse_format(st.session_state.get(PARAM)), key)
     return st.plotly_chart(fig, key=key, config=config, **kwargs)
+
+
+def tabs_ui(labels: dict[str, str], key: str) -> list:
+    """``st.tabs`` whose open tab survives a change of language: the tabs of ``labels``
+    ({slug: English label}), in order. The tabs remember the open one by the label they show, which a link
+    or a page may have set in English and a click in another language; that label is moved to
+    this language's before drawing (an unknown one opens the first tab)."""
+    shown = {slug: _(label) for slug, label in labels.items()}
+    current = st.session_state.get(key)
+    if current is not None and current not in shown.values():
+        st.session_state[key] = next((shown[slug] for slug, label in labels.items() if current in
+                                      {translations.catalog(c).gettext(label) for c in translations.LANGUAGES}),
+                                     next(iter(shown.values())))
+    return st.tabs(list(shown.values()), key=key, on_change="rerun")

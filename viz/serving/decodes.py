@@ -10,6 +10,7 @@ passes in as callbacks: nothing here draws.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from viz.serving.hosting import resolve_checkpoint
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
 from viz.serving.shared_results import ResultStore
+from viz.translations import N_, _, ngettext
 
 T = TypeVar("T")
 Carry = Callable[[Callable[[], T]], Callable[[], T]]  # see side_by_side
@@ -98,11 +100,17 @@ class QueuedSlot:
     @contextlib.contextmanager
     def __call__(self):
         gate = self.gate
-        report = None if self.notice is None else (lambda n: self.notice(
-            f"Queued: {n} request{'s' if n != 1 else ''} ahead of yours; this server decodes {gate.limit} at a time."))
+        report = None if self.notice is None else (lambda n: self.notice(queued_text(n, gate.limit)))
         with gate.slot(report, min(self.places, gate.limit)) as waited:
             self.waited += waited
             yield
+
+
+def queued_text(ahead: int, limit: int) -> str:
+    """The "queued" line: ``ahead`` requests must finish first; ``limit`` decode at once."""
+    return ngettext("Queued: {n} request ahead of yours; this server decodes {limit} at a time.",
+                    "Queued: {n} requests ahead of yours; this server decodes {limit} at a time.",
+                    ahead).format(n=ahead, limit=limit)
 
 
 def side_by_side(calls: list[Callable[[], T]], carry: Optional[Carry] = None) -> list[T]:
@@ -111,7 +119,9 @@ def side_by_side(calls: list[Callable[[], T]], carry: Optional[Carry] = None) ->
     sentence: 0.27 s either way), while two decodes side by side finish in the time of one.
     ``carry`` wraps each call, in the calling thread, into what its worker thread runs: a page
     passes one that carries its script run's context, so the calls may update elements it made
-    (progress bars). The first failure, in call order, is raised."""
+    (progress bars). Each call runs in a copy of the calling thread's context variables, so the
+    text it writes (the "queued" line) is in the language of the page that asked. The first
+    failure, in call order, is raised."""
     carried = [call if carry is None else carry(call) for call in calls]
 
     def run(call):
@@ -121,7 +131,7 @@ def side_by_side(calls: list[Callable[[], T]], carry: Optional[Carry] = None) ->
     if len(carried) <= 1:
         return [run(call) for call in carried]
     with ThreadPoolExecutor(len(carried)) as pool:
-        futures = [pool.submit(run, call) for call in carried]
+        futures = [pool.submit(contextvars.copy_context().run, run, call) for call in carried]
     return [future.result() for future in futures]
 
 
@@ -159,6 +169,7 @@ def translate_all(requests: list[Request], settings: AppSettings,
         return results
     notice = on_queued() if on_queued is not None else None
     slot = QueuedSlot(settings, notice and notice.show)
+    together = _(TOGETHER)  # in the page's own thread and language
 
     @contextlib.contextmanager
     def admitted():
@@ -174,7 +185,7 @@ def translate_all(requests: list[Request], settings: AppSettings,
             path = resolve_checkpoint(request.name, settings)
             batcher = _batcher(path, request.search, request.attend, request.prefix is not None)
             tokens = len(translators[i].source_ids(request.text)[0]) * request.search.beam
-            found = batcher.decode(request, tokens, admitted, notice and partial(notice.show, TOGETHER))
+            found = batcher.decode(request, tokens, admitted, notice and partial(notice.show, together))
         return found
 
     for i, result in zip(missing, side_by_side([partial(batched, i) for i in missing], carry)):
@@ -184,7 +195,7 @@ def translate_all(requests: list[Request], settings: AppSettings,
     return results
 
 
-TOGETHER = "Queued: decoding together with requests from other sessions."
+TOGETHER = N_("Queued: decoding together with requests from other sessions.")
 EVALUATION_CHUNK = 64  # a test set's sentences join the line this many at a time
 
 
@@ -205,7 +216,7 @@ def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, setti
     for start in range(0, len(lines), EVALUATION_CHUNK):
         chunk = [Request(name, text, search) for text in lines[start:start + EVALUATION_CHUNK]]
         tokens = [len(translator.source_ids(r.text)[0]) * search.beam for r in chunk]
-        decoded = batcher.decode_many(chunk, tokens, slot, on_queued and partial(on_queued, TOGETHER))
+        decoded = batcher.decode_many(chunk, tokens, slot, on_queued and partial(on_queued, _(TOGETHER)))
         traces += [d.trace for d in decoded]
         seconds += max(d.seconds for d in decoded)  # the batch that held the chunk (the last, if several)
         if progress is not None:

@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Optional
 
 from model.errors import UserError
+from viz import translations
 from viz.serving.settings import AppSettings
+from viz.translations import N_, _
 
 # Longest checkpoint name or path accepted, in characters, and longest part of it in UTF-8
 # bytes (NAME_MAX on Linux/macOS; a longer part makes every file call raise OSError).
 MAX_NAME_CHARS, MAX_PART_BYTES = 1024, 255
-OUTSIDE_ROOT = "Only checkpoints inside the server's checkpoint folder can be used."
-BAD_NAME = "That is not a usable checkpoint name or path."
+OUTSIDE_ROOT = N_("Only checkpoints inside the server's checkpoint folder can be used.")
+BAD_NAME = N_("That is not a usable checkpoint name or path.")
 
 
 class CheckpointNameError(UserError):
@@ -58,7 +60,7 @@ def resolve_checkpoint(name: str, settings: AppSettings) -> Path:
     """
     if (not name or len(name) > MAX_NAME_CHARS or not name.isprintable()
             or any(len(part.encode()) > MAX_PART_BYTES for part in Path(name).parts)):
-        raise CheckpointNameError(BAD_NAME)
+        raise CheckpointNameError(_(BAD_NAME))
     root = settings.checkpoints
     try:
         if not production(settings):
@@ -66,9 +68,9 @@ def resolve_checkpoint(name: str, settings: AppSettings) -> Path:
         real_root, path = root.resolve(), (root / name).resolve()
         inside = real_root in path.parents and path.is_dir()
     except (OSError, RuntimeError):  # no home folder, a symlink loop
-        raise CheckpointNameError(BAD_NAME) from None
+        raise CheckpointNameError(_(BAD_NAME)) from None
     if not inside:
-        raise CheckpointNameError(OUTSIDE_ROOT)
+        raise CheckpointNameError(_(OUTSIDE_ROOT))
     return path
 
 
@@ -85,5 +87,13 @@ def error_text(exc: Exception, settings: AppSettings, public: str, local: Option
 def no_checkpoints_text(settings: AppSettings, hint: str = "") -> str:
     """The error for an empty checkpoint root; the root's path and ``hint`` only locally."""
     if production(settings):
-        return "No checkpoints are installed on this server."
-    return f"No checkpoints found in {settings.checkpoints}.{' ' + hint if hint else ''}"
+        return _("No checkpoints are installed on this server.")
+    text = _("No checkpoints found in {root}.").format(root=isolated(str(settings.checkpoints)))
+    return f"{text} {hint}" if hint else text
+
+
+def isolated(text: str) -> str:
+    """``text`` (a path, a model's origin) isolated left to right inside the app's own text in a
+    right-to-left language; unchanged otherwise. ``viz.pages.language.ltr`` for the serving
+    layer, which imports no streamlit."""
+    return f"\u2066{text}\u2069" if translations.current().rtl else text

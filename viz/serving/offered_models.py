@@ -16,10 +16,12 @@ from model.errors import CheckpointError
 from viz.serving import hosting
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
+from viz.translations import N_, _
 
 LISTING_TTL_S = 300  # a checkpoint's listing is read again after this long (a folder replaced meanwhile)
 DEFAULT_PAIR = "everyday"  # the card "pair" (models trained together) the app opens with
 DEFAULT_DIRECTION = ("en", "fr")  # the language direction the app opens with
+NOT_STATED = N_("training data not stated in its card")
 
 
 def list_checkpoints(settings: AppSettings) -> list[str]:
@@ -67,7 +69,9 @@ class ModelInfo:
         """What it learned from, in a few words, for pickers and captions."""
         if self.card and self.card.trained_on:
             return self.card.trained_on
-        return f"from {self.description.origin}" if self.imported else "training data not stated in its card"
+        if self.imported:
+            return _("from {origin}").format(origin=hosting.isolated(self.description.origin))
+        return _(NOT_STATED)
 
     @property
     def label(self) -> str:
@@ -114,7 +118,7 @@ def offered(settings: AppSettings) -> list[ModelInfo]:
 
 def trained_on(name: str, settings: AppSettings) -> str:
     found = info(name, settings)
-    return found.trained_on if found else "training data not stated in its card"
+    return found.trained_on if found else _(NOT_STATED)
 
 
 def default_pair(models: list[ModelInfo]) -> tuple[str, str]:

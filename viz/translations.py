@@ -1,0 +1,77 @@
+"""The app's own text in the reader's language: gettext catalogs, English as the source.
+
+Every sentence the app writes is wrapped where it is written: ``_("Beam size")`` translates
+at once; ``N_("...")`` only marks a module-level constant for extraction, and the code that
+shows it calls ``_`` on it; ``ngettext(singular, plural, n)`` picks a plural form (Arabic has
+six). Placeholders are named and filled after translation: ``_("{n:,} sentences").format(n=n)``.
+
+The catalogs live in ``viz/locale/<lang>/LC_MESSAGES/messages.po`` (compiled to ``.mo``
+beside it) and are maintained with Babel (``docs/translating.md``). The language is chosen
+once per script run with ``use(code)``; it is held per thread, so concurrent sessions each see
+their own. Model outputs, sentences, scores and signatures are data and never go through here.
+"""
+from __future__ import annotations
+
+import contextvars
+import gettext
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+LOCALE_DIR = Path(__file__).parent / "locale"
+DOMAIN = "messages"
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str  # the URL's lang value and the catalog's folder name
+    name: str  # in its own language, as the language menu shows it
+    rtl: bool  # written right to left
+
+
+LANGUAGES = {"en": Language("en", "English", False), "ar": Language("ar", "العربية", True)}
+SOURCE = "en"  # the language the code is written in; it has no catalog
+
+_current: contextvars.ContextVar[str] = contextvars.ContextVar("language", default=SOURCE)
+
+
+class UnknownLanguage(ValueError):
+    """A language code that the app has no catalog for."""
+
+
+@lru_cache(maxsize=None)
+def catalog(code: str) -> gettext.NullTranslations:
+    """The compiled catalog of ``code`` (English: none, the text as written)."""
+    if code == SOURCE:
+        return gettext.NullTranslations()
+    if code not in LANGUAGES:
+        raise UnknownLanguage(code)
+    with open(LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as mo:
+        return gettext.GNUTranslations(mo)
+
+
+def use(code: str) -> None:
+    """Make ``code`` the language of this thread's text from now on."""
+    catalog(code)  # fails early on an unknown code
+    _current.set(code)
+
+
+def current() -> Language:
+    """The language this thread's text is in."""
+    return LANGUAGES[_current.get()]
+
+
+def _(message: str) -> str:
+    """``message`` in the current language (itself when the catalog lacks it)."""
+    return catalog(_current.get()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of a message that suits the count ``n`` in the current language."""
+    return catalog(_current.get()).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """Marks ``message`` for the catalog without translating it (module-level constants; the
+    code that shows it calls ``_``)."""
+    return message
