@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from model.errors import (CardError, CheckpointError, ConfigError, DataError, NoHypothesisError, ReplayError,
+                          TraceError, UserError)
+
 LOCALE_DIR = Path(__file__).parent / "locale"
 DOMAIN = "messages"
 
@@ -71,7 +74,40 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return catalog(_current.get()).ngettext(singular, plural, n)
 
 
+# Unicode's bidirectional isolates: text between them is laid out left to right and does not
+# move the right-to-left text around it (nor is moved by it).
+LRI, PDI = "\u2066", "\u2069"
+
+
+def ltr(text: str) -> str:
+    """``text`` (a sentence, a token, a model's name, a path) isolated left to right, for a
+    mention inside the app's own text; unchanged in a left-to-right language."""
+    return f"{LRI}{text}{PDI}" if current().rtl else text
+
+
+def error_text(exc: Exception) -> str:
+    """What a page shows for an error from ``model/``: its message, which names the file, value
+    or setting and what is wrong (written in English), after a sentence in the reader's language
+    saying what kind of problem it is when that language is not English."""
+    if _current.get() == SOURCE:
+        return str(exc)
+    kind = next((text for cls, text in ERROR_KINDS if isinstance(exc, cls)), N_("Something went wrong."))
+    return _("{kind} The details, in English: {details}").format(kind=_(kind), details=ltr(str(exc)))
+
+
 def N_(message: str) -> str:
     """Marks ``message`` for the catalog without translating it (module-level constants; the
     code that shows it calls ``_``)."""
     return message
+
+
+ERROR_KINDS = (  # most specific first
+    (TraceError, N_("This trace file cannot be read.")),
+    (CardError, N_("This model's card cannot be read.")),
+    (CheckpointError, N_("This checkpoint cannot be used.")),
+    (DataError, N_("This text, file or test set cannot be used.")),
+    (ConfigError, N_("This setting is unknown or out of range.")),
+    (NoHypothesisError, N_("The search found no output.")),
+    (ReplayError, N_("This training replay cannot be read.")),
+    (UserError, N_("This cannot be used.")),
+)

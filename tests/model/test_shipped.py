@@ -54,10 +54,10 @@ def test_every_shipped_card_reads_and_names_its_data(name):
 def test_every_shipped_card_says_how_a_user_trains_it(name):
     """The command runs on a user's machine (data where the download commands write it); the
     story of this copy's training is in how_trained; RNNencdec cards name its encoder summary."""
-    card = CARDS[name]
+    card, train = CARDS[name], _train_config(name)
     assert card.command.startswith("python -m model.train ") and "../" not in card.command
     for corpus in card.data:
-        assert corpus_facts(corpus.name, "en", "fr").path in card.command, corpus.name
+        assert corpus_facts(corpus.name, train.src_lang, train.tgt_lang).path in card.command, corpus.name
     assert card.how_trained
     assert (ENCDEC_SUMMARY in card.deviations) == (card.arch == "rnnencdec")
 
@@ -81,6 +81,40 @@ def test_everyday_rnnsearch_translates_everyday_sentences():
     traces = Translator.from_checkpoint(SHIPPED / name).translate([e for e, _ in EVERYDAY], SearchConfig(beam=5))
     for (english, word), trace in zip(EVERYDAY, traces):
         assert word in trace.translation.lower(), (english, trace.translation)
+
+
+TUTORIAL_PAIRS = {("fr", "en"): "everyday"}  # the direction a tutorial trains, and the pair shipped for it
+EVERYDAY_FR = [  # everyday French, and a word the English needs
+    ("J'ai faim.", "hungry"),
+    ("Où est la gare ?", "station"),
+    ("Il fait beau aujourd'hui.", "today"),
+    ("Je voudrais une tasse de café, s'il vous plaît.", "coffee"),
+]
+
+
+@pytest.mark.parametrize("direction,pair", list(TUTORIAL_PAIRS.items()))
+def test_the_tutorials_pairs_are_shipped_with_their_replays(direction, pair):
+    """Both models of the pair, trained alike (same data, vocabularies and number of updates),
+    each card carrying its training replay from update 0 and its comparison with the other."""
+    names = sorted(n for n, c in CARDS.items() if c.pair == pair
+                   and (_train_config(n).src_lang, _train_config(n).tgt_lang) == direction)
+    assert sorted(CARDS[n].arch for n in names) == ["rnnencdec", "rnnsearch"]
+    for name in names:
+        card = CARDS[name]
+        assert card.replay and card.replay[0].step == 0, name
+        assert card.comparison and card.comparison.other in names and card.length_stress, name
+    search, encdec = sorted(names, key=lambda n: CARDS[n].arch != "rnnsearch")
+    assert CARDS[search].training.updates == CARDS[encdec].training.updates
+    for model in ("src", "tgt"):
+        assert (SHIPPED / search / f"{model}.spm.model").read_bytes() == (SHIPPED / encdec / f"{model}.spm.model").read_bytes()
+
+
+def test_everyday_french_to_english_translates_everyday_sentences():
+    name = next(n for n, c in CARDS.items() if c.pair == "everyday" and c.arch == "rnnsearch"
+                and _train_config(n).src_lang == "fr")
+    traces = Translator.from_checkpoint(SHIPPED / name).translate([f for f, _ in EVERYDAY_FR], SearchConfig(beam=5))
+    for (french, word), trace in zip(EVERYDAY_FR, traces):
+        assert word in trace.translation.lower(), (french, trace.translation)
 
 
 def _train_config(name: str) -> TrainConfig:

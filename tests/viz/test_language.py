@@ -43,7 +43,7 @@ def test_parse_language(value, code, noticed):
 
 def test_ltr_isolates_data_only_in_a_right_to_left_language():
     from viz import translations
-    from viz.pages.language import LRI, PDI, ltr
+    from viz.translations import LRI, PDI, ltr
 
     try:
         translations.use("en")
@@ -101,3 +101,24 @@ def test_a_hostile_language_falls_back_to_english_with_an_escaped_notice(app_env
     (notice,) = [w.value for w in at.warning if "language" in w.value]
     assert "showing English" in notice and not re.search(r"(?<!\\)[<>]", notice) and len(notice) < 200
     assert "lang" not in at.query_params  # the URL no longer carries it
+
+
+@pytest.mark.parametrize("error,lead", [
+    ("DataError", "لا يمكن استخدام هذا النص أو الملف أو مجموعة الاختبار."),
+    ("CardError", "تتعذّر قراءة بطاقة هذا النموذج."),  # a CheckpointError, named by its own kind
+    ("CheckpointError", "لا يمكن استخدام نقطة الحفظ هذه."),
+    ("NoHypothesisError", "لم يجد البحث أي مخرَج."),
+])
+def test_an_engine_error_gets_a_sentence_in_arabic_before_its_english_details(error, lead):
+    from model import errors
+    from viz import translations
+
+    exc = getattr(errors, error)("test.fr has 4 lines, test.en has 2")
+    try:
+        translations.use("en")
+        assert translations.error_text(exc) == "test.fr has 4 lines, test.en has 2"
+        translations.use("ar")
+        text = translations.error_text(exc)
+        assert text.startswith(lead) and text.endswith("\u2066test.fr has 4 lines, test.en has 2\u2069")
+    finally:
+        translations.use("en")

@@ -41,13 +41,12 @@ from model.scoring.word_alignment import (
 )
 from viz.figures.heatmap import answer_key_heatmap
 from viz.pages import widgets
-from viz.pages.language import ltr
+from viz.translations import N_, _, error_text, ltr, ngettext
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import queue_notice
 from viz.serving import hosting, offered_models, statistical_overlay
 from viz.serving.decodes import QueuedSlot, load_translator, shared_store
 from viz.serving.settings import REPO, AppSettings
-from viz.translations import N_, _, ngettext
 
 ALIGN_LANGS = ("en", "fr")  # the languages of the gold sets (source, target)
 # Extraction and method names are values (model.align's options, the cards' rows): shown as they
@@ -267,7 +266,7 @@ def gold_ui(settings: AppSettings) -> Optional[GoldSet]:
             return None
         return _read_upload((src.getvalue(), tgt.getvalue(), links.getvalue()), (src.name, tgt.name, links.name))
     except DataError as exc:  # names the file and line; uploads are written under their own names
-        st.error(md(str(exc)))
+        st.error(md(error_text(exc)))
         return None
 
 

@@ -27,14 +27,13 @@ from model.scoring.evaluation import (
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
 from viz.pages import nav, widgets
-from viz.pages.language import ltr
+from viz.translations import N_, _, error_text, ltr
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator, side_by_side
 from viz.serving import decodes, hosting, offered_models
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.decodes import shared_store
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _
 
 # What production mode says for any checkpoint typed by path that cannot be used: the same words
 # whether the path is outside the root, missing or broken, so nothing about the server leaks.
@@ -171,7 +170,7 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
             return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name),
                                 take_first)
     except DataError as exc:
-        st.error(str(exc))
+        st.error(error_text(exc))
         return None
 
 

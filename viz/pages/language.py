@@ -20,10 +20,6 @@ from viz.translations import LANGUAGES, SOURCE, _
 PARAM = "lang"
 MAX_SHOWN = 20  # characters of an unusable URL value repeated in the notice
 
-# Unicode's bidirectional isolates: text between them is laid out left to right and does not
-# move the right-to-left text around it (nor is moved by it).
-LRI, PDI = "\u2066", "\u2069"
-
 RTL_CSS = """
 <style>
 /* the app's own text right to left ... */
@@ -81,9 +77,3 @@ def language_ui() -> str:
     if notice:
         st.warning(notice)
     return state[PARAM]
-
-
-def ltr(text: str) -> str:
-    """``text`` (a sentence, a token, a model's name) isolated left to right, for a mention
-    inside the app's own text; unchanged in a left-to-right language."""
-    return f"{LRI}{text}{PDI}" if translations.current().rtl else text

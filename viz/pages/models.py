@@ -10,12 +10,11 @@ from model.checkpoints.card_schema import Card
 from viz.figures.length_chart import stress_chart
 from viz.figures.training_curves import training_curves
 from viz.pages import widgets
-from viz.pages.language import ltr
+from viz.translations import N_, _, ltr
 from viz.pages.safe_text import md
 from viz.serving import hosting, offered_models
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _
 
 EVERY_PAIR = N_("every language pair")  # the picker's value; shown through _()
 

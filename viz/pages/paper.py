@@ -15,7 +15,7 @@ from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart, stress_chart
 from viz.pages import nav, paper_equations, widgets
 from viz.pages.examples import examples, reordering
-from viz.pages.language import ltr
+from viz.translations import N_, _, ltr, ngettext
 from viz.pages.replay import replay_ui
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator
@@ -24,7 +24,6 @@ from viz.serving.builtin_sets import builtin_sets
 from viz.serving.decodes import QueuedSlot, shared_store
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _, ngettext
 
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
 PAPER_TITLE = "Neural Machine Translation by Jointly Learning to Align and Translate"  # a citation: not translated

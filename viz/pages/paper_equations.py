@@ -13,13 +13,12 @@ from model.decoding.step_by_step import Anatomy, StepAnatomy, dissect
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
 from viz.pages import nav, widgets
-from viz.pages.language import ltr
+from viz.translations import N_, _, ltr, ngettext
 from viz.pages.safe_text import MAX_INPUT_CHARS, cut_input, md
 from viz.pages.serving_ui import translate
 from viz.serving import offered_models
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _, ngettext
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,8 @@ from model.checkpoints.card_schema import Card
 from model.training.replay import Snapshot
 from viz.figures.heatmap import alignment_heatmap
 from viz.pages import widgets
-from viz.pages.language import ltr
+from viz.translations import _, ltr
 from viz.pages.safe_text import md
-from viz.translations import _
 
 
 def replay_ui(cards: list[Card], key: str) -> None:

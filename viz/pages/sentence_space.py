@@ -12,7 +12,7 @@ from model.decoding.sentence_space import SentenceSpace, SpaceError
 from model.errors import UserError
 from viz.figures.sentence_map import sentence_map
 from viz.pages import widgets
-from viz.pages.language import ltr
+from viz.translations import N_, _, error_text, ltr
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator, queue_notice
 from viz.serving import hosting, offered_models
@@ -20,7 +20,6 @@ from viz.serving.decodes import QueuedSlot
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.sentence_spaces import MEASURED_SENTENCES, sentence_space, what_it_keeps
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _
 
 EXAMPLE = "Two young children are playing with a red ball in the park."
 HOW_TO_READ = N_(
@@ -98,7 +97,7 @@ def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
         space = space_ui(name, settings)
         vector = space.embed(translator, text)
     except SpaceError as exc:
-        st.info(md(str(exc)))
+        st.info(md(error_text(exc)))
         return
     except UserError as exc:
         st.error(hosting.error_text(exc, settings, _("{name} cannot be placed on this server.").format(name=ltr(name))))
@@ -161,7 +160,7 @@ def kept_ui(names: list[str], settings: AppSettings) -> None:
             with st.spinner(_("Placing the test sentences in {name}'s space...").format(name=ltr(name))):
                 found = what_it_keeps(name, test, settings)
         except UserError as exc:
-            st.info(md(f"{name}: {exc}"))
+            st.info(md(f"{ltr(name)}: {error_text(exc)}"))
             continue
         rows += [{_("model"): name, _("vector"): sentence_space(name, settings).kind, _("source words"): r.lengths,
                   _("sentences"): r.sentences, _("first words"): round(r.first, 2), _("last words"): round(r.last, 2),

@@ -19,7 +19,7 @@ from model.errors import UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages import nav, translate_views, url_state, widgets
 from viz.pages.examples import examples
-from viz.pages.language import ltr
+from viz.translations import _, ltr, ngettext
 from viz.pages.safe_text import cut_input, md
 from viz.pages.serving_ui import load_translator, translate_all
 from viz.pages.url_state import View
@@ -27,7 +27,6 @@ from viz.serving import hosting, offered_models
 from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
-from viz.translations import _, ngettext
 
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
 STATE_KEYS = {"pair": "direction", "src": "source", "left": "model_left", "right": "model_right", "beam": "beam",

@@ -19,14 +19,13 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages import widgets
-from viz.pages.language import ltr
+from viz.translations import N_, _, ltr, ngettext
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import translate
 from viz.pages.url_state import TABS
 from viz.serving import statistical_overlay
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _, ngettext
 
 # The tabs' labels in English: the tabs' state ("tab") holds a label, and links and other code set
 # it to one of these; the tabs show them translated (``render`` maps a label back to its slug).
@@ -264,7 +263,7 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
                              key="whatif_source")
             new = translate(Request(name, text, search, attend=(i, int(j))), settings)
     except NoHypothesisError as exc:
-        st.warning(_("No translation under that change: {reason}").format(reason=exc))  # model/'s text
+        st.warning(_("No translation under that change: {reason}").format(reason=ltr(str(exc))))
         return
     _compare(trace, new.trace)
 

@@ -79,7 +79,7 @@ def error_text(exc: Exception, settings: AppSettings, public: str, local: Option
     in production mode ``public``, which must name no server path, while the details go to the
     server's log."""
     if not production(settings):
-        return str(exc) if local is None else local
+        return translations.error_text(exc) if local is None else local
     print(f"{public} ({type(exc).__name__}: {str(exc)[:500]!r})", file=sys.stderr, flush=True)
     return public
 
@@ -88,12 +88,5 @@ def no_checkpoints_text(settings: AppSettings, hint: str = "") -> str:
     """The error for an empty checkpoint root; the root's path and ``hint`` only locally."""
     if production(settings):
         return _("No checkpoints are installed on this server.")
-    text = _("No checkpoints found in {root}.").format(root=isolated(str(settings.checkpoints)))
+    text = _("No checkpoints found in {root}.").format(root=translations.ltr(str(settings.checkpoints)))
     return f"{text} {hint}" if hint else text
-
-
-def isolated(text: str) -> str:
-    """``text`` (a path, a model's origin) isolated left to right inside the app's own text in a
-    right-to-left language; unchanged otherwise. ``viz.pages.language.ltr`` for the serving
-    layer, which imports no streamlit."""
-    return f"\u2066{text}\u2069" if translations.current().rtl else text

@@ -16,7 +16,7 @@ from model.errors import CheckpointError
 from viz.serving import hosting
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
-from viz.translations import N_, _
+from viz.translations import N_, _, ltr
 
 LISTING_TTL_S = 300  # a checkpoint's listing is read again after this long (a folder replaced meanwhile)
 DEFAULT_PAIR = "everyday"  # the card "pair" (models trained together) the app opens with
@@ -70,7 +70,7 @@ class ModelInfo:
         if self.card and self.card.trained_on:
             return self.card.trained_on
         if self.imported:
-            return _("from {origin}").format(origin=hosting.isolated(self.description.origin))
+            return _("from {origin}").format(origin=ltr(self.description.origin))
         return _(NOT_STATED)
 
     @property
