@@ -38,6 +38,7 @@ from model.corpus.parallel import Corpus
 from model.corpus.test_sets import EvalSet, build_eval_set, join_consecutive
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
+from model.errors import DataError
 from model.scoring.evaluation import STRESS_K, paired_significance, run_model
 from model.scoring.metrics import bleu, corpus_scores, moses_bleu_lc
 from model.training.replay import read_probe_log, snapshot_to_json
@@ -288,8 +289,12 @@ def compare(a_dir: Path, b_dir: Path) -> list[dict]:
     names = {d: cards[d]["name"] for d in cards}  # the README reads rows by card name
     translators = {d: Translator.from_checkpoint(d) for d in (a_dir, b_dir)}
     train = dataclass_from_dict(TrainConfig, read_json(a_dir / "config.json")["train"])
+    tests = held_out_sets(train)
+    if not tests:  # the config's corpus paths lead nowhere from here: an empty comparison would pass for one
+        raise DataError(f"{a_dir.name}: none of its test sets is found from {Path.cwd()} "
+                        f"({', '.join(s.path for s in corpus_specs(train))}); run where its config's paths lead")
     rows = []
-    for name, test in held_out_sets(train).items():
+    for name, test in tests.items():
         runs = [run_model(translators[d], test, decoding_config(cards[d])) for d in (a_dir, b_dir)]
         result = paired_significance(runs, test.ref)
         a_bleu, b_bleu = (s["bleu"] for s in result["systems"])

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from model.checkpoints.card_builder import DEVIATIONS, ENCDEC_SUMMARY, build, deviations, pick_decoding
+from model.checkpoints.card_builder import DEVIATIONS, ENCDEC_SUMMARY, build, compare, deviations, pick_decoding
 from model.checkpoints.card_builder import main as card_main
 from model.checkpoints.card_schema import read_model_card
 from model.decoding.translator import Translator
@@ -128,6 +128,24 @@ def test_compare_writes_the_paired_test_into_both_cards(run_on_two_corpora, tmp_
         assert comparison["with"] == other.name and len(comparison["rows"]) == 3
         row = comparison["rows"][0]
         assert 0 <= row["p_value"] <= 1 and row["difference"] == round(row["search"] - row["encdec"], 2)
+
+
+def test_compare_refuses_when_no_test_set_is_found_from_here(run_on_two_corpora, tmp_path, monkeypatch):
+    """Corpus paths in a config are relative to where it runs: from elsewhere nothing is found,
+    and an empty comparison must not be written as if it were one."""
+    from model.errors import DataError
+
+    a, b = tmp_path / "a" / "search", tmp_path / "b" / "encdec"
+    build(run_on_two_corpora["rnnsearch"], a, "cmd A")
+    build(run_on_two_corpora["rnnencdec"], b, "cmd B")
+    for folder in (a, b):
+        config = json.loads((folder / "config.json").read_text())
+        config["train"]["data_dir"] = "nowhere/multi30k"
+        config["train"]["corpora"] = [dict(c, path=f"nowhere/{c['name']}") for c in config["train"].get("corpora", [])]
+        (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(DataError, match="none of its test sets is found"):
+        compare(a, b)
+    assert "comparison" not in json.loads((a / "card.json").read_text())
 
 
 def test_ablation_is_scored_and_rendered_next_to_the_card(run_on_two_corpora, tmp_path):
