@@ -67,29 +67,25 @@ def test_the_default_everyday_pair_is_shipped():
     assert everyday == ["rnnencdec", "rnnsearch"]  # what the app opens with
 
 
-EVERYDAY = [  # everyday sentences the caption models turn into nonsense, and a word the French needs
-    ("I am hungry.", "faim"),
-    ("Where is the train station?", "gare"),
-    ("The weather is nice today.", "aujourd'hui"),
-    ("I would like a cup of coffee, please.", "café"),
-]
+EVERYDAY = {  # everyday sentences the caption models turn into nonsense, and a word the translation needs
+    "en": [("I am hungry.", "faim"), ("Where is the train station?", "gare"),
+           ("The weather is nice today.", "aujourd'hui"), ("I would like a cup of coffee, please.", "café")],
+    "fr": [("J'ai faim.", "hungry"), ("Où est la gare ?", "station"), ("Il fait beau aujourd'hui.", "today"),
+           ("Je voudrais une tasse de café, s'il vous plaît.", "coffee")],
+}
 
 
-def test_everyday_rnnsearch_translates_everyday_sentences():
+@pytest.mark.parametrize("source", list(EVERYDAY))
+def test_everyday_rnnsearch_translates_everyday_sentences(source):
     name = next(n for n, c in CARDS.items() if c.pair == "everyday" and c.arch == "rnnsearch"
-                and _train_config(n).src_lang == "en")
-    traces = Translator.from_checkpoint(SHIPPED / name).translate([e for e, _ in EVERYDAY], SearchConfig(beam=5))
-    for (english, word), trace in zip(EVERYDAY, traces):
-        assert word in trace.translation.lower(), (english, trace.translation)
+                and _train_config(n).src_lang == source)
+    cases = EVERYDAY[source]
+    traces = Translator.from_checkpoint(SHIPPED / name).translate([s for s, _ in cases], SearchConfig(beam=5))
+    for (sentence, word), trace in zip(cases, traces):
+        assert word in trace.translation.lower(), (sentence, trace.translation)
 
 
 TUTORIAL_PAIRS = {("fr", "en"): "everyday"}  # the direction a tutorial trains, and the pair shipped for it
-EVERYDAY_FR = [  # everyday French, and a word the English needs
-    ("J'ai faim.", "hungry"),
-    ("Où est la gare ?", "station"),
-    ("Il fait beau aujourd'hui.", "today"),
-    ("Je voudrais une tasse de café, s'il vous plaît.", "coffee"),
-]
 
 
 @pytest.mark.parametrize("direction,pair", list(TUTORIAL_PAIRS.items()))
@@ -107,14 +103,6 @@ def test_the_tutorials_pairs_are_shipped_with_their_replays(direction, pair):
     assert CARDS[search].training.updates == CARDS[encdec].training.updates
     for model in ("src", "tgt"):
         assert (SHIPPED / search / f"{model}.spm.model").read_bytes() == (SHIPPED / encdec / f"{model}.spm.model").read_bytes()
-
-
-def test_everyday_french_to_english_translates_everyday_sentences():
-    name = next(n for n, c in CARDS.items() if c.pair == "everyday" and c.arch == "rnnsearch"
-                and _train_config(n).src_lang == "fr")
-    traces = Translator.from_checkpoint(SHIPPED / name).translate([f for f, _ in EVERYDAY_FR], SearchConfig(beam=5))
-    for (french, word), trace in zip(EVERYDAY_FR, traces):
-        assert word in trace.translation.lower(), (french, trace.translation)
 
 
 def _train_config(name: str) -> TrainConfig:

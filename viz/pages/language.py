@@ -15,6 +15,7 @@ import streamlit as st
 
 from viz import translations
 from viz.pages.safe_text import md
+from viz.pages.url_param import keep_in_url
 from viz.translations import LANGUAGES, SOURCE, _
 
 PARAM = "lang"
@@ -66,12 +67,7 @@ def language_ui() -> str:
     st.sidebar.selectbox(_("Language"), list(LANGUAGES), key=PARAM, format_func=lambda c: LANGUAGES[c].name,
                          help=_("The language of the app's own text. Sentences, translations and scores are "
                                 "not translated."))
-    wanted = language_params().get(PARAM)
-    if url.get(PARAM) != wanted:  # set only on a change: each write sends the browser a new URL
-        if wanted:
-            url[PARAM] = wanted
-        else:
-            del url[PARAM]
+    keep_in_url(PARAM, language_params().get(PARAM))
     if translations.current().rtl:
         st.html(RTL_CSS)
     if notice:

@@ -9,6 +9,7 @@ from model.decoding.translator import MAX_BEAM
 from viz import translations
 from viz.figures.download_config import DEFAULT_FORMAT, FORMATS, PARAM, parse_format, plotly_config
 from viz.pages import language
+from viz.pages.url_param import keep_in_url
 from viz.serving.offered_models import DEFAULT_DIRECTION, ModelInfo
 from viz.translations import N_, _, ngettext
 
@@ -89,12 +90,7 @@ def chart_format_ui() -> str:
     fmt = st.sidebar.radio(_("Chart downloads"), FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
                            help=_("The camera button on each chart (top right, shown on hover) downloads the "
                                   "chart in this format: PNG for documents and slides, SVG to scale or edit."))
-    wanted = chart_format_params().get(PARAM)
-    if url.get(PARAM) != wanted:  # set only on a change: each write sends the browser a new URL
-        if wanted:
-            url[PARAM] = wanted
-        else:
-            del url[PARAM]
+    keep_in_url(PARAM, chart_format_params().get(PARAM))
     return fmt
 
 
