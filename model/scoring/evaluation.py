@@ -60,9 +60,14 @@ def run_model(translator: Translator, test: EvalSet, cfg: SearchConfig,
     start = time.perf_counter()
     traces = translator.translate(test.src, cfg, batch_size=batch_size, progress=progress, slot=slot)
     if not keep_beam:
-        for trace in traces:
-            trace.beam = []
+        drop_beams(traces)
     return ModelRun(translator.name, translator.arch, traces, time.perf_counter() - start)
+
+
+def drop_beams(traces: Sequence[Trace]) -> None:
+    """Empty each trace's beam tree, in place (a run keeps attention, energies and top-k: see ``run_model``)."""
+    for trace in traces:
+        trace.beam = []
 
 
 def ablation_runs(translator: Translator, test: EvalSet, cfg: SearchConfig, kinds: Sequence[str],

@@ -110,9 +110,10 @@ def render(settings: AppSettings) -> None:
     if not models:
         st.error(hosting.no_checkpoints_text(settings, _("Alignment needs an English-French model.")))
         return
-    gold = gold_ui(settings)
-    if gold is None:
+    picked = gold_ui(settings)
+    if picked is None:
         return
+    gold, digest = picked
     chosen = models_ui(models)
     methods = st.multiselect(_("Sources"), METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
                              format_func=described(METHOD_HELP).get, key="align_methods")
@@ -122,8 +123,8 @@ def render(settings: AppSettings) -> None:
     how = st.selectbox(_("Links from a matrix"), EXTRACTIONS, format_func=described(EXTRACTION_HELP).get,
                        key="align_extraction")
     infos = [next(m for m in models if m.name == name) for name in chosen]
-    recorded = recorded_results(gold, infos, tuple(methods), how) if st.session_state.get("align_source", "").startswith(
-        "Built-in") else Recorded((), (), tuple(chosen), tuple(m for m in methods if m in BASELINES))
+    recorded = recorded_results(gold, digest, infos, tuple(methods), how) if digest is not None else Recorded(
+        (), (), tuple(chosen), tuple(m for m in methods if m in BASELINES))  # only a built-in set has a digest
     wanted = (gold, tuple(chosen), tuple(methods))
     level = measure_ui(gold, recorded, wanted)
     measured = None
@@ -186,16 +187,11 @@ class Recorded:
         return bool(self.rows) and not self.missing_models and not self.missing_baselines
 
 
-def recorded_results(gold: GoldSet, models: list[offered_models.ModelInfo], methods: tuple[str, ...],
+def recorded_results(gold: GoldSet, digest: str, models: list[offered_models.ModelInfo], methods: tuple[str, ...],
                      how: str) -> Recorded:
-    """What the cards of ``models`` record for ``gold`` with extraction ``how`` (only results of
-    the same sentences: the card's digest, or for older cards the set's name and size)."""
-    digest = gold_digest(gold)
-    results = {}
-    for m in models:
-        result = m.card.alignment.get(gold.name) if m.card else None
-        if result is not None and result.sentences == len(gold.sentences) and result.gold_digest in ("", digest):
-            results[m.name] = result
+    """What the cards of ``models`` record for ``gold`` (whose ``gold_digest`` is ``digest``) with
+    extraction ``how``."""
+    results = _card_results(gold, digest, models)
     rows, provenance, missing = [], [], []
     for m in models:
         wanted = [x for x in ("attention", "saliency") if x in methods and (x == "saliency" or m.has_attention)]
@@ -229,6 +225,17 @@ def recorded_results(gold: GoldSet, models: list[offered_models.ModelInfo], meth
     return Recorded(tuple(rows), tuple(dict.fromkeys(provenance)), tuple(missing), missing_baselines)
 
 
+def _card_results(gold: GoldSet, digest: str, models: list[offered_models.ModelInfo]) -> dict:
+    """{model name: its card's AlignmentResult for ``gold``}, only results of the same sentences:
+    the card's digest, or for older cards the set's name and size."""
+    results = {}
+    for m in models:
+        result = m.card.alignment.get(gold.name) if m.card else None
+        if result is not None and result.sentences == len(gold.sentences) and result.gold_digest in ("", digest):
+            results[m.name] = result
+    return results
+
+
 @dataclass(frozen=True)
 class Side:
     """A model as ``opposite_pairs`` pairs it up, before any matrix is computed."""
@@ -244,7 +251,9 @@ def corpora_of(model: offered_models.ModelInfo) -> tuple[str, ...]:
     return tuple(c.name for c in corpus_specs(model.train)) if model.train is not None else ()
 
 
-def gold_ui(settings: AppSettings) -> Optional[GoldSet]:
+def gold_ui(settings: AppSettings) -> Optional[tuple[GoldSet, Optional[str]]]:
+    """The gold set picked or uploaded, with its ``gold_digest`` for a built-in set (None for an
+    upload: no card records it); None while there is none."""
     builtin = builtin_gold(settings)
     kinds = ([BUILT_IN_GOLD] if builtin else []) + [UPLOAD_GOLD]  # values: English, shown translated
     kind = st.radio(_("Gold alignments"), kinds, horizontal=True, format_func={k: _(k) for k in kinds}.get,
@@ -264,15 +273,17 @@ def gold_ui(settings: AppSettings) -> Optional[GoldSet]:
                     _("Upload the three files. Start the app with `--align-dir DIR` to offer the gold sets of "
                       "a folder (NAME.en, NAME.fr, NAME.wa) without uploading."))
             return None
-        return _read_upload((src.getvalue(), tgt.getvalue(), links.getvalue()), (src.name, tgt.name, links.name))
+        return _read_upload((src.getvalue(), tgt.getvalue(), links.getvalue()), (src.name, tgt.name, links.name)), None
     except DataError as exc:  # names the file and line; uploads are written under their own names
         st.error(md(error_text(exc)))
         return None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _read_builtin(en: Path, fr: Path, links: Path) -> GoldSet:
-    return read_gold(en, fr, links)
+def _read_builtin(en: Path, fr: Path, links: Path) -> tuple[GoldSet, str]:
+    """A built-in gold set and its ``gold_digest``, read and fingerprinted once per set of files."""
+    gold = read_gold(en, fr, links)
+    return gold, gold_digest(gold)
 
 
 def _read_upload(files: tuple[bytes, bytes, bytes], names: tuple[str, str, str]) -> GoldSet:

@@ -19,6 +19,7 @@ from model.scoring.evaluation import (
     STRESS_K,
     ModelRun,
     bleu_by_length,
+    drop_beams,
     paired_significance,
     sentence_rows,
     stress_report,
@@ -205,9 +206,10 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
     """Each model's run (and each attention model's ablated runs, named ``model+ablation``), from
     the shared store when the same content and decoding were seen before; the runs decode side
     by side, each with its own progress bar."""
+    archs = {}
     for name in names:
         try:
-            load_translator(name, settings)
+            archs[name] = load_translator(name, settings).arch
         except UserError as exc:  # CheckpointError: a listed folder that does not load
             st.error(hosting.error_text(exc, settings, _("Checkpoint {name} does not load on this server.").format(
                 name=ltr(name)), local=_("Cannot use {name}: {error}").format(name=ltr(md(name)), error=md(str(exc)))))
@@ -220,18 +222,19 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
     # each worker thread runs in a copy of this run's context: its progress text in the reader's language
     runs = side_by_side([partial(contextvars.copy_context().run, store.get_or_compute,
                                  (label, content_digest(test), job_search),
-                                 partial(decode_run, name, test, job_search, settings, bar, label))
+                                 partial(decode_run, name, archs[name], test, job_search, settings, bar, label))
                          for (label, name, job_search), bar in zip(jobs, bars)])
     for bar in bars:
         bar.empty()
     return runs
 
 
-def decode_run(name: str, test: EvalSet, search: SearchConfig, settings: AppSettings, bar,
+def decode_run(name: str, arch: str, test: EvalSet, search: SearchConfig, settings: AppSettings, bar,
                label: str = "") -> ModelRun:
     """One model's run over ``test``, decoded in batches beside other users' evaluations, each
     waiting its turn at the server's decode limit (``decodes.translate_lines``), with progress and
-    decoding progress on ``bar``; named ``label``. Beam trees are dropped (see ``run_model``)."""
+    decoding progress on ``bar``; named ``label``, of architecture ``arch`` (the model's, read by
+    ``decode_all`` as it loaded it). Beam trees are dropped (see ``run_model``)."""
     name_shown = label or name
     total, shown = len(test.src), [0.0]
 
@@ -242,11 +245,9 @@ def decode_run(name: str, test: EvalSet, search: SearchConfig, settings: AppSett
 
     traces, seconds = decodes.translate_lines(name, test.src, search, settings, progress,
                                               lambda text: bar.progress(shown[0], text=f"{ltr(name_shown)}: {text}"))
-    for trace in traces:
-        trace.beam = []
-    translator = decodes.load_translator(name, settings)  # loaded already, by decode_all
+    drop_beams(traces)
     # seconds: the decoding time of the batches that held its sentences, not other users' load
-    return ModelRun(name_shown, translator.arch, traces, max(seconds, 1e-9))
+    return ModelRun(name_shown, arch, traces, max(seconds, 1e-9))
 
 
 def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str) -> None:

@@ -3,6 +3,7 @@
 the nearest training sentences and, for RNNsearch, each word's nearest words in context."""
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 
 import pandas as pd
@@ -118,12 +119,18 @@ def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
 
 
 def space_ui(name: str, settings: AppSettings) -> SentenceSpace:
-    """The model's space, built once per server (about half a minute on 2 cores) in a decode slot."""
+    """The model's space, built once per server (about half a minute on 2 cores) in a decode slot;
+    a space kept already is read without waiting in line."""
     notice = queue_notice()
-    with QueuedSlot(settings, notice.show)():
-        notice.clear()
-        with st.spinner(_("Encoding {name}'s training sentences (once per server)...").format(name=ltr(name))):
-            return sentence_space(name, settings)
+
+    @contextlib.contextmanager
+    def admitted():
+        with QueuedSlot(settings, notice.show)():
+            notice.clear()
+            yield
+
+    with st.spinner(_("Encoding {name}'s training sentences (once per server)...").format(name=ltr(name))):
+        return sentence_space(name, settings, admitted)
 
 
 def words_ui(space: SentenceSpace, translator, text: str, name: str) -> None:
@@ -156,13 +163,13 @@ def kept_ui(names: list[str], settings: AppSettings) -> None:
         if infos[name] is None or (sets[label].src_lang, sets[label].tgt_lang) != infos[name].direction:
             continue
         try:
-            space_ui(name, settings)
+            space = space_ui(name, settings)
             with st.spinner(_("Placing the test sentences in {name}'s space...").format(name=ltr(name))):
                 found = what_it_keeps(name, test, settings)
         except UserError as exc:
             st.info(md(f"{ltr(name)}: {error_text(exc)}"))
             continue
-        rows += [{_("model"): name, _("vector"): sentence_space(name, settings).kind, _("source words"): r.lengths,
+        rows += [{_("model"): name, _("vector"): space.kind, _("source words"): r.lengths,
                   _("sentences"): r.sentences, _("first words"): round(r.first, 2), _("last words"): round(r.last, 2),
                   _("words shared"): round(r.words, 2), _("random: first"): round(r.random_first, 2),
                   _("random: last"): round(r.random_last, 2), _("random: words"): round(r.random_words, 2)}

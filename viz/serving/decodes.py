@@ -61,8 +61,13 @@ def load_translator(name: str, settings: AppSettings) -> Translator:
     """The shared Translator for ``name`` (see hosting.resolve_checkpoint). The name is checked
     on every call, before the cache, so a path accepted once can never be served from it
     unchecked. Raises CheckpointNameError or CheckpointError."""
-    translator = _load_translator(resolve_checkpoint(name, settings))
-    return translator if translator.name == name else _renamed(translator, name)
+    return _checkpoint(name, settings)[1]
+
+
+def _checkpoint(name: str, settings: AppSettings) -> tuple[Path, Translator]:
+    """The folder ``name`` resolves to and its shared Translator under ``name`` (``load_translator``)."""
+    path = resolve_checkpoint(name, settings)
+    return path, _named(_load_translator(path), name)
 
 
 @shared(max_entries=16)
@@ -71,9 +76,17 @@ def _load_translator(path: Path) -> Translator:
     return Translator.from_checkpoint(path)
 
 
-def _renamed(translator: Translator, name: str) -> Translator:
-    """The same shared model under the name a page used for it (a typed path, say)."""
+def _named(translator: Translator, name: str) -> Translator:
+    """``translator`` under the name a page used for it: itself when the names agree, else the
+    same shared model renamed (a typed path, say)."""
+    if translator.name == name:
+        return translator
     return Translator(translator.model, translator.src_vocab, translator.tgt_vocab, name)
+
+
+def _tokens(translator: Translator, text: str, search: SearchConfig) -> int:
+    """What a request weighs in a batch (``batching.MAX_BATCH_TOKENS``): source tokens times beam."""
+    return len(translator.source_ids(text)[0]) * search.beam
 
 
 @shared()
@@ -90,18 +103,18 @@ def shared_store(purpose: str, max_entries: int) -> ResultStore:
 
 
 class QueuedSlot:
-    """A ``slot`` for ``Translator.translate`` and ``run_model``: ``places`` at the decode gate of
+    """A ``slot`` for ``Translator.translate`` and ``run_model``: one place at the decode gate of
     ``settings``, ``notice`` telling the user while queued, and the seconds spent queued added up
     (so a page reports decoding speed, not other users' load)."""
 
-    def __init__(self, settings: AppSettings, notice: Optional[Callable[[str], None]] = None, places: int = 1):
-        self.gate, self.notice, self.places, self.waited = decode_gate(settings.decode_slots), notice, places, 0.0
+    def __init__(self, settings: AppSettings, notice: Optional[Callable[[str], None]] = None):
+        self.gate, self.notice, self.waited = decode_gate(settings.decode_slots), notice, 0.0
 
     @contextlib.contextmanager
     def __call__(self):
         gate = self.gate
         report = None if self.notice is None else (lambda n: self.notice(queued_text(n, gate.limit)))
-        with gate.slot(report, min(self.places, gate.limit)) as waited:
+        with gate.slot(report) as waited:
             self.waited += waited
             yield
 
@@ -161,7 +174,8 @@ def translate_all(requests: list[Request], settings: AppSettings,
     behind the same request (a class opening the page at once) gets its result. A broken
     checkpoint raises its CheckpointError before any decoding. ``carry``: see ``side_by_side``
     (the notice may be updated from its worker threads)."""
-    translators = [load_translator(r.name, settings) for r in requests]  # load errors name their model
+    # each name resolved and loaded once, in request order: load errors name their model
+    checkpoints = {name: _checkpoint(name, settings) for name in dict.fromkeys(r.name for r in requests)}
     store = shared_store("translations", 256)  # a trace with its beam tree is up to a few MB at beam 16
     results = [store.get(r) for r in requests]
     missing = [i for i, found in enumerate(results) if found is None]
@@ -182,10 +196,10 @@ def translate_all(requests: list[Request], settings: AppSettings,
         request = requests[i]
         found = store.get(request)  # decoded meanwhile for another session
         if found is None:
-            path = resolve_checkpoint(request.name, settings)
+            path, translator = checkpoints[request.name]
             batcher = _batcher(path, request.search, request.attend, request.prefix is not None)
-            tokens = len(translators[i].source_ids(request.text)[0]) * request.search.beam
-            found = batcher.decode(request, tokens, admitted, notice and partial(notice.show, together))
+            found = batcher.decode(request, _tokens(translator, request.text, request.search), admitted,
+                                   notice and partial(notice.show, together))
         return found
 
     for i, result in zip(missing, side_by_side([partial(batched, i) for i in missing], carry)):
@@ -208,14 +222,13 @@ def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, setti
     evaluations, so a class's evaluations share batches and take turns with each other.
     ``progress(done)`` after each chunk; ``on_queued(text)`` while waiting. Nothing is kept in the
     translations' shared store (a test set would push out what other users translated)."""
-    path = resolve_checkpoint(name, settings)
-    translator = load_translator(name, settings)
-    batcher = _batcher(path, search, None, False, evaluation=True)
+    path, translator = _checkpoint(name, settings)
+    batcher = _evaluation_batcher(path, search)
     slot = QueuedSlot(settings, on_queued)
     traces, seconds = [], 0.0
     for start in range(0, len(lines), EVALUATION_CHUNK):
         chunk = [Request(name, text, search) for text in lines[start:start + EVALUATION_CHUNK]]
-        tokens = [len(translator.source_ids(r.text)[0]) * search.beam for r in chunk]
+        tokens = [_tokens(translator, r.text, search) for r in chunk]
         decoded = batcher.decode_many(chunk, tokens, slot, on_queued and partial(on_queued, _(TOGETHER)))
         traces += [d.trace for d in decoded]
         seconds += max(d.seconds for d in decoded)  # the batch that held the chunk (the last, if several)
@@ -225,17 +238,24 @@ def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, setti
 
 
 @shared(max_entries=64)
-def _batcher(path: Path, search: SearchConfig, attend: Optional[tuple[int, int]], with_prefix: bool,
-             evaluation: bool = False) -> Batcher:
-    """The process's Batcher for one model and one set of decoding settings: requests decode
-    together when they share the model, the search settings, the moved attention (``attend``
-    applies to every sentence of a decode) and whether a prefix is forced (forcing takes beam
-    search's path even at beam 1). Evaluations have batchers of their own, whose results are
-    not stored for other sessions (``translate_lines``)."""
-    return Batcher(partial(decode_batch, path) if evaluation else partial(_decode_unstored, path))
+def _batcher(path: Path, search: SearchConfig, attend: Optional[tuple[int, int]], with_prefix: bool) -> Batcher:
+    """The process's Batcher of the pages' translations for one model and one set of decoding
+    settings: requests decode together when they share the model, the search settings, the moved
+    attention (``attend`` applies to every sentence of a decode) and whether a prefix is forced
+    (forcing takes beam search's path even at beam 1). Their results are stored for every
+    session (``_decode_and_store``)."""
+    return Batcher(partial(_decode_and_store, path))
 
 
-def _decode_unstored(path: Path, requests: list[Request]) -> list[Decoded]:
+@shared(max_entries=64)
+def _evaluation_batcher(path: Path, search: SearchConfig) -> Batcher:
+    """The process's Batcher of test sets' sentences for one model and one set of decoding
+    settings (``translate_lines``: no moved attention, no prefix), apart from the translations':
+    its results are not stored for other sessions."""
+    return Batcher(partial(decode_batch, path))
+
+
+def _decode_and_store(path: Path, requests: list[Request]) -> list[Decoded]:
     """The requests' decodes: those another session's batch decoded meanwhile from the store,
     the others in one batch, then stored."""
     store = shared_store("translations", 256)
@@ -256,5 +276,5 @@ def decode_batch(path: Path, requests: list[Request]) -> list[Decoded]:
                                   prefixes=None if first.prefix is None else [list(r.prefix) for r in requests],
                                   attend=None if first.attend is None else dict([first.attend]))
     seconds = time.perf_counter() - start
-    return [Decoded(trace, seconds, translator if r.name == translator.name else _renamed(translator, r.name))
-            for trace, r in zip(traces, requests)]
+    named = {name: _named(translator, name) for name in dict.fromkeys(r.name for r in requests)}
+    return [Decoded(trace, seconds, named[r.name]) for trace, r in zip(traces, requests)]

@@ -4,8 +4,9 @@ space belongs to the checkpoint's files as they were when it was built: a checkp
 in its folder gets a new space."""
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Optional
+from typing import Callable, ContextManager, Optional
 
 from model.decoding.sentence_space import SentenceSpace, SharedParts, build_space, shared_parts, training_sentences
 from model.decoding.translator import Translator
@@ -19,14 +20,17 @@ MAX_SPACES = 4  # models whose spaces a server keeps (least recently used goes)
 
 def checkpoint_stamp(folder: Path) -> tuple:
     """What changes when a checkpoint's files change: each file's name, size and modification time."""
-    return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).iterdir() if p.is_file()))
+    stats = ((p.name, p.stat()) for p in Path(folder).iterdir() if p.is_file())
+    return tuple(sorted((name, stat.st_size, stat.st_mtime_ns) for name, stat in stats))
 
 
-def sentence_space(name: str, settings: AppSettings) -> SentenceSpace:
+def sentence_space(name: str, settings: AppSettings,
+                   admitted: Callable[[], ContextManager] = contextlib.nullcontext) -> SentenceSpace:
     """The space of checkpoint ``name``, from its training corpora (relative paths from the
-    repository); SpaceError when they are not on this server."""
+    repository); SpaceError when they are not on this server. ``admitted()`` is held while the
+    space is built (a page's decode slot), not when it is kept already."""
     path = resolve_checkpoint(name, settings)
-    return _space(path, checkpoint_stamp(path), name, settings)
+    return _space(path, checkpoint_stamp(path), name, settings, admitted=admitted)
 
 
 def space_of_folder(folder: Path, translator: Translator) -> SentenceSpace:
@@ -36,12 +40,15 @@ def space_of_folder(folder: Path, translator: Translator) -> SentenceSpace:
     return _space(path, checkpoint_stamp(path), translator.name, None, translator)
 
 
-@shared(max_entries=MAX_SPACES, key=lambda path, stamp, *_: (path, stamp))
+@shared(max_entries=MAX_SPACES, key=lambda path, stamp, *_, **__: (path, stamp))
 def _space(path: Path, stamp: tuple, name: str, settings: Optional[AppSettings],
-           translator: Optional[Translator] = None) -> SentenceSpace:
-    """Built from ``translator`` when given, else from the server's Translator for ``name``."""
-    translator = translator if translator is not None else load_translator(name, settings)
-    return build_space(translator, training_sentences(path, REPO))
+           translator: Optional[Translator] = None,
+           admitted: Callable[[], ContextManager] = contextlib.nullcontext) -> SentenceSpace:
+    """Built from ``translator`` when given, else from the server's Translator for ``name``,
+    holding ``admitted()`` (not part of the key)."""
+    with admitted():
+        translator = translator if translator is not None else load_translator(name, settings)
+        return build_space(translator, training_sentences(path, REPO))
 
 
 MEASURED_SENTENCES = 1_000  # test sentences the page measures what the vector keeps on
