@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -24,7 +24,16 @@ class EvalSet:
     src: list[str]
     ref: list[str]
     name: str = "test set"
-    notes: list[str] = field(default_factory=list)
+    cut_to: int = 0  # the number of lines kept when a longer file was cut to its first lines; 0: not cut
+    long_lines: int = 0  # source lines longer than MAX_LINE_CHARS, cut to that length
+    joined: int = 0  # k, when each item joins k consecutive lines of a test set (the length stress test)
+
+    @property
+    def notes(self) -> list[str]:
+        """What validation changed, in words (the command line's; pages word it themselves)."""
+        return ([f"evaluating the first {self.cut_to:,} lines only"] if self.cut_to else []) + (
+            [f"{self.long_lines} source line(s) longer than {MAX_LINE_CHARS} characters were cut"]
+            if self.long_lines else []) + ([f"{len(self.src)} items of {self.joined} joined lines"] if self.joined else [])
 
 
 def split_lines(text: str, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> list[str]:
@@ -69,17 +78,14 @@ def build_eval_set(src: Sequence[str], ref: Sequence[str], name: str = "test set
         raise DataError(f"{ref_name}: the file is empty")
     if len(src) != len(ref):
         raise DataError(f"line counts differ: {src_name} has {len(src)} lines, {ref_name} has {len(ref)}")
-    notes = []
+    cut_to = 0
     if len(src) > max_lines:
         if not take_first:
             raise DataError(f"{src_name}: {len(src):,} lines, more than the limit of {max_lines:,}; "
                             f"evaluate the first {max_lines:,} instead")
-        src, ref = src[:max_lines], ref[:max_lines]
-        notes.append(f"evaluating the first {max_lines:,} lines only")
+        src, ref, cut_to = src[:max_lines], ref[:max_lines], max_lines
     long_lines = sum(len(s) > MAX_LINE_CHARS for s in src)
-    if long_lines:
-        notes.append(f"{long_lines} source line(s) longer than {MAX_LINE_CHARS} characters were cut")
-    return EvalSet([s[:MAX_LINE_CHARS].strip() for s in src], [r.strip() for r in ref], name, notes)
+    return EvalSet([s[:MAX_LINE_CHARS].strip() for s in src], [r.strip() for r in ref], name, cut_to, long_lines)
 
 
 def read_lines_of(source: Source, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> list[str]:
@@ -109,4 +115,4 @@ def join_consecutive(test: EvalSet, k: int) -> EvalSet:
     n = len(test.src) // k * k
     src = [" ".join(test.src[i:i + k]) for i in range(0, n, k)]
     ref = [" ".join(test.ref[i:i + k]) for i in range(0, n, k)]
-    return EvalSet(src, ref, f"{test.name} (k={k})", [f"{n // k} items of {k} joined lines"])
+    return EvalSet(src, ref, f"{test.name} (k={k})", joined=k)

@@ -11,7 +11,8 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from model.corpus.test_sets import MAX_LINES, EvalSet, eval_set_from_files, eval_set_from_table, join_consecutive
+from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, eval_set_from_files, eval_set_from_table,
+                                    join_consecutive)
 from model.decoding.attention_ablation import ABLATIONS
 from model.decoding.search import SearchConfig
 from model.errors import DataError, UserError
@@ -28,7 +29,7 @@ from model.scoring.evaluation import (
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
 from viz.pages import nav, widgets
-from viz.translations import N_, _, error_text, ltr
+from viz.translations import N_, _, error_text, ltr, ngettext
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import load_builtin_set, load_translator, side_by_side
 from viz.serving import decodes, hosting, offered_models
@@ -78,8 +79,12 @@ def render(settings: AppSettings) -> None:
     test = eval_set_ui(direction, linked, settings)
     if test is None:
         return
-    for note in test.notes:
-        st.warning(note)
+    if test.cut_to:
+        st.warning(_("Evaluating the first {n:,} lines only.").format(n=test.cut_to))
+    if test.long_lines:
+        st.warning(ngettext("{n} source line longer than {chars:,} characters was cut.",
+                            "{n} source lines longer than {chars:,} characters were cut.", test.long_lines)
+                   .format(n=test.long_lines, chars=MAX_LINE_CHARS))
     chosen = models_ui([m for m in models if m.direction == direction], settings)
     if not chosen:
         return
