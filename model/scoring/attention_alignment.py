@@ -71,7 +71,19 @@ class Unscored:
 
     model: str
     sentence: int  # 1-based, as in the gold file
-    reason: str
+    why: str  # "empty" (a side has no words), "unencodable" (a word encodes to nothing), "too long"
+    side: str = ""  # "source" or "target", for "empty" and "unencodable"
+    word: str = ""  # the word that encodes to nothing (its first 30 characters)
+    pieces: int = 0  # the source's pieces, for "too long"
+
+    @property
+    def reason(self) -> str:
+        """Why, in words (the command line's and the JSON report's; pages word it themselves)."""
+        if self.why == "empty":
+            return f"the {self.side} sentence is empty"
+        if self.why == "unencodable":
+            return f"the vocabulary encodes the {self.side} word {self.word!r} to nothing"
+        return f"the source has {self.pieces} pieces; the model reads at most {MAX_SOURCE_TOKENS}"
 
 
 @dataclass(frozen=True)
@@ -161,10 +173,10 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
         src_words, tgt_words = (sentence.tgt, sentence.src) if reverse else (sentence.src, sentence.tgt)
         src_ids, src_spans = encode_words(translator.src_vocab, src_words)
         tgt_ids, tgt_spans = encode_words(translator.tgt_vocab, tgt_words)
-        reason = _unscorable(src_words, src_spans, tgt_words, tgt_spans, len(src_ids))
-        if reason:
-            unscored.append(Unscored(name, k + 1, reason))
-        encoded.append(None if reason else (src_ids, src_spans, tgt_ids, tgt_spans))
+        why = _unscorable(src_words, src_spans, tgt_words, tgt_spans, len(src_ids))
+        if why:
+            unscored.append(Unscored(name, k + 1, **why))
+        encoded.append(None if why else (src_ids, src_spans, tgt_ids, tgt_spans))
     attention = _forced_attention(translator, encoded) if translator.model.has_attention else [None] * len(encoded)
     saliencies = iter(saliency_many(translator.model, [(e[0], e[2] + [EOS]) for e in encoded if e is not None])
                       if with_saliency else ())
@@ -180,16 +192,17 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
     return out, unscored
 
 
-def _unscorable(src_words, src_spans, tgt_words, tgt_spans, n_src: int) -> str:
+def _unscorable(src_words, src_spans, tgt_words, tgt_spans, n_src: int) -> dict:
+    """Why a gold sentence cannot be scored (Unscored's fields), or {} when it can."""
     for side, words, spans in (("source", src_words, src_spans), ("target", tgt_words, tgt_spans)):
         if not words:
-            return f"the {side} sentence is empty"
+            return {"why": "empty", "side": side}
         empty = [w for w, (a, b) in zip(words, spans) if a == b]
         if empty:
-            return f"the vocabulary encodes the {side} word {empty[0][:30]!r} to nothing"
+            return {"why": "unencodable", "side": side, "word": empty[0][:30]}
     if n_src > MAX_SOURCE_TOKENS:
-        return f"the source has {n_src} pieces; the model reads at most {MAX_SOURCE_TOKENS}"
-    return ""
+        return {"why": "too long", "pieces": n_src}
+    return {}
 
 
 def _forced_attention(translator: Translator, encoded) -> list[Optional[np.ndarray]]:

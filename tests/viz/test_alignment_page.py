@@ -266,3 +266,27 @@ def test_recorded_rows_of_both_directions_show_when_both_models_are_chosen(own, 
     at.multiselect(key="align_models").set_value(["fr-en-tiny"]).run()
     assert list(at.dataframe[0].value["model"]) == ["fr-en-tiny"]
     assert scored_names == []
+
+
+@pytest.mark.parametrize("fields,english", [
+    ({"why": "empty", "side": "target"}, "the target sentence is empty"),
+    ({"why": "unencodable", "side": "source", "word": "ſ"}, "the vocabulary encodes the source word 'ſ' to nothing"),
+    ({"why": "too long", "pieces": 600}, "the source has 600 pieces; the model reads at most 510"),
+])
+def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, english):
+    from model.decoding.translator import MAX_SOURCE_TOKENS
+    from model.scoring.attention_alignment import Unscored
+    from viz import translations
+    from viz.pages.alignment import unscored_text
+
+    unscored = Unscored("m", 3, **fields)
+    english = english.replace("510", str(MAX_SOURCE_TOKENS))
+    assert unscored.reason == english  # the command line's words
+    try:
+        translations.use("en")
+        assert unscored_text(unscored).replace("\\", "") == english
+        translations.use("ar")
+        arabic = unscored_text(unscored)
+        assert any("\u0600" <= ch <= "\u06ff" for ch in arabic) and "the" not in arabic
+    finally:
+        translations.use("en")

@@ -14,6 +14,7 @@ import streamlit as st
 from model.errors import DataError, UserError
 from model.checkpoints.card_schema import AlignmentScore
 from model.corpus.corpora import corpus_specs
+from model.decoding.translator import MAX_SOURCE_TOKENS
 from model.scoring.attention_alignment import (
     METHODS,
     PAIRED,
@@ -392,7 +393,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
                    else _("eflomal learnt from {corpus}.").format(corpus=ltr(md(measured.eflomal_corpus))))
     for u in (measured.unscored if measured else ()):
         st.warning(_("Not scored: {model}, sentence {n}: {reason}").format(model=ltr(md(u.model)), n=u.sentence,
-                                                                          reason=md(u.reason)))
+                                                                          reason=unscored_text(u)))
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
@@ -442,3 +443,14 @@ def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[
         return matrix
     words: Optional[WordMatrices] = measured.matrices[row.model.split(PAIRED)[0]][k]  # a pair: its forward model's
     return None if words is None else getattr(words, row.method)
+
+
+def unscored_text(u: Unscored) -> str:
+    """Why a gold sentence was not scored, in the reader's language (markdown)."""
+    if u.why == "empty":
+        return _("the source sentence is empty") if u.side == "source" else _("the target sentence is empty")
+    if u.why == "unencodable":
+        word = ltr(md(repr(u.word)))
+        return (_("the vocabulary encodes the source word {word} to nothing") if u.side == "source"
+                else _("the vocabulary encodes the target word {word} to nothing")).format(word=word)
+    return _("the source has {n} pieces; the model reads at most {most}").format(n=u.pieces, most=MAX_SOURCE_TOKENS)
