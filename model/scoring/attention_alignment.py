@@ -307,11 +307,26 @@ def eflomal_gold_links(gold: GoldSet, corpus: Sequence[tuple[str, str]]) -> list
     return eflomal_links([s.src for s in gold.sentences], [s.tgt for s in gold.sentences], corpus)
 
 
+@dataclass(frozen=True)
+class AlignerText:
+    """What the statistical aligner learnt from besides the gold sentences."""
+
+    used: tuple[tuple[str, int], ...]  # (corpus, pairs) read
+    missing: tuple[str, ...]  # corpus paths not found, so not used
+
+    @property
+    def note(self) -> str:
+        """In words (the command line's and the JSON report's; pages word it themselves)."""
+        used = [f"{name} ({pairs:,} pairs)" for name, pairs in self.used]
+        note = "the gold sentences" + (" plus " + ", ".join(used) if used else " alone")
+        return note + ("; not found, so not used: " + ", ".join(self.missing) if self.missing else "")
+
+
 def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang: str,
-                    tgt_lang: str, root: Optional[Path] = None) -> tuple[list[tuple[str, str]], str]:
+                    tgt_lang: str, root: Optional[Path] = None) -> tuple[list[tuple[str, str]], AlignerText]:
     """The parallel text the statistical aligner learns from: ``extra`` paths if given (a pair
     file whole, source column first; a folder's train files), else the training split of the
-    checkpoints' corpora (once each), in the gold's direction; and a sentence saying what it
+    checkpoints' corpora (once each), in the gold's direction; and what it
     was, including what could not be read. Relative corpus paths in the checkpoints' configs
     are read from ``root`` (default: the working directory)."""
     specs = [CorpusSpec(name=Path(p).name, path=p, columns=f"{src_lang}-{tgt_lang}") for p in extra]
@@ -331,11 +346,8 @@ def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang:
         else:  # a folder's train files, or the part of a pair file a model trained on
             corpus = load_split(spec, "train", src_lang, tgt_lang)
         pairs += list(zip(corpus.src, corpus.tgt))
-        used.append(f"{spec.name or spec.path} ({len(corpus.src):,} pairs)")
-    note = "the gold sentences" + (" plus " + ", ".join(used) if used else " alone")
-    if missing:
-        note += "; not found, so not used: " + ", ".join(missing)
-    return pairs, note
+        used.append((spec.name or spec.path, len(corpus.src)))
+    return pairs, AlignerText(tuple(used), tuple(missing))
 
 
 def score_model(name: str, translator: Translator, direction: tuple[str, str], gold: GoldSet,
@@ -374,7 +386,8 @@ def align_report(gold: GoldSet, checkpoints: Sequence[Path], methods: Sequence[s
             rows += both_directions_rows(forward.name, forward.matrices, backward.name, backward.matrices, gold)
     if "eflomal" in methods:
         start = time.perf_counter()
-        pairs, note = training_corpus(checkpoints, corpus, src_lang, tgt_lang)
+        pairs, text = training_corpus(checkpoints, corpus, src_lang, tgt_lang)
+        note = text.note
         rows.append(eflomal_row(gold, eflomal_gold_links(gold, pairs)))
         seconds["eflomal"] = round(time.perf_counter() - start, 2)
         log(f"eflomal on {note}: {seconds['eflomal']} s")

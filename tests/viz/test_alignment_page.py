@@ -290,3 +290,25 @@ def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, eng
         assert any("\u0600" <= ch <= "\u06ff" for ch in arabic) and "the" not in arabic
     finally:
         translations.use("en")
+
+
+@pytest.mark.parametrize("used,missing,english", [
+    ((("tatoeba", 159005), ("multi30k", 29000)), (), "the gold sentences plus tatoeba (159,005 pairs), multi30k (29,000 pairs)"),
+    ((), ("data/multi30k",), "the gold sentences alone; not found, so not used: data/multi30k"),
+])
+def test_what_eflomal_learnt_from_reads_in_the_readers_language(used, missing, english):
+    from model.scoring.attention_alignment import AlignerText
+    from viz import translations
+    from viz.pages.alignment import aligner_text
+
+    text = AlignerText(used, missing)
+    assert text.note == english  # the command line's words
+    try:
+        translations.use("en")
+        assert aligner_text(text).replace("\\", "") == english
+        translations.use("ar")
+        arabic = aligner_text(text)
+        assert "الجمل الذهبية" in arabic and "gold" not in arabic
+        assert all(f"\u2066{name}\u2069" in arabic for name, _ in used)  # corpus names stay left to right
+    finally:
+        translations.use("en")

@@ -18,6 +18,7 @@ from model.decoding.translator import MAX_SOURCE_TOKENS
 from model.scoring.attention_alignment import (
     METHODS,
     PAIRED,
+    AlignerText,
     Row,
     ScoredModel,
     Unscored,
@@ -84,7 +85,7 @@ class Measured:
     unscored: tuple[Unscored, ...]
     matrices: dict  # model name -> its WordMatrices per sentence (None where unscored)
     eflomal: Optional[tuple]  # eflomal's links per sentence
-    eflomal_corpus: str
+    eflomal_corpus: Optional[AlignerText]  # what eflomal learnt from, when it ran
 
 
 def page(settings: AppSettings) -> st.Page:
@@ -342,7 +343,7 @@ def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], se
     if "attention" in methods:  # an en->fr and a fr->en model of the same corpora, symmetrised
         for forward, backward in opposite_pairs(scored):
             rows += both_directions_rows(forward.name, forward.matrices, backward.name, backward.matrices, gold)
-    links, note = None, ""
+    links, note = None, None
     if "eflomal" in methods:
         folders = [hosting.resolve_checkpoint(n, settings) for n in names]
         corpus, note = training_corpus(folders, [], *ALIGN_LANGS, root=REPO)
@@ -390,7 +391,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
     if measured is not None and measured.eflomal_corpus:  # it names corpus paths: not on a public server
         st.caption(_("eflomal learnt from the models' training text plus these sentences.")
                    if hosting.production(settings)
-                   else _("eflomal learnt from {corpus}.").format(corpus=ltr(md(measured.eflomal_corpus))))
+                   else _("eflomal learnt from {corpus}.").format(corpus=aligner_text(measured.eflomal_corpus)))
     for u in (measured.unscored if measured else ()):
         st.warning(_("Not scored: {model}, sentence {n}: {reason}").format(model=ltr(md(u.model)), n=u.sentence,
                                                                           reason=unscored_text(u)))
@@ -454,3 +455,14 @@ def unscored_text(u: Unscored) -> str:
         return (_("the vocabulary encodes the source word {word} to nothing") if u.side == "source"
                 else _("the vocabulary encodes the target word {word} to nothing")).format(word=word)
     return _("the source has {n} pieces; the model reads at most {most}").format(n=u.pieces, most=MAX_SOURCE_TOKENS)
+
+
+def aligner_text(text: AlignerText) -> str:
+    """What eflomal learnt from, in the reader's language (markdown; corpus names and paths as data)."""
+    used = ", ".join(_("{corpus} ({pairs:,} pairs)").format(corpus=ltr(md(name)), pairs=pairs)
+                     for name, pairs in text.used)
+    said = _("the gold sentences plus {corpora}").format(corpora=used) if used else _("the gold sentences alone")
+    if text.missing:
+        said = _("{text}; not found, so not used: {paths}").format(
+            text=said, paths=", ".join(ltr(md(path)) for path in text.missing))
+    return said
