@@ -12,11 +12,13 @@ their own. Model outputs, sentences, scores and signatures are data and never go
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import gettext
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 from model.errors import (CardError, CheckpointError, ConfigError, DataError, NoHypothesisError, ReplayError,
                           TraceError, UserError)
@@ -57,6 +59,18 @@ def use(code: str) -> None:
     """Make ``code`` the language of this thread's text from now on."""
     catalog(code)  # fails early on an unknown code
     _current.set(code)
+
+
+@contextlib.contextmanager
+def using(code: str) -> Iterator[None]:
+    """``code`` as this thread's language inside the block, the one before it after (tests, and
+    text made for a reader other than the page's)."""
+    catalog(code)
+    token = _current.set(code)
+    try:
+        yield
+    finally:
+        _current.reset(token)
 
 
 def current() -> Language:

@@ -282,14 +282,11 @@ def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, eng
     unscored = Unscored("m", 3, **fields)
     english = english.replace("510", str(MAX_SOURCE_TOKENS))
     assert unscored.reason == english  # the command line's words
-    try:
-        translations.use("en")
+    with translations.using("en"):
         assert unscored_text(unscored).replace("\\", "") == english
-        translations.use("ar")
+    with translations.using("ar"):
         arabic = unscored_text(unscored)
-        assert any("\u0600" <= ch <= "\u06ff" for ch in arabic) and "the" not in arabic
-    finally:
-        translations.use("en")
+    assert any("\u0600" <= ch <= "\u06ff" for ch in arabic) and "the" not in arabic
 
 
 @pytest.mark.parametrize("used,missing,english", [
@@ -303,12 +300,9 @@ def test_what_eflomal_learnt_from_reads_in_the_readers_language(used, missing, e
 
     text = AlignerText(used, missing)
     assert text.note == english  # the command line's words
-    try:
-        translations.use("en")
+    with translations.using("en"):
         assert aligner_text(text).replace("\\", "") == english
-        translations.use("ar")
+    with translations.using("ar"):
         arabic = aligner_text(text)
-        assert "الجمل الذهبية" in arabic and "gold" not in arabic
-        assert all(f"\u2066{name}\u2069" in arabic for name, _ in used)  # corpus names stay left to right
-    finally:
-        translations.use("en")
+    assert "الجمل الذهبية" in arabic and "gold" not in arabic
+    assert all(f"\u2066{name}\u2069" in arabic for name, _ in used)  # corpus names stay left to right

@@ -158,11 +158,8 @@ def _open(settings, page, action):
 def test_no_english_of_the_apps_own_is_left(settings, english_sentences, name, page, action):
     from viz import translations
 
-    translations.use("ar")  # AppTest formats options in this thread too
-    try:
+    with translations.using("ar"):  # AppTest formats options in this thread too
         at = _open(settings, page, action)
-    finally:
-        translations.use("en")
     shown = on_screen(at)
     assert len(shown) > 5, shown
     left = sorted({f"{where}: {sentence!r} in {text[:120]!r}" for where, text in shown

@@ -45,13 +45,10 @@ def test_ltr_isolates_data_only_in_a_right_to_left_language():
     from viz import translations
     from viz.translations import LRI, PDI, ltr
 
-    try:
-        translations.use("en")
+    with translations.using("en"):
         assert ltr("Le chat.") == "Le chat."
-        translations.use("ar")
+    with translations.using("ar"):
         assert ltr("Le chat.") == f"{LRI}Le chat.{PDI}"
-    finally:
-        translations.use("en")
 
 
 def test_an_unknown_language_is_refused_and_english_is_the_text_as_written():
@@ -114,11 +111,20 @@ def test_an_engine_error_gets_a_sentence_in_arabic_before_its_english_details(er
     from viz import translations
 
     exc = getattr(errors, error)("test.fr has 4 lines, test.en has 2")
-    try:
-        translations.use("en")
+    with translations.using("en"):
         assert translations.error_text(exc) == "test.fr has 4 lines, test.en has 2"
-        translations.use("ar")
+    with translations.using("ar"):
         text = translations.error_text(exc)
-        assert text.startswith(lead) and text.endswith("\u2066test.fr has 4 lines, test.en has 2\u2069")
-    finally:
-        translations.use("en")
+    assert text.startswith(lead) and text.endswith("\u2066test.fr has 4 lines, test.en has 2\u2069")
+
+
+def test_using_restores_the_language_before_it_even_after_an_error():
+    from viz import translations
+
+    with translations.using("ar"):
+        with pytest.raises(ZeroDivisionError):
+            with translations.using("en"):
+                assert not translations.current().rtl
+                1 / 0
+        assert translations.current().code == "ar"
+    assert translations.current().code == "en"
