@@ -8,7 +8,16 @@ from __future__ import annotations
 
 
 class UserError(Exception):
-    """Something a user supplied or asked for cannot be used; the message says what and where."""
+    """Something a user supplied or asked for cannot be used; the message says what and where.
+
+    ``UserError("{name}: the file is empty", name=name)`` keeps the message's template and its
+    values apart, so that a page can show the template in the reader's language
+    (``viz.translations.error_text``; Babel extracts the literal templates from ``model/``).
+    """
+
+    def __init__(self, message: str, **params):
+        self.template, self.params = message, params
+        super().__init__(message.format(**params) if params else message)
 
 
 class CheckpointError(UserError):

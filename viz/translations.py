@@ -101,10 +101,14 @@ def ltr(text: str) -> str:
 
 def error_text(exc: Exception) -> str:
     """What a page shows for an error from ``model/``: its message, which names the file, value
-    or setting and what is wrong (written in English), after a sentence in the reader's language
-    saying what kind of problem it is when that language is not English."""
+    or setting and what is wrong, in the reader's language when the catalog has its template
+    (names and paths in it kept left to right); else, after a sentence in the reader's language
+    saying what kind of problem it is, in English."""
     if _current.get() == SOURCE:
         return str(exc)
+    template = getattr(exc, "template", None)
+    if template is not None and _(template) != template:
+        return _(template).format(**{k: ltr(v) if isinstance(v, str) else v for k, v in exc.params.items()})
     kind = next((text for cls, text in ERROR_KINDS if isinstance(exc, cls)), N_("Something went wrong."))
     return _("{kind} The details, in English: {details}").format(kind=_(kind), details=ltr(str(exc)))
 

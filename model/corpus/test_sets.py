@@ -42,7 +42,8 @@ def split_lines(text: str, name: str, max_lines: int = MAX_LINES, take_first: bo
     if text.count("\n", 0, len(text) - 1) + 1 <= max_lines:
         return text.splitlines()
     if not take_first:
-        raise DataError(f"{name}: more than {max_lines:,} lines, the limit; evaluate the first {max_lines:,} instead")
+        raise DataError("{name}: more than {limit:,} lines, the limit; evaluate the first {limit:,} instead", name=name,
+                        limit=max_lines)
     # one line more than the cap, so build_eval_set sees the excess, cuts it, and says so
     return [line.rstrip("\r") for line in text.split("\n", max_lines + 1)[:max_lines + 1]]
 
@@ -51,11 +52,12 @@ def parse_table(text: str, name: str, max_lines: int = MAX_LINES, take_first: bo
     """Source and reference columns of a TSV or CSV (tab if the first line has one). A header
     naming ``source``/``reference`` (or src/ref) picks columns; otherwise the first two."""
     if not text.strip():
-        raise DataError(f"{name}: the file is empty")
+        raise DataError("{name}: the file is empty", name=name)
     dialect = "excel-tab" if "\t" in text.split("\n", 1)[0] else "excel"
     rows = list(itertools.islice(csv.reader(io.StringIO(text), dialect=dialect), max_lines + 2))
     if len(rows) > max_lines + 1 and not take_first:
-        raise DataError(f"{name}: more than {max_lines:,} rows, the limit; evaluate the first {max_lines:,} instead")
+        raise DataError("{name}: more than {limit:,} rows, the limit; evaluate the first {limit:,} instead", name=name,
+                        limit=max_lines)
     header = [cell.strip().lower() for cell in rows[0]]
     src_col = next((header.index(h) for h in ("source", "src") if h in header), None)
     ref_col = next((header.index(h) for h in ("reference", "ref", "target") if h in header), None)
@@ -65,7 +67,8 @@ def parse_table(text: str, name: str, max_lines: int = MAX_LINES, take_first: bo
         src_col, ref_col = 0, 1
     for number, row in enumerate(rows, start=1):
         if len(row) <= max(src_col, ref_col):
-            raise DataError(f"{name}: row {number} has {len(row)} column(s); need source and reference columns")
+            raise DataError("{name}: row {number} has {columns} column(s); need source and reference columns", name=name,
+                            number=number, columns=len(row))
     return [r[src_col] for r in rows], [r[ref_col] for r in rows]
 
 
@@ -73,16 +76,17 @@ def build_eval_set(src: Sequence[str], ref: Sequence[str], name: str = "test set
                    ref_name: str = "reference", max_lines: int = MAX_LINES, take_first: bool = False) -> EvalSet:
     """Validate line-aligned texts: empty, mismatched, too many lines, over-long lines."""
     if not src or not any(s.strip() for s in src):
-        raise DataError(f"{src_name}: the file is empty")
+        raise DataError("{name}: the file is empty", name=src_name)
     if not ref or not any(r.strip() for r in ref):
-        raise DataError(f"{ref_name}: the file is empty")
+        raise DataError("{name}: the file is empty", name=ref_name)
     if len(src) != len(ref):
-        raise DataError(f"line counts differ: {src_name} has {len(src)} lines, {ref_name} has {len(ref)}")
+        raise DataError("line counts differ: {src} has {src_lines} lines, {ref} has {ref_lines}", src=src_name,
+                        src_lines=len(src), ref=ref_name, ref_lines=len(ref))
     cut_to = 0
     if len(src) > max_lines:
         if not take_first:
-            raise DataError(f"{src_name}: {len(src):,} lines, more than the limit of {max_lines:,}; "
-                            f"evaluate the first {max_lines:,} instead")
+            raise DataError("{name}: {lines:,} lines, more than the limit of {limit:,}; evaluate the first "
+                            "{limit:,} instead", name=src_name, lines=len(src), limit=max_lines)
         src, ref, cut_to = src[:max_lines], ref[:max_lines], max_lines
     long_lines = sum(len(s) > MAX_LINE_CHARS for s in src)
     return EvalSet([s[:MAX_LINE_CHARS].strip() for s in src], [r.strip() for r in ref], name, cut_to, long_lines)
@@ -111,7 +115,8 @@ def join_consecutive(test: EvalSet, k: int) -> EvalSet:
     """Length stress test: items that join k consecutive lines, sources and references alike;
     a last group shorter than k is dropped."""
     if len(test.src) < k:  # no items at all: scoring nothing would fail far from here
-        raise DataError(f"{test.name}: {len(test.src)} line(s), fewer than the {k} to join into one item")
+        raise DataError("{name}: {lines} line(s), fewer than the {k} to join into one item", name=test.name,
+                        lines=len(test.src), k=k)
     n = len(test.src) // k * k
     src = [" ".join(test.src[i:i + k]) for i in range(0, n, k)]
     ref = [" ".join(test.ref[i:i + k]) for i in range(0, n, k)]

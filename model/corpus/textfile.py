@@ -30,12 +30,12 @@ def read_text(source: Source, name: str = "", max_bytes: int = MAX_FILE_BYTES) -
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
-            raise DataError(f"{path}: no such file")
+            raise DataError("{path}: no such file", path=str(path))
         try:
             with open(path, "rb") as handle:
                 return _read(handle, name or str(path), max_bytes)
         except OSError as exc:
-            raise DataError(f"{name or path}: cannot read ({exc})") from None
+            raise DataError("{name}: cannot read ({error})", name=name or str(path), error=str(exc)) from None
     handle = io.BytesIO(source) if isinstance(source, bytes) else source
     return _read(handle, name or "input", max_bytes)
 
@@ -50,10 +50,10 @@ def _read(handle: BinaryIO, name: str, max_bytes: int) -> str:
         else:
             raw = stream.read(max_bytes + 1)
     except (OSError, EOFError) as exc:
-        raise DataError(f"{name}: broken gzip file ({exc})") from None
+        raise DataError("{name}: broken gzip file ({error})", name=name, error=str(exc)) from None
     if len(raw) > max_bytes:
         limit = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes:,} bytes"
-        raise DataError(f"{name}: more than {limit} of text; refusing to read further")
+        raise DataError("{name}: more than {limit} of text; refusing to read further", name=name, limit=limit)
     return decode_text(raw, name)
 
 
@@ -80,11 +80,11 @@ class _Prefixed(io.RawIOBase):
 def decode_text(raw: bytes, name: str) -> str:
     """Decode UTF-8 (a BOM is allowed) or raise DataError saying where it failed."""
     if b"\x00" in raw:
-        raise DataError(f"{name}: contains NUL bytes; this looks like a binary or UTF-16 file, "
-                        "not UTF-8 text")
+        raise DataError("{name}: contains NUL bytes; this looks like a binary or UTF-16 file, not UTF-8 text",
+                        name=name)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{name}: not valid UTF-8 (line {line}, byte {exc.start}); "
-                        "save the file as UTF-8") from None
+        raise DataError("{name}: not valid UTF-8 (line {line}, byte {byte}); save the file as UTF-8",
+                        name=name, line=line, byte=exc.start) from None

@@ -92,7 +92,7 @@ def _lines(path: str | Path) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     if len(lines) > MAX_GOLD_SENTENCES and not str(path).endswith(".wa"):
-        raise AlignmentFormatError(f"{path}: more than {MAX_GOLD_SENTENCES:,} lines")
+        raise AlignmentFormatError("{path}: more than {limit:,} lines", path=str(path), limit=MAX_GOLD_SENTENCES)
     return lines
 
 
@@ -100,15 +100,17 @@ def read_tokenised(src_path: str | Path, tgt_path: str | Path) -> list[tuple[tup
     """Line-aligned, space-tokenised source and target files (trailing spaces ignored)."""
     src, tgt = _lines(src_path), _lines(tgt_path)
     if len(src) != len(tgt):
-        raise AlignmentFormatError(f"line counts differ: {src_path} has {len(src)} lines, {tgt_path} has {len(tgt)}")
+        raise AlignmentFormatError("line counts differ: {src} has {src_lines} lines, {tgt} has {tgt_lines}",
+                                   src=str(src_path), src_lines=len(src), tgt=str(tgt_path), tgt_lines=len(tgt))
     return [(tuple(s.split()), tuple(t.split())) for s, t in zip(src, tgt)]
 
 
 def _link(path, number: int, i: int, j: int, pair) -> Link:
     src, tgt = pair
     if not (0 <= i < len(src) and 0 <= j < len(tgt)):
-        raise AlignmentFormatError(f"{path}, line {number}: position {i + 1}-{j + 1} is past the sentence "
-                                   f"({len(src)} source and {len(tgt)} target words)")
+        raise AlignmentFormatError("{path}, line {number}: position {i}-{j} is past the sentence ({source} source and "
+                                   "{target} target words)", path=str(path), number=number, i=i + 1, j=j + 1,
+                                   source=len(src), target=len(tgt))
     return i, j
 
 
@@ -124,11 +126,13 @@ def read_naacl(src_path: str | Path, tgt_path: str | Path, links_path: str | Pat
             continue
         if len(fields) not in (3, 4) or not all(f.isdigit() for f in fields[:3]) or \
                 (len(fields) == 4 and fields[3] not in ("S", "P")):
-            raise AlignmentFormatError(f"{links_path}, line {number}: expected 'SENT SRC TGT [S|P]', got {line[:80]!r}")
+            raise AlignmentFormatError("{path}, line {number}: expected 'SENT SRC TGT [S|P]', got {got}",
+                                       path=str(links_path), number=number, got=repr(line[:80]))
         sent, i, j = (int(f) for f in fields[:3])
         if not 1 <= sent <= len(pairs):
-            raise AlignmentFormatError(f"{links_path}, line {number}: sentence {sent} has no text "
-                                       f"({src_path} has {len(pairs)} lines)")
+            raise AlignmentFormatError("{path}, line {number}: sentence {sent} has no text ({src} has {lines} lines)",
+                                       path=str(links_path), number=number, sent=sent, src=str(src_path),
+                                       lines=len(pairs))
         link = _link(links_path, number, i - 1, j - 1, pairs[sent - 1])
         (possible if len(fields) == 4 and fields[3] == "P" else sure).setdefault(sent - 1, set()).add(link)
     return GoldSet(Path(links_path).stem, tuple(
@@ -142,8 +146,8 @@ def read_pharaoh(src_path: str | Path, tgt_path: str | Path, links_path: str | P
     pairs = read_tokenised(src_path, tgt_path)
     lines = _lines(links_path)
     if len(lines) != len(pairs):
-        raise AlignmentFormatError(f"line counts differ: {links_path} has {len(lines)} lines, "
-                                   f"{src_path} has {len(pairs)}")
+        raise AlignmentFormatError("line counts differ: {src} has {src_lines} lines, {tgt} has {tgt_lines}",
+                                   src=str(links_path), src_lines=len(lines), tgt=str(src_path), tgt_lines=len(pairs))
     sentences = []
     for number, (line, pair) in enumerate(zip(lines, pairs), 1):
         sure, possible = set(), set()
@@ -151,7 +155,8 @@ def read_pharaoh(src_path: str | Path, tgt_path: str | Path, links_path: str | P
             sep = "-" if "-" in item else "?"
             left, _, right = item.partition(sep)
             if not left.isdigit() or not right.isdigit():
-                raise AlignmentFormatError(f"{links_path}, line {number}: {item[:40]!r} is not an i-j or i?j link")
+                raise AlignmentFormatError("{path}, line {number}: {item} is not an i-j or i?j link", path=str(links_path),
+                                           number=number, item=repr(item[:40]))
             link = _link(links_path, number, int(left), int(right), pair)
             (sure if sep == "-" else possible).add(link)
         sentences.append(GoldSentence(*pair, frozenset(sure), frozenset(sure | possible)))

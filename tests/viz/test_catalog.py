@@ -15,7 +15,10 @@ from babel.messages.pofile import read_po  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 PO = REPO / "viz" / "locale" / "ar" / "LC_MESSAGES" / "messages.po"
 MO = PO.with_suffix(".mo")
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+# what docs/translating.md's pybabel command extracts: the app's text, and the literal templates of
+# the engine's errors a page shows (model/errors.py · UserError)
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), **{error: None for error in (
+    "DataError", "AlignmentFormatError", "SpaceError", "NoHypothesisError", "AlignerUnavailable")}}
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 

@@ -128,3 +128,16 @@ def test_using_restores_the_language_before_it_even_after_an_error():
                 1 / 0
         assert translations.current().code == "ar"
     assert translations.current().code == "en"
+
+
+def test_an_engine_error_with_a_template_the_catalog_knows_reads_wholly_in_arabic():
+    from model.errors import DataError
+    from viz import translations
+
+    exc = DataError("line counts differ: {src} has {src_lines} lines, {ref} has {ref_lines}", src="test.en",
+                    src_lines=4, ref="test.fr", ref_lines=2)
+    assert str(exc) == "line counts differ: test.en has 4 lines, test.fr has 2"  # the command line's
+    with translations.using("ar"):
+        text = translations.error_text(exc)
+    assert text.startswith("عدد الأسطر مختلف") and "\u2066test.en\u2069" in text and "\u2066test.fr\u2069" in text
+    assert "differ" not in text and "4" in text and "2" in text

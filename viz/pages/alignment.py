@@ -303,10 +303,14 @@ def _read_upload(files: tuple[bytes, bytes, bytes], names: tuple[str, str, str])
         try:
             gold = read_gold(*paths)
         except DataError as exc:
-            message = str(exc).replace(f"{tmp}/", "")
-            for name, original in zip(safe, names):
-                message = message.replace(name, Path(original).name)
-            raise DataError(message) from None
+            def theirs(value):  # the user's own file names for the private copies'
+                if not isinstance(value, str):
+                    return value
+                value = value.replace(f"{tmp}/", "")
+                for name, original in zip(safe, names):
+                    value = value.replace(name, Path(original).name)
+                return value
+            raise DataError(theirs(exc.template), **{k: theirs(v) for k, v in exc.params.items()}) from None
     return GoldSet(Path(names[2]).stem, gold.sentences)
 
 

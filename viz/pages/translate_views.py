@@ -19,7 +19,7 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages import widgets
-from viz.translations import N_, _, ltr, ngettext
+from viz.translations import N_, _, error_text, ltr, ngettext
 from viz.pages.safe_text import md
 from viz.pages.serving_ui import translate
 from viz.pages.url_state import TABS
@@ -263,7 +263,7 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
                              key="whatif_source")
             new = translate(Request(name, text, search, attend=(i, int(j))), settings)
     except NoHypothesisError as exc:
-        st.warning(_("No translation under that change: {reason}").format(reason=ltr(str(exc))))
+        st.warning(_("No translation under that change: {reason}").format(reason=error_text(exc)))
         return
     _compare(trace, new.trace)
 
