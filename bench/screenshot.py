@@ -1,6 +1,7 @@
 """The README's screenshot of the Translate page, taken in headless Chromium.
 
     python bench/screenshot.py [--out docs/translate.png] [--checkpoints DIR] [--width 1280] [--height 1000]
+                               [--lang ar]
 
 Starts ``streamlit run app.py --server.headless true`` on a free localhost port, opens the
 landing page (the Translate page translating its first example with the default pair), waits
@@ -67,12 +68,13 @@ def main(argv=None) -> int:
     parser.add_argument("--checkpoints", default=str(CHECKPOINTS), help="folder of checkpoint folders")
     parser.add_argument("--width", type=int, default=1280, help="browser window width in pixels")
     parser.add_argument("--height", type=int, default=1000, help="least browser window height in pixels")
+    parser.add_argument("--lang", default="en", help="the app's language (the URL's lang), e.g. ar")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"error: {CHROMIUM} not found (apt-get install chromium)", file=sys.stderr)
         return 2
-    with app_server(REPO, Path(args.checkpoints), threads=2) as (url, _):
-        png = small_png(capture(url, args.width, args.height))
+    with app_server(REPO, Path(args.checkpoints), 2, []) as (url, _):
+        png = small_png(capture(url + (f"/?lang={args.lang}" if args.lang != "en" else ""), args.width, args.height))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(png)
