@@ -27,8 +27,8 @@ from viz.serving import statistical_overlay
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
 
-# The tabs' labels in English: the tabs' state ("tab") holds a label, and links and other code set
-# it to one of these; the tabs show them translated (``render`` maps a label back to its slug).
+# The tabs' labels in English: links and other code set the tabs' state ("tab") to one of these;
+# the tabs show them translated (widgets.tabs_ui moves a label of any language to this one's).
 LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Saliency"),
                          N_("Downloads")]))
 PLAY_INTERVAL_S = 0.7
