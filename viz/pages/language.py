@@ -5,7 +5,7 @@ URL's ``lang`` (an unknown value falls back to English, with a notice that shows
 the URL then follows the choice, and the chosen catalog serves every ``_()`` of the run.
 Arabic pages are laid out right to left; what is data and not the app's text (sentences typed
 and translated, subword tokens, equations, code) stays left to right inside them: blocks by
-the stylesheet below, inline mentions through ``ltr``.
+the stylesheet below, inline mentions through ``viz.translations.ltr``.
 """
 from __future__ import annotations
 
