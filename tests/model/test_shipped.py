@@ -85,7 +85,7 @@ def test_everyday_rnnsearch_translates_everyday_sentences(source):
         assert word in trace.translation.lower(), (sentence, trace.translation)
 
 
-TUTORIAL_PAIRS = {("fr", "en"): "everyday"}  # the direction a tutorial trains, and the pair shipped for it
+TUTORIAL_PAIRS = {("fr", "en"): "everyday", ("de", "en"): "captions"}  # the direction a tutorial trains, and the pair shipped for it
 
 
 @pytest.mark.parametrize("direction,pair", list(TUTORIAL_PAIRS.items()))
