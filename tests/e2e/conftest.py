@@ -84,3 +84,8 @@ def page(browser, app_url):
     page = context.new_page()
     yield page
     context.close()
+
+
+def wait_idle(page, timeout: int = 60_000) -> None:
+    """Until the app's script has finished its run: Streamlit's status widget shows only while it runs."""
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)

@@ -1,11 +1,13 @@
 """The Paper page and a shared link, opened in a real browser: they render, with no exception."""
 import pytest
 
+from tests.e2e.conftest import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 
 def no_exception(page):
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
+    wait_idle(page)
     assert page.locator("[data-testid=stException]").count() == 0
 
 
