@@ -66,15 +66,16 @@ def save_checkpoint(path: str | Path, model: NMTModel, src_vocab: Vocab, tgt_voc
 def read_json(path: Path) -> dict:
     """Parse a small JSON object file or raise CheckpointError."""
     if not path.is_file():
-        raise CheckpointError(f"{path}: missing")
+        raise CheckpointError("{path}: missing", path=str(path))
     if path.stat().st_size > MAX_JSON_BYTES:
-        raise CheckpointError(f"{path}: larger than {MAX_JSON_BYTES // 2**20} MiB; not a config")
+        raise CheckpointError("{path}: larger than {mib} MiB; not a config", path=str(path),
+                              mib=MAX_JSON_BYTES // 2**20)
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path}: not valid JSON ({exc})") from None
+        raise CheckpointError("{path}: not valid JSON ({error})", path=str(path), error=str(exc)) from None
     if not isinstance(data, dict):
-        raise CheckpointError(f"{path}: expected a JSON object")
+        raise CheckpointError("{path}: expected a JSON object", path=str(path))
     return data
 
 
@@ -85,13 +86,15 @@ def read_header(folder: Path) -> dict:
     """config.json of a checkpoint folder, with its format and version checked."""
     raw = read_json(folder / CONFIG)
     if raw.get("format") != FORMAT:
-        raise CheckpointError(f"{folder / CONFIG}: not a {FORMAT} config (format={raw.get('format')!r})")
+        raise CheckpointError("{path}: not a {format} config (format={found})", path=str(folder / CONFIG),
+                              format=FORMAT, found=repr(raw.get("format"))[:40])
     if raw.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{folder / CONFIG}: unknown format_version {raw.get('format_version')!r}; "
-                              f"this code reads version {FORMAT_VERSION}")
+        raise CheckpointError("{path}: unknown format_version {found}; this code reads version {version}",
+                              path=str(folder / CONFIG), found=repr(raw.get("format_version"))[:40],
+                              version=FORMAT_VERSION)
     if not isinstance(raw.get("family", OWN_FAMILY), str) or raw.get("family", OWN_FAMILY) not in FAMILIES:
-        raise CheckpointError(f"{folder / CONFIG}: unknown model family {str(raw.get('family'))[:40]!r} "
-                              f"(known: {', '.join(sorted(FAMILIES))})")
+        raise CheckpointError("{path}: unknown model family {found} (known: {known})", path=str(folder / CONFIG),
+                              found=repr(str(raw.get("family"))[:40]), known=", ".join(sorted(FAMILIES)))
     return raw
 
 
@@ -105,7 +108,8 @@ def read_config(folder: Path) -> tuple[ModelConfig, Optional[TrainConfig], dict]
     for an imported model, which has neither)."""
     raw = read_header(folder)
     if is_imported(raw):
-        raise CheckpointError(f"{folder}: an imported {raw.get('family')} model, not one trained by this project")
+        raise CheckpointError("{path}: an imported {family} model, not one trained by this project", path=str(folder),
+                              family=str(raw.get("family")))
     try:
         model_cfg = dataclass_from_dict(ModelConfig, raw.get("model"))
         model_cfg.validate()
@@ -127,50 +131,55 @@ def _checked_meta_model(config: ModelConfig, where: Path) -> NMTModel:
     """``_meta_model``, refused when the config asks for more than MAX_PARAMETERS."""
     model = _meta_model(config)
     if model.num_parameters() > MAX_PARAMETERS:
-        raise CheckpointError(f"{where}: config asks for {model.num_parameters():,} parameters, "
-                              f"more than the {MAX_PARAMETERS:,} this loader allows")
+        raise CheckpointError("{path}: config asks for {n:,} parameters, more than the {limit:,} this loader allows",
+                              path=str(where), n=model.num_parameters(), limit=MAX_PARAMETERS)
     return model
 
 
 def _read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Tensor]:
     if not path.is_file():
-        raise CheckpointError(f"{path}: missing")
+        raise CheckpointError("{path}: missing", path=str(path))
     try:
         with safe_open(str(path), framework="pt") as handle:
             names = set(handle.keys())
             missing, unexpected = sorted(set(expected) - names), sorted(names - set(expected))
             if missing or unexpected:
-                raise CheckpointError(f"{path}: tensor names do not match the config "
-                                      f"(missing {missing[:5]}, unexpected {unexpected[:5]})")
+                raise CheckpointError("{path}: tensor names do not match the config (missing {missing}, unexpected "
+                                      "{unexpected})", path=str(path), missing=str(missing[:5]),
+                                      unexpected=str(unexpected[:5]))
             for name in expected:
                 shape = tuple(handle.get_slice(name).get_shape())
                 if shape != expected[name]:
-                    raise CheckpointError(f"{path}: tensor {name} has shape {shape}, config implies {expected[name]}")
+                    raise CheckpointError("{path}: tensor {name} has shape {shape}, config implies {expected}",
+                                          path=str(path), name=name, shape=str(shape), expected=str(expected[name]))
             tensors = {name: handle.get_tensor(name) for name in expected}
     except (SafetensorError, OSError, RuntimeError, ValueError) as exc:
         if isinstance(exc, CheckpointError):
             raise
-        raise CheckpointError(f"{path}: not a readable safetensors file ({exc})") from None
+        raise CheckpointError("{path}: not a readable safetensors file ({error})", path=str(path),
+                              error=str(exc)) from None
     for name, tensor in tensors.items():
         if not tensor.is_floating_point():
-            raise CheckpointError(f"{path}: tensor {name} has dtype {tensor.dtype}, expected floating point")
+            raise CheckpointError("{path}: tensor {name} has dtype {dtype}, expected floating point", path=str(path),
+                                  name=name, dtype=str(tensor.dtype))
         if not torch.isfinite(tensor).all():
-            raise CheckpointError(f"{path}: tensor {name} contains NaN or infinite values")
+            raise CheckpointError("{path}: tensor {name} contains NaN or infinite values", path=str(path), name=name)
     return tensors
 
 
 def _read_vocab(path: Path, size: int, side: str) -> Vocab:
     if not path.is_file():
-        raise CheckpointError(f"{path}: missing")
+        raise CheckpointError("{path}: missing", path=str(path))
     if path.stat().st_size > MAX_VOCAB_BYTES:
-        raise CheckpointError(f"{path}: larger than {MAX_VOCAB_BYTES // 2**20} MiB; not a vocabulary of this project")
+        raise CheckpointError("{path}: larger than {mib} MiB; not a vocabulary of this project", path=str(path),
+                              mib=MAX_VOCAB_BYTES // 2**20)
     try:
         vocab = Vocab.load(path)
     except ValueError as exc:
         raise CheckpointError(f"{path}: {exc}") from None
     if len(vocab) != size:
-        raise CheckpointError(f"{path}: has {len(vocab)} pieces but config.json says "
-                              f"{side}_vocab_size={size}")
+        raise CheckpointError("{path}: has {n} pieces but config.json says {setting}={size}", path=str(path),
+                              n=len(vocab), setting=f"{side}_vocab_size", size=size)
     return vocab
 
 
@@ -204,7 +213,7 @@ def load_model(path: str | Path) -> tuple[Decodable, Vocabulary, Vocabulary, dic
     eval mode, source vocabulary, target vocabulary, config.json dict)."""
     folder = Path(path)
     if not folder.is_dir():
-        raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
+        raise CheckpointError("{path}: not a checkpoint folder (no such directory)", path=str(folder))
     raw = read_header(folder)
     model, src_vocab, tgt_vocab = FAMILIES[raw.get("family", OWN_FAMILY)].load(folder, raw)
     return model.eval(), src_vocab, tgt_vocab, raw
@@ -278,7 +287,7 @@ def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
     and config.json from a folder; ``load_model`` also opens imported ones."""
     folder = Path(path)
     if not folder.is_dir():
-        raise CheckpointError(f"{folder}: not a checkpoint folder (no such directory)")
+        raise CheckpointError("{path}: not a checkpoint folder (no such directory)", path=str(folder))
     model_cfg, _, raw = read_config(folder)
     model = _checked_meta_model(model_cfg, folder / CONFIG)  # no initialisation of weights about to be replaced
     src_vocab = _read_vocab(folder / SRC_VOCAB, model_cfg.src_vocab_size, "src")
@@ -319,8 +328,8 @@ def average(paths: list[str | Path], out: str | Path) -> Path:
             total = {k: v.double() for k, v in model.state_dict().items()}
             continue
         if model.config != first[0]:
-            raise CheckpointError(f"{path}: its model config differs from {first[3]}'s; only checkpoints of one "
-                                  "model can be averaged")
+            raise CheckpointError("{path}: its model config differs from {first}'s; only checkpoints of one model "
+                                  "can be averaged", path=str(path), first=str(first[3]))
         if (src_vocab.proto, tgt_vocab.proto) != (first[1].proto, first[2].proto):
             raise CheckpointError(f"{path}: its vocabularies differ from {first[3]}'s")
         for k, v in model.state_dict().items():

@@ -152,8 +152,8 @@ def _model_settings(cfg: dict) -> dict:
     for part, keys in (("encoder", ENCODER_KEYS), ("decoder", DECODER_KEYS)):
         sub = _section(cfg, "model", part)
         if sub.get("type", "recurrent" if part == "encoder" else "transformer") != "recurrent":
-            raise CheckpointError(f"model.{part}.type={str(sub.get('type', 'transformer'))[:40]!r} is not supported: "
-                                  "only recurrent (RNN) Joey models can be imported")
+            raise CheckpointError("model.{part}.type={found} is not supported: only recurrent (RNN) Joey models can be "
+                                  "imported", part=part, found=repr(str(sub.get("type", "transformer"))[:40]))
         kept = _kept(sub, keys, f"model.{part}")
         if kept["rnn_type"] not in ("gru", "lstm"):
             raise CheckpointError(f"model.{part}.rnn_type={kept['rnn_type'][:40]!r} is not supported (gru or lstm)")
@@ -181,8 +181,8 @@ def _tokenizer_settings(tok_cfg: Any, where: str) -> dict:
                 raise CheckpointError(f"{where}.{key} must be a file name")
         elif key == "separator":
             if not isinstance(value, str) or not re.fullmatch(r"[^\s-][^\s]{0,7}", value):
-                raise CheckpointError(f"{where}.separator={str(value)[:20]!r} must be 1-8 characters, no space, "
-                                      "not starting with '-'")
+                raise CheckpointError("{where}.separator={found} must be 1-8 characters, no space, not starting with '-'",
+                                      where=where, found=repr(str(value)[:20]))
         elif key == "pretokenizer":
             if value not in ("none", "moses"):
                 raise CheckpointError(f"{where}.pretokenizer={str(value)[:20]!r} is not supported (none or moses)")
@@ -225,8 +225,8 @@ def read_settings(cfg: Any) -> JoeySettings:
             raise CheckpointError(f"data.{side}.level={str(level)[:40]!r} is not supported (word, char or bpe)")
         kind = spec.get("tokenizer_type", spec.get("bpe_type", "sentencepiece"))
         if level == "bpe" and kind not in ("sentencepiece", "subword-nmt"):
-            raise CheckpointError(f"data.{side}.tokenizer_type={str(kind)[:40]!r} is not supported "
-                                  "(sentencepiece or subword-nmt)")
+            raise CheckpointError("data.{side}.tokenizer_type={found} is not supported (sentencepiece or subword-nmt)",
+                                  side=side, found=repr(str(kind)[:40]))
         lang = spec.get("lang", side)
         if not isinstance(lang, str) or not re.fullmatch(r"[A-Za-z_-]{1,20}", lang):
             raise CheckpointError(f"data.{side}.lang={str(lang)[:40]!r} must be a language code")
@@ -251,8 +251,8 @@ def _testing_settings(testing: Any) -> dict:
     kept = {**{key: default for key, (_, default) in TESTING_KEYS.items()}, **_kept(testing, TESTING_KEYS, "testing")}
     cap, floor = kept["max_output_length"], kept["min_output_length"]
     if cap == 0 or cap > MAX_OUTPUT_LENGTH:
-        raise CheckpointError(f"testing.max_output_length={cap} must be 1..{MAX_OUTPUT_LENGTH} tokens, "
-                              "or negative for Joey's 1.5 x source length")
+        raise CheckpointError("testing.max_output_length={cap} must be 1..{limit} tokens, or negative for Joey's "
+                              "1.5 x source length", cap=cap, limit=MAX_OUTPUT_LENGTH)
     if floor > MAX_OUTPUT_LENGTH:
         raise CheckpointError(f"testing.min_output_length={floor} is more than {MAX_OUTPUT_LENGTH} tokens")
     return {"max_output_length": max(cap, -1), "min_output_length": max(floor, 0)}
@@ -701,6 +701,6 @@ def _set_vocab(tokenizer, vocab) -> None:
 def _inside(folder: Path, name: Any) -> Path:
     """``folder / name`` for a plain file name; anything with a path in it is refused."""
     if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
-        raise CheckpointError(f"{folder / 'config.json'}: file name {str(name)[:80]!r} must be a plain name "
-                              "inside the checkpoint folder")
+        raise CheckpointError("{path}: file name {found} must be a plain name inside the checkpoint folder",
+                              path=str(folder / "config.json"), found=repr(str(name)[:80]))
     return folder / name

@@ -168,3 +168,40 @@ def test_no_english_of_the_apps_own_is_left(settings, english_sentences, name, p
     untranslated = sorted({f"{where}: {text[:160]!r}" for where, text in shown if where != "options"
                            and WORDS.search(CODE.sub(" ", ISOLATED.sub(" ", text)))})
     assert not untranslated, f"{name}: English outside ltr() isolates:\n" + "\n".join(untranslated)
+
+
+def _folder(root: Path, kind: str) -> Path:
+    """A path typed on the Evaluate page that is no usable checkpoint, of one kind."""
+    folder = root / kind
+    if kind != "absent":
+        folder.mkdir()
+    if kind == "foreign-config":
+        (folder / "config.json").write_text('{"format": "someone-elses"}')
+    return folder
+
+
+@pytest.mark.parametrize("kind, arabic, english", [
+    ("absent", "ليس مجلد نقطة حفظ", "not a checkpoint folder"),
+    ("empty", "غير موجود", "missing"),
+    ("foreign-config", "ليس ملف إعدادات بصيغة", "config"),
+])
+def test_a_checkpoint_that_does_not_load_is_explained_in_arabic(settings, tmp_path, kind, arabic, english):
+    """The engine's checkpoint errors keep their template and values apart, so the page words them
+    in Arabic with the path isolated left to right, not behind an English sentence."""
+    from viz import translations
+    from viz.pages.safe_text import md
+    from viz.serving.builtin_sets import builtin_sets
+
+    folder = _folder(tmp_path, kind)
+    with translations.using("ar"):
+        at = AppTest.from_function(_script, args=(settings, "evaluate"), default_timeout=300)
+        at.query_params["lang"] = "ar"
+        at.query_params["test"] = next(iter(builtin_sets(settings)))  # a test set first: then the models
+        at.run()
+        at.text_input(key="eval_extra").input(str(folder)).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    shown = next((e for e in errors if arabic in e), None)
+    assert shown is not None, errors
+    assert md(str(folder)) in shown.replace("\u2066", "").replace("\u2069", "")  # the path, markdown-escaped
+    assert english not in ISOLATED.sub(" ", shown), shown  # only the path and values stay Latin

@@ -18,7 +18,8 @@ MO = PO.with_suffix(".mo")
 # what docs/translating.md's pybabel command extracts: the app's text, and the literal templates of
 # the engine's errors a page shows (model/errors.py · UserError)
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), **{error: None for error in (
-    "DataError", "AlignmentFormatError", "SpaceError", "NoHypothesisError", "AlignerUnavailable")}}
+    "DataError", "AlignmentFormatError", "SpaceError", "NoHypothesisError", "AlignerUnavailable",
+    "CheckpointError")}}
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 

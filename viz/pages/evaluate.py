@@ -136,7 +136,7 @@ def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> 
             chosen = list(dict.fromkeys(chosen + [extra]))
         except UserError as exc:  # CheckpointError, CheckpointNameError
             st.error(hosting.error_text(exc, settings, _(HOSTED_EXTRA), local=_("Cannot use {name}: {error}").format(
-                name=ltr(md(extra)), error=md(str(exc)))))
+                name=ltr(md(extra)), error=md(error_text(exc)))))
     if not chosen:
         st.info(_("Choose at least one model."))
     return chosen
@@ -217,7 +217,8 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
             archs[name] = load_translator(name, settings).arch
         except UserError as exc:  # CheckpointError: a listed folder that does not load
             st.error(hosting.error_text(exc, settings, _("Checkpoint {name} does not load on this server.").format(
-                name=ltr(name)), local=_("Cannot use {name}: {error}").format(name=ltr(md(name)), error=md(str(exc)))))
+                name=ltr(name)), local=_("Cannot use {name}: {error}").format(
+                    name=ltr(md(name)), error=md(error_text(exc)))))
             st.stop()
     jobs = [(name, name, search) for name in names] + [
         (f"{name}+{kind}", name, replace(search, ablation=kind)) for name in names

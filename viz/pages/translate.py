@@ -19,7 +19,7 @@ from model.errors import UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages import nav, translate_views, url_state, widgets
 from viz.pages.examples import examples
-from viz.translations import _, ltr, ngettext
+from viz.translations import _, error_text, ltr, ngettext
 from viz.pages.safe_text import cut_input, md
 from viz.pages.serving_ui import load_translator, translate_all
 from viz.pages.url_state import View
@@ -192,7 +192,8 @@ def translate_pair(names: list[str], text: str, search: SearchConfig,
             load_translator(name, settings)
             usable.append(name)
         except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
-            reason = hosting.error_text(exc, settings, _("it does not load on this server."))
+            reason = hosting.error_text(exc, settings, _("it does not load on this server."),
+                                        local=md(error_text(exc)))
             st.error(_("Could not use checkpoint {name}: {reason}").format(name=ltr(md(name)), reason=reason))
     if not usable:
         return None

@@ -23,8 +23,9 @@ BAD_NAME = N_("That is not a usable checkpoint name or path.")
 
 
 class CheckpointNameError(UserError):
-    """A checkpoint name refused before anything was loaded. The message is fixed: it never
-    repeats the name or any server path."""
+    """A checkpoint name refused before anything was loaded. The message is fixed (one of the
+    catalog's English messages, which ``translations.error_text`` shows in the reader's
+    language): it never repeats the name or any server path."""
 
 
 def production(settings: AppSettings) -> bool:
@@ -60,7 +61,7 @@ def resolve_checkpoint(name: str, settings: AppSettings) -> Path:
     """
     if (not name or len(name) > MAX_NAME_CHARS or not name.isprintable()
             or any(len(part.encode()) > MAX_PART_BYTES for part in Path(name).parts)):
-        raise CheckpointNameError(_(BAD_NAME))
+        raise CheckpointNameError(BAD_NAME)
     root = settings.checkpoints
     try:
         if not production(settings):
@@ -68,9 +69,9 @@ def resolve_checkpoint(name: str, settings: AppSettings) -> Path:
         real_root, path = root.resolve(), (root / name).resolve()
         inside = real_root in path.parents and path.is_dir()
     except (OSError, RuntimeError):  # no home folder, a symlink loop
-        raise CheckpointNameError(_(BAD_NAME)) from None
+        raise CheckpointNameError(BAD_NAME) from None
     if not inside:
-        raise CheckpointNameError(_(OUTSIDE_ROOT))
+        raise CheckpointNameError(OUTSIDE_ROOT)
     return path
 
 
