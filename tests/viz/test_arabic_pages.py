@@ -168,6 +168,8 @@ def test_no_english_of_the_apps_own_is_left(settings, english_sentences, name, p
     untranslated = sorted({f"{where}: {text[:160]!r}" for where, text in shown if where != "options"
                            and WORDS.search(CODE.sub(" ", ISOLATED.sub(" ", text)))})
     assert not untranslated, f"{name}: English outside ltr() isolates:\n" + "\n".join(untranslated)
+    # an empty box's prompt is Streamlit's English unless the page gives one (widgets.multiselect)
+    assert all(box.proto.placeholder for box in at.multiselect), name
 
 
 def _folder(root: Path, kind: str) -> Path:

@@ -117,7 +117,7 @@ def render(settings: AppSettings) -> None:
         return
     gold, digest = picked
     chosen = models_ui(models)
-    methods = st.multiselect(_("Sources"), METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
+    methods = widgets.multiselect(_("Sources"), METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
                              format_func=described(METHOD_HELP).get, key="align_methods")
     if not chosen and not set(methods) & {"eflomal", "diagonal"}:
         st.info(_("Choose a model or a baseline."))
@@ -318,7 +318,7 @@ def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
     names = [m.name for m in models]
     defaults = [n for n in dict.fromkeys(offered_models.default_pair(models)) if n in names]
     labels = {m.name: m.label for m in models}
-    return st.multiselect(_("Models"), names, default=defaults, format_func=labels.get, key="align_models")
+    return widgets.multiselect(_("Models"), names, default=defaults, format_func=labels.get, key="align_models")
 
 
 def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], settings: AppSettings) -> Measured:

@@ -114,7 +114,7 @@ def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
     if not any(_has_attention(name, settings) for name in chosen):
         return ()
     shown = {kind: _(ABLATION_LABELS.get(kind, text)) for kind, text in ABLATIONS.items()}
-    return tuple(st.multiselect(_("Does attention matter? Also decode each attention model with its weights "
+    return tuple(widgets.multiselect(_("Does attention matter? Also decode each attention model with its weights "
                                   "replaced"), list(ABLATIONS), format_func=shown.get, key="eval_ablate"))
 
 
@@ -128,7 +128,7 @@ def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> 
     (in production mode only one inside the root; see hosting.resolve_checkpoint)."""
     names = [m.name for m in models]
     defaults = list(dict.fromkeys(offered_models.default_pair(models))) if models else []
-    chosen = st.multiselect(_("Models"), names, default=defaults, key="eval_models")
+    chosen = widgets.multiselect(_("Models"), names, default=defaults, key="eval_models")
     extra = st.text_input(_("Also evaluate the checkpoint folder at this path (optional)"), key="eval_extra").strip()
     if extra:
         try:

@@ -77,7 +77,7 @@ def render(settings: AppSettings) -> None:
         st.session_state.update(space_models=view[0], space_text=view[1], space_k=view[2])
         for notice in notices:
             st.info(notice)
-    chosen = st.multiselect(_("Models"), names, format_func=labels.get, max_selections=2, key="space_models")
+    chosen = widgets.multiselect(_("Models"), names, format_func=labels.get, max_selections=2, key="space_models")
     text = st.text_input(_("Your sentence"), max_chars=MAX_TEXT, key="space_text")
     k = st.slider(_("Neighbours"), 1, K_MAX, key="space_k")
     st.query_params.from_dict({"models": ",".join(chosen), "text": text, "k": str(k),  # a link reproduces the view

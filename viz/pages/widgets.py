@@ -109,6 +109,12 @@ def app_params() -> dict[str, str]:
     return {**chart_format_params(), **language.language_params()}
 
 
+def multiselect(label: str, options, **kwargs) -> list:
+    """``st.multiselect`` with its empty-box prompt in the reader's language (Streamlit's own
+    default is English)."""
+    return st.multiselect(label, options, placeholder=_("Choose options"), **kwargs)
+
+
 def show_chart(fig, key: str, **kwargs):
     """``st.plotly_chart(fig, key=key, **kwargs)`` with the camera button downloading the chosen
     format, in a file named after ``key``; returns what st.plotly_chart returns (the selection,
