@@ -4,6 +4,8 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (the test extra)")
 
+from tests.e2e.conftest import wait_idle  # noqa: E402
+
 pytestmark = pytest.mark.e2e
 
 SOFT_ALIGNMENT = "المحاذاة الناعمة"  # docs/glossary.md
@@ -21,6 +23,7 @@ def test_arabic_reads_right_to_left_with_french_left_to_right(page, app_url, tmp
     page.goto(f"{app_url}/?lang=ar", wait_until="domcontentloaded")
     box = page.locator("textarea").first
     box.wait_for(timeout=60_000)
+    wait_idle(page)  # the page's run is over: what is typed now is kept
     box.fill("a dog runs in the park")
     box.press("Control+Enter")
     output = page.locator("[data-testid='stText']").filter(has_text="un chien court dans le parc").first

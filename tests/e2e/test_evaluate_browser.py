@@ -38,6 +38,7 @@ def test_evaluate_in_browser(page, app_url, tmp_path):
         upload(page, index, tmp_path / name)
     button = page.get_by_role("button", name="Evaluate")
     button.wait_for(timeout=60_000)
+    wait_idle(page)  # the page's run is over: the click starts a run of its own
     button.click()
     page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=120_000)
     page.get_by_text("Paired bootstrap").first.wait_for(timeout=60_000)

@@ -2,6 +2,8 @@
 import pytest
 expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (the test extra)").expect
 
+from tests.e2e.conftest import wait_idle  # noqa: E402
+
 pytestmark = pytest.mark.e2e
 
 
@@ -9,6 +11,7 @@ def test_the_maps_and_neighbour_tables_render(page, app_url, tmp_path):
     page.goto(f"{app_url}/space", wait_until="domcontentloaded")
     box = page.get_by_label("Your sentence")
     box.wait_for(timeout=60_000)
+    wait_idle(page)  # the page's run is over: what is typed now is kept
     box.fill("a red dog runs in the park")
     box.press("Enter")
     maps = page.locator(".js-plotly-plot")

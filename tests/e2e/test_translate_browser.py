@@ -4,6 +4,8 @@ expect = pytest.importorskip("playwright.sync_api", reason="the browser tests ne
 
 from model.corpus.vocab import Vocab  # noqa: E402
 
+from tests.e2e.conftest import wait_idle  # noqa: E402
+
 pytestmark = pytest.mark.e2e
 
 
@@ -11,6 +13,7 @@ def test_translate_in_browser(page, app_url, tmp_path):
     page.goto(app_url, wait_until="domcontentloaded")
     box = page.locator("textarea").first
     box.wait_for(timeout=60_000)
+    wait_idle(page)  # the page's run is over: what is typed now is kept
     box.fill("a dog runs in the park")
     box.press("Control+Enter")
     page.get_by_text("un chien court dans le parc").first.wait_for(timeout=60_000)
@@ -30,6 +33,7 @@ def test_user_text_is_never_rendered_as_html(page, app_url, checkpoint_dir):
     page.goto(app_url, wait_until="domcontentloaded")
     box = page.locator("textarea").first
     box.wait_for(timeout=60_000)
+    wait_idle(page)  # the page's run is over: what is typed now is kept
     box.fill(HOSTILE)
     box.press("Control+Enter")
     # the hostile sentence's own heatmap: its source pieces, as text, along the top
