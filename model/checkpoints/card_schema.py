@@ -257,11 +257,12 @@ def _comparison(data, name: str, where: str) -> Optional[Comparison]:
     if data is None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("with"), str) or not isinstance(data.get("rows"), list):
-        raise CardError(f"{where}: expected an object with 'with' and 'rows'")
+        raise CardError("{where}: expected an object with 'with' and 'rows'", where=where)
     other, rows = data["with"], []
     for i, row in enumerate(data["rows"]):
         if not isinstance(row, dict) or name not in row or other not in row:
-            raise CardError(f"{where}: row {i + 1} lacks the scores of {name} and {other}")
+            raise CardError("{where}: row {row} lacks the scores of {name} and {other}", where=where, row=i + 1,
+                            name=name, other=other)
         rows.append(_build(ComparisonRow, {"test_set": row.get("test_set"), "ours": row[name], "theirs": row[other],
                                            "p_value": row.get("p_value"), "signature": row.get("signature", "")},
                            f"{where}: row {i + 1}"))
@@ -272,7 +273,7 @@ def _replay(data, where: str) -> tuple[Snapshot, ...]:
     if data is None:
         return ()
     if not isinstance(data, dict):
-        raise CardError(f"{where}: expected an object with 'snapshots'")
+        raise CardError("{where}: expected an object with 'snapshots'", where=where)
     try:
         return tuple(parse_snapshots(data.get("snapshots", []), where))
     except ReplayError as exc:  # a card's replay is part of the card: one error type for a bad card
@@ -283,14 +284,14 @@ def _build(kind, data, where: str):
     """Dataclass ``kind`` from a JSON object: unknown keys are ignored (newer cards stay
     readable), missing keys take their defaults, present ones must have the declared type."""
     if not isinstance(data, dict):
-        raise CardError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        raise CardError("{where}: expected a JSON object, got {found}", where=where, found=type(data).__name__)
     hints = typing.get_type_hints(kind)
     values = {}
     for f in dataclasses.fields(kind):
         if f.name in data:
             values[f.name] = _value(hints[f.name], data[f.name], f"{where}: {f.name}")
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise CardError(f"{where}: missing {f.name!r}")
+            raise CardError("{where}: missing {field}", where=where, field=repr(f.name))
     return kind(**values)
 
 
@@ -311,5 +312,6 @@ def _value(kind, value, where: str) -> Any:
 
 def _typed(value, kind, where: str):
     if not isinstance(value, kind) or (kind in (int, float) and isinstance(value, bool)):
-        raise CardError(f"{where}: expected {kind.__name__}, got {type(value).__name__}")
+        raise CardError("{where}: expected {kind}, got {found}", where=where, kind=kind.__name__,
+                        found=type(value).__name__)
     return value

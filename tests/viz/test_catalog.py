@@ -19,7 +19,7 @@ MO = PO.with_suffix(".mo")
 # the engine's errors a page shows (model/errors.py · UserError)
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), **{error: None for error in (
     "DataError", "AlignmentFormatError", "SpaceError", "NoHypothesisError", "AlignerUnavailable",
-    "CheckpointError")}}
+    "CheckpointError", "CardError")}}
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 

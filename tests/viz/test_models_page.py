@@ -65,3 +65,38 @@ def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
     assert any("AER" in f.columns and f["AER"][0] == 0.605 and f["source"][0] == "this model: attention" for f in frames)
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "tatoeba/test" in titles and any(t.startswith("Length stress test, tatoeba/test") for t in titles)
+
+
+def _models_script_with_language(settings):
+    from viz.pages import models as models_page
+    from viz.pages.language import language_ui
+
+    language_ui()
+    models_page.render(settings)
+
+
+@pytest.mark.parametrize("change, english, arabic", [
+    ({"parameters": "many"}, "expected int, got str", "كان المتوقع"),
+    ({"comparison": {"with": "other", "rows": [{"test_set": "t"}]}}, "row 1 lacks the scores of", "تنقصه درجات"),
+])
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_a_malformed_card_is_reported_in_the_readers_language(tiny_checkpoints, tmp_path, monkeypatch, change,
+                                                             english, arabic, lang):
+    """The card's problem reaches the page as the error itself (template and values), so it is
+    worded in the reader's language; the model is still listed, without its card."""
+    from viz import translations
+
+    folder = tmp_path / "checkpoints" / "odd-rnnsearch"
+    shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "card.json").write_text(json.dumps({**card, **change}))
+    settings = start_app(monkeypatch, "--checkpoints", folder.parent)
+    with translations.using(lang):
+        at = AppTest.from_function(_models_script_with_language, args=(settings,), default_timeout=60)
+        at.query_params["lang"] = lang
+        at.run()
+    assert not at.exception, at.exception
+    (shown,) = [e.value for e in at.error]
+    assert "card.json" in shown.replace("\\", "")  # where, markdown-escaped
+    assert (english in shown) == (lang == "en") and (arabic in shown) == (lang == "ar"), shown
+    assert [e.label.split(" ")[0] for e in at.expander] == ["\u2066odd-rnnsearch\u2069" if lang == "ar" else "odd-rnnsearch"]

@@ -10,7 +10,7 @@ from model.checkpoints.card_schema import Card
 from viz.figures.length_chart import stress_chart
 from viz.figures.training_curves import training_curves
 from viz.pages import widgets
-from viz.translations import N_, _, ltr
+from viz.translations import N_, _, error_text, ltr
 from viz.pages.safe_text import md
 from viz.serving import hosting, offered_models
 from viz.serving.offered_models import ModelInfo
@@ -45,10 +45,10 @@ def render(settings: AppSettings) -> None:
 
 
 def card_ui(model: ModelInfo, settings: AppSettings) -> None:
-    if model.card_problem:  # its text may name server paths
-        st.error(hosting.error_text(Exception(model.card_problem), settings,
+    if model.card_problem is not None:  # its text may name server paths
+        st.error(hosting.error_text(model.card_problem, settings,
                                     _("{path} is malformed.").format(path=ltr(f"{model.name}/card.json")),
-                                    local=md(model.card_problem)))
+                                    local=md(error_text(model.card_problem))))
     card = model.card
     attention = ltr(md(model.attention)) if model.has_attention else _("none")
     st.markdown(_("**Architecture:** {arch} · attention {attention}").format(arch=ltr(md(model.arch)),

@@ -52,7 +52,7 @@ class ModelInfo:
     tgt_lang: str
     train: Optional[TrainConfig]  # how it was trained (its corpora), None when config.json does not say
     card: Optional[Card]  # None when it has none, or it is malformed (``card_problem`` says why)
-    card_problem: str = ""
+    card_problem: Optional[CheckpointError] = None  # CardError, or card.json unreadable
     description: Optional[ModelDescription] = None  # what it is; its origin when not this project's
     imported: bool = False  # built and trained outside this project (config.json names another family)
 
@@ -103,9 +103,9 @@ def _info(path: Path, name: str) -> Optional[ModelInfo]:
     except CheckpointError:
         return None
     try:
-        card, problem = read_model_card(path), ""
-    except CheckpointError as exc:  # CardError included: the Models page shows the problem
-        card, problem = None, str(exc)
+        card, problem = read_model_card(path), None
+    except CheckpointError as exc:  # CardError included: the Models page words it in the reader's language
+        card, problem = None, exc
     d = summary.description
     return ModelInfo(name, d.arch, d.attention, summary.src_lang, summary.tgt_lang, summary.train, card, problem, d,
                      summary.imported)
