@@ -31,9 +31,14 @@ class EvalSet:
     @property
     def notes(self) -> list[str]:
         """What validation changed, in words (the command line's; pages word it themselves)."""
-        return ([f"evaluating the first {self.cut_to:,} lines only"] if self.cut_to else []) + (
-            [f"{self.long_lines} source line(s) longer than {MAX_LINE_CHARS} characters were cut"]
-            if self.long_lines else []) + ([f"{len(self.src)} items of {self.joined} joined lines"] if self.joined else [])
+        notes = []
+        if self.cut_to:
+            notes.append(f"evaluating the first {self.cut_to:,} lines only")
+        if self.long_lines:
+            notes.append(f"{self.long_lines} source line(s) longer than {MAX_LINE_CHARS} characters were cut")
+        if self.joined:
+            notes.append(f"{len(self.src)} items of {self.joined} joined lines")
+        return notes
 
 
 def split_lines(text: str, name: str, max_lines: int = MAX_LINES, take_first: bool = False) -> list[str]:

@@ -66,8 +66,7 @@ METHOD_HELP = {
     "eflomal": N_("a statistical aligner trained on the models' training text plus these sentences"),
     "diagonal": N_("each word linked by its relative position: knows no words"),
 }
-# Where the gold set comes from: the radio's values (kept in session state, compared by their
-# start), shown through _().
+# Where the gold set comes from: the radio's values (kept in session state), shown through _().
 BUILT_IN_GOLD, UPLOAD_GOLD = N_("Built-in gold set"), N_("Upload three files")
 
 
@@ -261,7 +260,7 @@ def gold_ui(settings: AppSettings) -> Optional[tuple[GoldSet, Optional[str]]]:
     kind = st.radio(_("Gold alignments"), kinds, horizontal=True, format_func={k: _(k) for k in kinds}.get,
                     key="align_source")
     try:
-        if kind.startswith("Built-in"):
+        if kind == BUILT_IN_GOLD:
             name = st.selectbox(_("Gold set"), list(builtin), key="align_builtin")
             return _read_builtin(*builtin[name])
         left, middle, right = st.columns(3)
@@ -328,8 +327,7 @@ def measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], set
     found = store.get(key)
     if found is None:
         notice = queue_notice()
-        with QueuedSlot(settings, notice.show)():
-            notice.clear()
+        with QueuedSlot(settings, notice.show, notice.clear)():
             with st.spinner(_("Forcing each model through the gold translations...")):
                 found = _measure(gold, names, methods, settings)
         store.put(key, found)

@@ -2,7 +2,6 @@
 Figure 2), significance, and a per-sentence drill-down."""
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import html
 from dataclasses import replace
@@ -43,18 +42,13 @@ from viz.serving.settings import AppSettings
 HOSTED_EXTRA = N_("Only checkpoints inside the server's checkpoint folder can be evaluated; start the server "
                   "with --checkpoints DIR to offer your own models.")
 
-# The test set's sources: the radio's values (kept in session state, compared by their start),
-# shown through _().
+# The test set's sources: the radio's values (kept in session state), shown through _().
 TWO_FILES, ONE_TABLE, BUILT_IN = N_("Two files (source, reference)"), N_("One TSV/CSV file"), N_("Built-in test set")
 
-# ABLATIONS' descriptions (model/decoding/attention_ablation.py, the same words) for the catalog;
-# a kind missing here is shown as that module describes it.
-ABLATION_LABELS = {
-    "uniform": N_("uniform α (the mean annotation)"),
-    "diagonal": N_("diagonal α (step i reads source position i)"),
-    "argmax": N_("one-hot argmax of α"),
-    "last": N_("last annotation only"),
-}
+# ABLATIONS' descriptions (model/decoding/attention_ablation.py), marked for the catalog: the page
+# shows _(description); a description missing here stays English.
+_ABLATION_LABELS = (N_("uniform α (the mean annotation)"), N_("diagonal α (step i reads source position i)"),
+                    N_("one-hot argmax of α"), N_("last annotation only"))
 
 
 def page(settings: AppSettings) -> st.Page:
@@ -113,7 +107,7 @@ def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
     each decoded as one more run beside the unmodified model."""
     if not any(_has_attention(name, settings) for name in chosen):
         return ()
-    shown = {kind: _(ABLATION_LABELS.get(kind, text)) for kind, text in ABLATIONS.items()}
+    shown = {kind: _(text) for kind, text in ABLATIONS.items()}
     return tuple(widgets.multiselect(_("Does attention matter? Also decode each attention model with its weights "
                                   "replaced"), list(ABLATIONS), format_func=shown.get, key="eval_ablate"))
 
@@ -121,6 +115,11 @@ def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
 def _has_attention(name: str, settings: AppSettings) -> bool:
     found = offered_models.info(name, settings)
     return found is not None and found.has_attention
+
+
+def _cannot_use(name: str, exc: Exception) -> str:
+    """A checkpoint that does not load, with why, for a local run (its text may name server paths)."""
+    return _("Cannot use {name}: {error}").format(name=ltr(md(name)), error=md(error_text(exc)))
 
 
 def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> list[str]:
@@ -135,8 +134,7 @@ def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> 
             load_translator(extra, settings)  # validates the name, then the folder
             chosen = list(dict.fromkeys(chosen + [extra]))
         except UserError as exc:  # CheckpointError, CheckpointNameError
-            st.error(hosting.error_text(exc, settings, _(HOSTED_EXTRA), local=_("Cannot use {name}: {error}").format(
-                name=ltr(md(extra)), error=md(error_text(exc)))))
+            st.error(hosting.error_text(exc, settings, _(HOSTED_EXTRA), local=_cannot_use(extra, exc)))
     if not chosen:
         st.info(_("Choose at least one model."))
     return chosen
@@ -155,9 +153,9 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
                              key="eval_first")
     src_lang, tgt_lang = (widgets.language_name(lang) for lang in direction)
     try:
-        if kind.startswith("Built-in"):
+        if kind == BUILT_IN:
             return builtin_ui(builtin, direction, settings)
-        if kind.startswith("One"):
+        if kind == ONE_TABLE:
             upload = st.file_uploader(_("TSV or CSV with source ({src}) and reference ({tgt}) columns").format(
                 src=src_lang, tgt=tgt_lang), key="eval_table")
             if upload is None:
@@ -217,17 +215,14 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
             archs[name] = load_translator(name, settings).arch
         except UserError as exc:  # CheckpointError: a listed folder that does not load
             st.error(hosting.error_text(exc, settings, _("Checkpoint {name} does not load on this server.").format(
-                name=ltr(name)), local=_("Cannot use {name}: {error}").format(
-                    name=ltr(md(name)), error=md(error_text(exc)))))
+                name=ltr(name)), local=_cannot_use(name, exc)))
             st.stop()
     jobs = [(name, name, search) for name in names] + [
         (f"{name}+{kind}", name, replace(search, ablation=kind)) for name in names
         if _has_attention(name, settings) for kind in ablations]
     bars = [st.progress(0.0, text=_("{name}: starting").format(name=ltr(job[0]))) for job in jobs]
     store = shared_store("evaluations", 32)
-    # each worker thread runs in a copy of this run's context: its progress text in the reader's language
-    runs = side_by_side([partial(contextvars.copy_context().run, store.get_or_compute,
-                                 (label, content_digest(test), job_search),
+    runs = side_by_side([partial(store.get_or_compute, (label, content_digest(test), job_search),
                                  partial(decode_run, name, archs[name], test, job_search, settings, bar, label))
                          for (label, name, job_search), bar in zip(jobs, bars)])
     for bar in bars:

@@ -3,7 +3,6 @@
 the nearest training sentences and, for RNNsearch, each word's nearest words in context."""
 from __future__ import annotations
 
-import contextlib
 from functools import partial
 
 import pandas as pd
@@ -122,15 +121,8 @@ def space_ui(name: str, settings: AppSettings) -> SentenceSpace:
     """The model's space, built once per server (about half a minute on 2 cores) in a decode slot;
     a space kept already is read without waiting in line."""
     notice = queue_notice()
-
-    @contextlib.contextmanager
-    def admitted():
-        with QueuedSlot(settings, notice.show)():
-            notice.clear()
-            yield
-
     with st.spinner(_("Encoding {name}'s training sentences (once per server)...").format(name=ltr(name))):
-        return sentence_space(name, settings, admitted)
+        return sentence_space(name, settings, QueuedSlot(settings, notice.show, notice.clear))
 
 
 def words_ui(space: SentenceSpace, translator, text: str, name: str) -> None:

@@ -32,7 +32,7 @@ from viz.serving.settings import AppSettings
 LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Saliency"),
                          N_("Downloads")]))
 PLAY_INTERVAL_S = 0.7
-STATUS_NAMES = {"pruned": N_("pruned"), "kept": N_("kept"), "finished": N_("finished"), "best": N_("best")}
+_STATUS_NAMES = (N_("pruned"), N_("kept"), N_("finished"), N_("best"))  # a beam node's status, shown through _()
 HOW_TO_READ = {  # shown through _()
     "alignment": N_("Each **row** is one output piece, each **column** one source piece. "
                     "A cell is α_ij, the weight RNNsearch gave source piece j while choosing output piece i "
@@ -230,7 +230,7 @@ def _show_hypothesis(result: Decoded, node_id: int) -> None:
     text = result.translator.tgt_vocab.decode([n.token_id for n in path])
     node = trace.beam[node_id]
     st.markdown(_("**Hypothesis {id}** ({status}): {text}")
-                .format(id=node_id, status=_(STATUS_NAMES.get(node.status, node.status)),
+                .format(id=node_id, status=_(node.status),
                         text=ltr(md(text)) if text else _("(empty)")))
     st.caption(ngettext("log p {score:.3f}, normalised {norm:.3f}, {n} token",
                         "log p {score:.3f}, normalised {norm:.3f}, {n} tokens", node.step)

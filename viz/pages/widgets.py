@@ -57,12 +57,10 @@ def language_name(lang: str) -> str:
 
 def direction_label(direction: tuple[str, str]) -> str:
     """("en", "fr") -> "English → French"."""
-    names = [language_name(lang) for lang in direction]
-    if len(names) != 2:
-        return " → ".join(names)
+    source, target = (language_name(lang) for lang in direction)
     # Translators: a translation direction, from one language to another; right-to-left
     # languages may point the arrow the other way.
-    return _("{source} → {target}").format(source=names[0], target=names[1])
+    return _("{source} → {target}").format(source=source, target=target)
 
 
 def directions(models: list[ModelInfo]) -> list[tuple[str, str]]:

@@ -104,11 +104,13 @@ def shared_store(purpose: str, max_entries: int) -> ResultStore:
 
 class QueuedSlot:
     """A ``slot`` for ``Translator.translate`` and ``run_model``: one place at the decode gate of
-    ``settings``, ``notice`` telling the user while queued, and the seconds spent queued added up
-    (so a page reports decoding speed, not other users' load)."""
+    ``settings``, ``notice`` telling the user while queued and ``admitted`` called once let in
+    (a QueueNotice's ``show`` and ``clear``), and the seconds spent queued added up (so a page
+    reports decoding speed, not other users' load)."""
 
-    def __init__(self, settings: AppSettings, notice: Optional[Callable[[str], None]] = None):
-        self.gate, self.notice, self.waited = decode_gate(settings.decode_slots), notice, 0.0
+    def __init__(self, settings: AppSettings, notice: Optional[Callable[[str], None]] = None,
+                 admitted: Optional[Callable[[], None]] = None):
+        self.gate, self.notice, self.admitted, self.waited = decode_gate(settings.decode_slots), notice, admitted, 0.0
 
     @contextlib.contextmanager
     def __call__(self):
@@ -116,6 +118,8 @@ class QueuedSlot:
         report = None if self.notice is None else (lambda n: self.notice(queued_text(n, gate.limit)))
         with gate.slot(report) as waited:
             self.waited += waited
+            if self.admitted is not None:
+                self.admitted()
             yield
 
 
@@ -182,15 +186,8 @@ def translate_all(requests: list[Request], settings: AppSettings,
     if not missing:
         return results
     notice = on_queued() if on_queued is not None else None
-    slot = QueuedSlot(settings, notice and notice.show)
+    admitted = QueuedSlot(settings, notice and notice.show, notice and notice.clear)
     together = _(TOGETHER)  # in the page's own thread and language
-
-    @contextlib.contextmanager
-    def admitted():
-        with slot():
-            if notice is not None:
-                notice.clear()
-            yield
 
     def batched(i: int) -> Decoded:
         request = requests[i]
