@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import SHARED  # noqa: E402
-from model.config import preset  # noqa: E402
+from model.core.config import preset  # noqa: E402
 from model.training.trainer import train  # noqa: E402
 
 TOLERANCE = 0.5  # BLEU: bf16 training may differ from fp32 by at most this on validation

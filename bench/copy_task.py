@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from model.config import ModelConfig  # noqa: E402
+from model.core.config import ModelConfig  # noqa: E402
 from model.corpus.parallel import make_batch  # noqa: E402
 from model.corpus.vocab import EOS, PAD  # noqa: E402
 from model.decoding.search import SearchConfig, greedy_search  # noqa: E402

@@ -25,7 +25,7 @@ torch.set_num_threads(1)
 from bench.train_speed import measure
 from bench.common import corpus
 
-from model.config import ModelConfig, preset
+from model.core.config import ModelConfig, preset
 from model.corpus.vocab import train_vocab
 en, fr, origin = corpus("train")
 en, fr = en[:{pairs}], fr[:{pairs}]

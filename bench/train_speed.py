@@ -24,7 +24,7 @@ from torch.utils.flop_counter import FlopCounterMode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus  # noqa: E402
-from model.config import ModelConfig, preset  # noqa: E402
+from model.core.config import ModelConfig, preset  # noqa: E402
 from model.corpus.parallel import epoch_batches, make_batch  # noqa: E402
 from model.corpus.vocab import train_vocab  # noqa: E402
 from model.network.nmt_model import NMTModel  # noqa: E402

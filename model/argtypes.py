@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Callable, Optional
 
-from model.errors import UserError
+from model.core.errors import UserError
 
 
 def run_command(work: Callable[[], str]) -> int:

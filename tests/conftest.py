@@ -75,7 +75,7 @@ def tiny_checkpoints(tiny_corpus, tmp_path_factory) -> dict[str, Path]:
 
 def tiny_config(corpus: Path, out: Path, arch: str = "rnnsearch", **train_fields):
     """The ``tiny`` preset training on ``corpus`` into ``out``, with ``train_fields`` changed."""
-    from model.config import preset
+    from model.core.config import preset
 
     cfg = preset("tiny")
     cfg.model.arch = arch

@@ -2,8 +2,12 @@
 - model/ never reaches streamlit, plotly, matplotlib or viz (not even inside a function);
 - in viz/, only the pages (viz/pages/) import streamlit; figure builders (viz/figures/) and
   the serving layer (viz/serving/) never do, nor do they import the pages;
+- model/'s folders form layers in the order docs/architecture.md writes (LAYERS): a module imports
+  only from its own folder and the folders below it; the top level (the command lines) may
+  import any folder, and no folder imports the top level;
 - no two of our modules import each other, directly or around a circle."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -79,6 +83,65 @@ def test_every_folder_is_looked_into():
     """The checks above reach modules in subfolders (a flat glob would miss them)."""
     names = set(our_modules())
     assert {"model.network.decoder", "viz.pages.translate", "viz.figures.heatmap", "viz.serving.admission"} <= names
+
+
+# model/'s folders, lowest first (docs/architecture.md, "Layers"): each may import those before it.
+LAYERS = ("core", "corpus", "speed", "network", "foreign", "checkpoints", "decoding", "explaining",
+          "scoring", "training", "cards")
+TOP = "(top level)"
+
+
+def layer_of(module: str) -> str:
+    """The model/ folder a module lies in, or TOP for model/'s own modules (the command lines)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and (ROOT / "model" / parts[1]).is_dir() else TOP
+
+
+def against_the_layers(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a model/ module to a folder above its own (or to the command lines)."""
+    wrong = []
+    for module, deps in graph.items():
+        if not module.startswith("model."):
+            continue
+        here = layer_of(module)
+        for dep in deps:
+            if not dep.startswith("model.") or dep == "model":
+                continue
+            there = layer_of(dep)
+            if here == TOP or there == here:
+                continue
+            if there == TOP or there not in LAYERS or here not in LAYERS or LAYERS.index(there) > LAYERS.index(here):
+                wrong.append(f"{module} ({here}) imports {dep} ({there})")
+    return sorted(wrong)
+
+
+def test_every_model_folder_has_its_place_in_the_layers():
+    folders = {p.name for p in (ROOT / "model").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(LAYERS), "docs/architecture.md and LAYERS name every folder of model/"
+
+
+def test_model_folders_import_only_downwards():
+    wrong = against_the_layers(our_modules())
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_layer_check_sees_a_planted_upward_import():
+    """A network module reaching up to decoding, or a folder reaching the command lines, is caught;
+    the same import downwards is not."""
+    planted = {"model.network.decoder": {"model.decoding.search"},
+               "model.corpus.vocab": {"model.translate"},
+               "model.decoding.search": {"model.network.decoder", "model.core.errors"},
+               "model.translate": {"model.decoding.translator"}}
+    assert against_the_layers(planted) == [
+        "model.corpus.vocab (corpus) imports model.translate ((top level))",
+        "model.network.decoder (network) imports model.decoding.search (decoding)"]
+
+
+def test_the_layer_order_is_the_one_the_architecture_page_writes():
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    written = re.search(r"<!-- layers -->(.*?)<!-- /layers -->", page, re.S)
+    assert written, "docs/architecture.md has its layers between <!-- layers --> markers"
+    assert re.findall(r"`(\w+)/`", written.group(1)) == list(LAYERS)
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -2,20 +2,17 @@
 tree and step-by-step table, with plotly.js embedded once, so the file opens offline in any
 browser. Every piece of user text is HTML-escaped.
 
-    python -m viz.html_report --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
+    python -m viz.commands.report --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
         --checkpoint checkpoints/everyday-rnnencdec-en-fr --text "I would like a cup of coffee." out.html
 
 The Translate page's Downloads tab offers the same file.
 """
 from __future__ import annotations
 
-import argparse
 import html
 import math
-import sys
 from typing import Sequence
 
-from model.argtypes import run_command
 from model.decoding.trace import Trace
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
@@ -73,28 +70,3 @@ def steps_table(trace: Trace) -> str:
                     f"<td>{others}</td></tr>")
     return ("<table><tr><th>step</th><th>output</th><th>p</th><th>most attention on (α)</th>"
             f"<th>top candidates</th></tr>{''.join(rows)}</table>")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from model.decoding.search import SearchConfig
-    from model.decoding.translator import Translator
-
-    parser = argparse.ArgumentParser(prog="python -m viz.html_report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", action="append", required=True, help="a model folder (repeatable)")
-    parser.add_argument("--text", required=True)
-    parser.add_argument("--beam", type=int, default=5)
-    parser.add_argument("out")
-    args = parser.parse_args(argv)
-
-    def write() -> str:
-        translators = [Translator.from_checkpoint(path) for path in args.checkpoint]
-        traces = [(t.name, t.translate([args.text], SearchConfig(beam=args.beam))[0]) for t in translators]
-        with open(args.out, "w", encoding="utf-8") as handle:
-            handle.write(report_html(args.text, traces))
-        return f"wrote {args.out}"
-
-    return run_command(write)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

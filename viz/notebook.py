@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from model.decoding.saliency import saliency
+from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
-from model.errors import (CardError, CheckpointError, ConfigError, DataError, NoHypothesisError, ReplayError,
+from model.core.errors import (CardError, CheckpointError, ConfigError, DataError, NoHypothesisError, ReplayError,
                           TraceError, UserError)
 
 LOCALE_DIR = Path(__file__).parent / "locale"

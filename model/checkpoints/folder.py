@@ -8,17 +8,15 @@
 
 Loading validates everything before trusting it and raises CheckpointError naming the
 file and the problem. A folder whose config.json says ``"family": "joey-rnn"`` holds a Joey NMT
-model imported with ``python -m model.checkpoint import-joey JOEY_DIR OUT`` (model/checkpoints/joey.py);
+model imported with ``python -m model.checkpoint import-joey JOEY_DIR OUT`` (model/foreign/joey.py);
 it loads through the decoding interface like the project's own models. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy;
 ``python -m model.checkpoint average OUT IN [IN ...]`` writes the mean of the weights of
 checkpoints of one model (the last few of a run, as well-run NMT systems ship).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -27,12 +25,12 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
-from model.checkpoints.joey import FAMILY as JOEY_FAMILY
-from model.checkpoints.joey import build_joey, describe_raw, read_joey_dir
-from model.config import MAX_PARAMETERS, ModelConfig, TrainConfig, dataclass_from_dict
+from model.foreign.joey import FAMILY as JOEY_FAMILY
+from model.foreign.joey import build_joey, describe_raw, read_joey_dir
+from model.core.config import MAX_PARAMETERS, ModelConfig, TrainConfig, dataclass_from_dict
 from model.corpus.vocab import Vocab
-from model.decoding.interface import Decodable, ModelDescription, Vocabulary
-from model.errors import CheckpointError, ConfigError
+from model.core.decodable import Decodable, ModelDescription, Vocabulary
+from model.core.errors import CheckpointError, ConfigError
 from model.network.nmt_model import NMTModel
 
 FORMAT = "bahdanau-nmt-checkpoint"
@@ -258,7 +256,7 @@ def register_family(name: str, family: Family) -> None:
 
 
 def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
-    """Convert a Joey NMT 2.x recurrent model folder into a checkpoint folder (model/checkpoints/joey.py):
+    """Convert a Joey NMT 2.x recurrent model folder into a checkpoint folder (model/foreign/joey.py):
     Joey's parameters as safetensors, its settings in config.json, its token lists and
     tokenizer files, and a card saying where it came from."""
     out = Path(out)
@@ -338,43 +336,3 @@ def average(paths: list[str | Path], out: str | Path) -> Path:
     mean.load_state_dict({k: (v / len(paths)).float() for k, v in total.items()})
     train = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
     return save_checkpoint(out, mean, first[1], first[2], train)
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model.checkpoint", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    joey = sub.add_parser("import-joey", help="convert a Joey NMT 2.x recurrent model folder into a checkpoint folder")
-    joey.add_argument("joey_dir", help="Joey's model_dir (config.yaml, src_vocab.txt, trg_vocab.txt, *.ckpt)")
-    joey.add_argument("out", help="checkpoint folder to write")
-    joey.add_argument("--ckpt", default="", help="checkpoint file in joey_dir (default best.ckpt, else latest.ckpt)")
-    ex = sub.add_parser("export", help="write an fp16 copy of a checkpoint")
-    ex.add_argument("src")
-    ex.add_argument("dst")
-    check = sub.add_parser("check", help="load a checkpoint and print its summary")
-    check.add_argument("path")
-    avg = sub.add_parser("average", help="write the mean of the weights of several checkpoints of one model")
-    avg.add_argument("out")
-    avg.add_argument("inputs", nargs="+")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "import-joey":
-            out = import_joey(args.joey_dir, args.out, args.ckpt)
-            model, _, _, _ = load_model(out)
-            print(f"wrote {out}: {model.description.summary}")
-        elif args.command == "export":
-            print(f"wrote {export(args.src, args.dst)}")
-        elif args.command == "average":
-            print(f"wrote {average(args.inputs, args.out)} (mean of {len(args.inputs)} checkpoints)")
-        else:
-            model, src_vocab, tgt_vocab, _ = load_model(args.path)
-            print(f"{args.path}: {model.description.arch}, {model.num_parameters():,} parameters, "
-                  f"vocab {len(src_vocab)}/{len(tgt_vocab)}")
-    except CheckpointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,9 +15,9 @@ import random
 from pathlib import Path
 from typing import Sequence
 
-from model.config import CorpusSpec, TrainConfig
+from model.core.config import CorpusSpec, TrainConfig
 from model.corpus.parallel import Corpus, find_split, read_pair_file, read_parallel
-from model.errors import ConfigError, DataError
+from model.core.errors import ConfigError, DataError
 
 SPLIT_PAIRS = {"test": 3000, "val": 2000}  # pairs carved from a pair file, in this order; the rest trains
 MAX_HELD_OUT = 0.1  # a small pair file gives each held-out split at most this share of its pairs

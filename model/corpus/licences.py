@@ -1,7 +1,7 @@
 """What the project knows about the corpora it trains on: what each one is, its licence and the
 attribution a model trained on it must carry, and where the download commands put it.
 
-Model cards (``model/checkpoints/card_builder.py``) read their data section from here, by ``CorpusSpec.name``.
+Model cards (``model/cards/builder.py``) read their data section from here, by ``CorpusSpec.name``.
 """
 from __future__ import annotations
 

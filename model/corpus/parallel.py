@@ -7,11 +7,9 @@ network access.
 """
 from __future__ import annotations
 
-import argparse
 import gzip
 import itertools
 import random
-import sys
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
@@ -23,7 +21,7 @@ import torch
 
 from model.corpus.textfile import MAX_FILE_BYTES, read_text
 from model.corpus.vocab import BOS, EOS, PAD
-from model.errors import DataError
+from model.core.errors import DataError
 
 
 @dataclass
@@ -281,27 +279,3 @@ def download_tatoeba(out_dir: str | Path, opener: Callable = urllib.request.urlo
         raise
     print(f"wrote {target} ({len(corpus.src)} pairs)")
     return target
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model.data", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    dl = sub.add_parser("download-multi30k", help="fetch Multi30k task 1 (raw) into DIR")
-    dl.add_argument("dir")
-    dl.add_argument("--langs", default="en,fr,de", help="comma-separated language suffixes")
-    tat = sub.add_parser("download-tatoeba", help=f"fetch Tatoeba English-French into DIR/{TATOEBA_FILE}")
-    tat.add_argument("dir")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "download-tatoeba":
-            download_tatoeba(args.dir)
-        else:
-            download_multi30k(args.dir, args.langs.split(","))
-    except (OSError, DataError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from model.corpus.textfile import Source, read_text
-from model.errors import DataError
+from model.core.errors import DataError
 
 MAX_LINES = 10_000  # default cap on an evaluation set's size (UI and CLI)
 MAX_EVAL_BYTES = 64 * 2**20  # files (decompressed) above this are refused; 10,000 lines need far less

@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 from typing import BinaryIO, Union
 
-from model.errors import DataError
+from model.core.errors import DataError
 
 # Stop reading any single file past this many decompressed bytes (gzip bombs, huge uploads).
 MAX_FILE_BYTES = 512 * 2**20

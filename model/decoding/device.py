@@ -11,7 +11,7 @@ import itertools
 import torch
 from torch import nn
 
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 
 DEVICE_CHOICES = ("cpu", "cuda", "auto")  # what the command lines offer; "auto": CUDA when there is one
 

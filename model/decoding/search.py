@@ -5,7 +5,7 @@ Beam search keeps ``beam`` hypotheses per sentence for a whole batch at once, as
 no Python loop over tokens. Sentences whose search ended leave the batch, so results
 do not depend on which other sentences share it.
 
-Search runs on any model with the decoding interface (model/decoding/interface.py), on the device
+Search runs on any model with the decoding interface (model/core/decodable.py), on the device
 its weights are on (``device.device_of``): every tensor it hands the model is made there. It is split into
 start / step (``Decodable.step``) / prune (``_prune``) / finish
 (``_finish``). With ``SearchConfig.trace`` a ``_TreeRecorder`` adds every candidate to its
@@ -24,9 +24,9 @@ from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.attention_ablation import ablated_alpha
 from model.decoding.device import device_of
-from model.decoding.interface import Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import Decodable, ModelDescription, OutputLength, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
-from model.errors import NoHypothesisError
+from model.core.errors import NoHypothesisError
 
 KEPT, PRUNED, FINISHED = 0, 1, 2
 STATUS_NAMES = ("kept", "pruned", "finished")

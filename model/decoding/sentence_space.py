@@ -24,7 +24,7 @@ import torch
 
 from model.corpus.corpora import corpus_specs, load_split, located_spec
 from model.decoding.translator import Translator
-from model.errors import UserError
+from model.core.errors import UserError
 
 SAMPLE = 20_000  # training sentences whose sentence vectors are kept
 WORD_SAMPLE = 1_000  # sentences whose words' annotations are kept (models with attention; 100 MB a model in all)
@@ -312,51 +312,3 @@ def _principal_axes(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         axes = np.vstack([axes, np.zeros_like(axes)])
     signs = np.sign(axes[np.arange(2), np.abs(axes).argmax(axis=1)])
     return mean, (axes * np.where(signs == 0, 1, signs)[:, None]).astype(np.float32)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-    import json
-
-    from model.argtypes import int_range, run_command
-    from model.corpus.textfile import read_text
-
-    parser = argparse.ArgumentParser(prog="python -m model.neighbours", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
-    parser.add_argument("--text", required=True, help="the sentence to place")
-    parser.add_argument("--k", type=int_range(1, MAX_K), default=10, help=f"neighbours to list (1..{MAX_K}, default 10)")
-    parser.add_argument("--sample", type=int_range(1), default=SAMPLE, help=f"training sentences to encode (default {SAMPLE:,})")
-    parser.add_argument("--sentences", help="a file of sentences to sample from, one per line (default: the "
-                                            "checkpoint's training corpora)")
-    parser.add_argument("--words", action="store_true", help="also each word's nearest words in context (attention models)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--threads", type=int_range(1), default=1, help="torch threads")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-
-    def work() -> str:
-        translator = Translator.from_checkpoint(args.checkpoint)
-        pool = read_text(args.sentences).splitlines() if args.sentences else training_sentences(Path(args.checkpoint))
-        space = build_space(translator, pool, args.sample, WORD_SAMPLE if args.words else 0)
-        vector = space.embed(translator, args.text)
-        found = space.nearest(vector, args.k)
-        words = space.nearest_words(translator, args.text, min(args.k, 5)) if args.words else []
-        x, y = (float(v) for v in space.project(vector))
-        if args.json:
-            return json.dumps({"checkpoint": Path(args.checkpoint).name, "vector": space.kind, "text": args.text,
-                               "sample": len(space.sentences), "map": [round(x, 4), round(y, 4)],
-                               "neighbours": [{"sentence": n.text, "similarity": round(n.similarity, 4)} for n in found],
-                               "words": [{"piece": p, "neighbours": [{"piece": n.word, "sentence": n.text,
-                                                                      "similarity": round(n.similarity, 4)} for n in ns]}
-                                         for p, ns in words]}, ensure_ascii=False)
-        lines = [f"{Path(args.checkpoint).name}: {space.kind} of {len(space.sentences):,} training sentences; "
-                 f"yours at ({x:.3f}, {y:.3f}) on the map", *[f"{n.similarity:7.4f}  {n.text}" for n in found]]
-        for piece, ns in words:
-            lines.append(f"{piece}: " + ", ".join(f"{n.word} ({n.similarity:.3f}, in \"{n.text}\")" for n in ns))
-        return "\n".join(lines)
-
-    return run_command(work)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

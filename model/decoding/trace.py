@@ -4,7 +4,7 @@ JSON schema (``TRACE_SCHEMA_VERSION`` 2), one object per sentence:
 
 - ``schema``: 2
 - ``model``: the architecture of the model that decoded it (``ModelDescription.arch``,
-  model/decoding/interface.py): "rnnsearch" or "rnnencdec" for this project's models, "joey-rnn"
+  model/core/decodable.py): "rnnsearch" or "rnnencdec" for this project's models, "joey-rnn"
   for an imported Joey NMT model, a registered family's own name for any other (a non-empty string)
 - ``alignment_model``: its alignment model (``ModelDescription.attention``: "additive",
   "dot-product", ...); "" for a model without attention
@@ -49,7 +49,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from model.errors import TraceError
+from model.core.errors import TraceError
 
 TRACE_SCHEMA_VERSION = 2
 STATUSES = ("kept", "pruned", "finished", "best")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 
 
 class Attention(nn.Module):
@@ -154,7 +154,7 @@ class LocationAttention(Attention):
         return _normalise(self.W_a(query)[:, : keys.size(1)], mask)
 
 
-# The registry: config name -> class. The first is the default (model.config.ModelConfig).
+# The registry: config name (model.core.config.ATTENTION_KINDS, in its order) -> class.
 ATTENTIONS: dict[str, type[Attention]] = {"additive": AdditiveAttention, "dot": DotAttention,
                                           "general": GeneralAttention, "concat": ConcatAttention,
                                           "location": LocationAttention}

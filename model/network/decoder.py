@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from model.corpus.vocab import PAD
-from model.decoding.interface import Step
+from model.core.decodable import Step
 from model.network.attention import make_attention
 from model.network.embedding import embedding
 from model.network.gru import gru_update

@@ -6,9 +6,9 @@ from typing import Optional
 import torch
 from torch import nn
 
-from model.config import ModelConfig
+from model.core.config import ModelConfig
 from model.corpus.vocab import PAD
-from model.decoding.interface import AlphaFn, Decodable, ModelDescription, Step
+from model.core.decodable import AlphaFn, Decodable, ModelDescription, Step
 from model.network.decoder import Decoder, EncoderState
 from model.network.encoder import Encoder
 from model.speed.bf16 import autocast
@@ -17,7 +17,7 @@ from model.speed.bf16 import autocast
 class NMTModel(nn.Module, Decodable):
     """RNNsearch (``arch="rnnsearch"``) or RNNencdec (``arch="rnnencdec"``), paper Appendix A.
 
-    Implements the decoding interface (model/decoding/interface.py): its Memory is an ``EncoderState``
+    Implements the decoding interface (model/core/decodable.py): its Memory is an ``EncoderState``
     and its decoder state is s_i (batch, n).
     """
 
@@ -101,7 +101,7 @@ class NMTModel(nn.Module, Decodable):
             return features, positions
         return self.decoder(tgt_in, self.encode(src, src_len))
 
-    # ---- the decoding interface (model/decoding/interface.py)
+    # ---- the decoding interface (model/core/decodable.py)
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         return self.encoder.embed(src)  # (batch, src_len, m)

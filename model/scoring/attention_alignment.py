@@ -8,7 +8,7 @@ Sources, all on the same sentences:
 - ``attention``: each model reads the gold source and is forced to output the gold target
   (teacher forcing, the same probabilities as its beam search with the target as a forced
   prefix); its attention, merged to words (model/scoring/word_alignment.py), gives the links.
-- ``saliency``: gradient x input (model/decoding/saliency.py) of the same forced output; models
+- ``saliency``: gradient x input (model/explaining/saliency.py) of the same forced output; models
   without attention get this row too.
 - ``eflomal``: a statistical aligner trained on the models' training corpora (or ``--corpus``)
   plus the gold sentences, symmetrised (model/scoring/statistical_aligner.py).
@@ -23,10 +23,8 @@ the model reads) are counted and named in the report, never dropped silently.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,25 +34,23 @@ import numpy as np
 import torch
 
 from model.checkpoints.folder import CARD, describe_folder, read_json
-from model.config import CorpusSpec
+from model.core.config import CorpusSpec
 from model.corpus.corpora import corpus_specs, is_pair_file, load_split, located_spec
 from model.corpus.parallel import read_pair_file
 from model.corpus.vocab import BOS, EOS, PAD
 from model.decoding.device import device_of
-from model.decoding.interface import Vocabulary
-from model.decoding.saliency import saliency_many
+from model.core.decodable import Vocabulary
+from model.explaining.saliency import saliency_many
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
-from model.errors import UserError
+from model.core.errors import UserError
 from model.scoring.word_alignment import (
     BOTH_DIRECTIONS,
     DEFAULT_EXTRACTION,
-    EXTRACTIONS,
     Counts,
     GoldSet,
     both_directions,
     diagonal_matrix,
     extract,
-    read_gold,
     score,
     word_matrix,
 )
@@ -416,51 +412,6 @@ def table(report: AlignmentReport) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model.align", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--src", required=True, help="gold source sentences, tokenised, one per line")
-    parser.add_argument("--tgt", required=True, help="gold target sentences, line-aligned with --src")
-    parser.add_argument("--gold", required=True, help="links: NAACL (.wa, 1-based) or Pharaoh (i-j / i?j, 0-based)")
-    parser.add_argument("--checkpoint", action="append", default=[], help="a model folder (repeatable)")
-    parser.add_argument("--corpus", action="append", default=[],
-                        help="parallel text for eflomal (a pair file or a folder of train.{src,tgt} files); "
-                             "default: the checkpoints' training corpora")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
-    parser.add_argument("--extractions", default=DEFAULT_EXTRACTION,
-                        help=f"comma-separated, of {', '.join(EXTRACTIONS)} (the first is the diagonal's)")
-    parser.add_argument("--src-lang", default="en")
-    parser.add_argument("--tgt-lang", default="fr")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--json", help="write the report here")
-    parser.add_argument("--card", action="store_true",
-                        help="also record each checkpoint's rows and the baselines' in its card.json, by gold set")
-    args = parser.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
-    extractions = [e for e in args.extractions.split(",") if e]
-    bad = [m for m in methods if m not in METHODS] + [e for e in extractions if e not in EXTRACTIONS]
-    if bad or not methods or not extractions:
-        parser.error(f"unknown method or extraction: {', '.join(bad) or '(none given)'}")
-    torch.set_num_threads(max(args.threads, 1))
-    try:
-        gold = read_gold(args.src, args.tgt, args.gold)
-        report = align_report(gold, [Path(c) for c in args.checkpoint], methods, extractions, args.corpus,
-                              args.src_lang, args.tgt_lang, log=lambda m: print(m, file=sys.stderr))
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(table(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if args.card:
-        gold_files = " ".join(f"--{flag} data/alignments/{Path(getattr(args, flag)).name}" for flag in ("src", "tgt", "gold"))
-        command = (f"python -m model.align {gold_files} " + " ".join(f"--checkpoint {c}" for c in args.checkpoint)
-                   + f" --methods {','.join(methods)} --extractions {','.join(extractions)}")
-        for folder in args.checkpoint:
-            record_in_card(Path(folder), report, command, gold_digest(gold))
-            print(f"recorded in {Path(folder) / CARD}")
-    return 0
-
-
 def record_in_card(folder: Path, report: AlignmentReport, command: str, digest: str = "") -> None:
     """The rows of ``folder``'s model, of its pairings with a model of the other direction ("A + B")
     and of the baselines, into its card under ``alignment[gold set]`` (read back as
@@ -470,7 +421,3 @@ def record_in_card(folder: Path, report: AlignmentReport, command: str, digest: 
     card.setdefault("alignment", {})[report.gold] = {"rows": rows, "command": command, "sentences": report.sentences,
                                                      "gold_digest": digest}
     (folder / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

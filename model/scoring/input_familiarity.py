@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from model.corpus.vocab import UNK
-from model.decoding.interface import Vocabulary
+from model.core.decodable import Vocabulary
 from model.decoding.trace import Trace
 
 FRAGMENTED_PIECES = 3  # a word cut into at least this many pieces counts as rare

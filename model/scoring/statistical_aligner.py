@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from model.errors import UserError
+from model.core.errors import UserError
 from model.scoring.word_alignment import Link, grow_diag_final_and, parse_links
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks

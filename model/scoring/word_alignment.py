@@ -18,7 +18,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from model.corpus.textfile import read_text
-from model.errors import DataError
+from model.core.errors import DataError
 
 WORD_START = "\u2581"  # SentencePiece's word-boundary mark
 BPE_JOINER = "@@"  # subword-nmt's mark on a piece the next one continues (Joey NMT's BPE models)

@@ -21,7 +21,7 @@ import numpy as np
 
 from model.corpus.vocab import Vocab
 from model.decoding.search import SearchConfig, beam_search
-from model.errors import ConfigError, ReplayError
+from model.core.errors import ConfigError, ReplayError
 from model.network.nmt_model import NMTModel
 
 PROBES_FILE = "probes.jsonl"

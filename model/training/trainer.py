@@ -9,7 +9,6 @@ Writes to ``train.out_dir``:
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -27,7 +26,6 @@ from safetensors.torch import load_file, save_file
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from model.argtypes import run_command
 from model.checkpoints.folder import (
     SRC_VOCAB,
     TGT_VOCAB,
@@ -37,7 +35,7 @@ from model.checkpoints.folder import (
     read_json,
     save_checkpoint,
 )
-from model.config import PRESETS, Config, TrainConfig, preset
+from model.core.config import Config, TrainConfig
 from model.corpus.corpora import corpus_specs, load_split, mix_indices
 from model.corpus.parallel import (
     DataError,
@@ -55,7 +53,7 @@ from model.corpus.parallel import (
 from model.corpus.vocab import EOS, Vocab, train_vocab
 from model.decoding.search import SearchConfig, greedy_search
 from model.decoding.translator import MAX_SOURCE_TOKENS
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 from model.network.nmt_model import NMTModel
 from model.scoring.metrics import bleu
 from model.speed.fused_loss import linear_cross_entropy
@@ -559,33 +557,3 @@ def apply_config_file(cfg: Config, path: str | Path) -> Config:
         return Config.from_dict(base)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m model.train", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="cpu", choices=list(PRESETS), help="model and training sizes (default cpu)")
-    parser.add_argument("--config", help="JSON file with {model: {...}, train: {...}} on top of the preset")
-    parser.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
-                        help="overrides such as model.arch=rnnencdec train.epochs=10 (repeatable)")
-    parser.add_argument("--resume", action="store_true", help="continue from OUT_DIR/last if it exists")
-    return parser
-
-
-def config_from_args(args: argparse.Namespace) -> Config:
-    """The preset, then the config file over it, then every ``--set`` in order; validated."""
-    cfg = preset(args.preset)
-    if args.config:
-        cfg = apply_config_file(cfg, args.config)
-    cfg = parse_overrides(cfg, args.set)
-    cfg.model.validate()
-    return cfg
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return run_command(lambda: f"best checkpoint: {train(config_from_args(args), resume=args.resume)}")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,7 @@ import torch
 from model.decoding.attention_ablation import ABLATIONS, ablated_alpha
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 
 SENTENCES = ["a dog runs in the park", "the small cat", "a man eats a red ball on the street"]
 
@@ -60,7 +60,7 @@ def test_an_ablation_needs_attention_and_a_known_name(tiny_checkpoints):
 
 
 def test_evaluate_ablate_reports_each_run_against_the_model(tiny_checkpoints, tiny_corpus, tmp_path, capsys):
-    from model.scoring.evaluation import main
+    from model.evaluate import main
 
     out = tmp_path / "report"
     code = main(["--src", str(tiny_corpus / "val.en"), "--ref", str(tiny_corpus / "val.fr"),

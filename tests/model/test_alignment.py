@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.errors import DataError
+from model.core.errors import DataError
 from model.scoring.word_alignment import (
     AlignmentFormatError,
     Counts,
@@ -205,7 +205,7 @@ def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_pre
 def test_batched_saliency_equals_one_gradient_per_output_token(tiny_checkpoints):
     from model.checkpoints.folder import load_checkpoint
     from model.corpus.vocab import BOS, EOS
-    from model.decoding.saliency import saliency
+    from model.explaining.saliency import saliency
 
     model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints["rnnsearch"])
     model.eval()
@@ -234,7 +234,7 @@ def gold_files(tmp_path):
 
 def test_align_command_writes_every_source_and_names_unscored_sentences(tiny_checkpoints, gold_files, capsys):
     pytest.importorskip("eflomal")
-    from model.scoring.attention_alignment import main
+    from model.align import main
 
     out = gold_files / "report.json"
     corpus = gold_files / "corpus.tsv"
@@ -260,7 +260,7 @@ def test_align_command_writes_every_source_and_names_unscored_sentences(tiny_che
 
 
 def test_align_command_refuses_bad_input_with_one_line(gold_files, capsys):
-    from model.scoring.attention_alignment import main
+    from model.align import main
 
     (gold_files / "bad.wa").write_text("1 9 1 S\n")
     assert main(["--src", str(gold_files / "g.en"), "--tgt", str(gold_files / "g.fr"),
@@ -273,8 +273,8 @@ def test_align_command_refuses_bad_input_with_one_line(gold_files, capsys):
 def test_align_card_flag_records_the_models_rows_and_the_baselines(tiny_checkpoints, gold_files, tmp_path):
     import shutil
 
-    from model.checkpoints.card_schema import read_model_card
-    from model.scoring.attention_alignment import main
+    from model.cards.schema import read_model_card
+    from model.align import main
 
     folder = tmp_path / "rnnsearch-tiny"
     shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
@@ -301,7 +301,7 @@ def test_the_gold_digest_changes_with_any_word_or_link_and_not_with_the_name():
 
 def test_saliency_of_many_sentences_at_once_equals_one_at_a_time(tiny_checkpoints, monkeypatch):
     from model.checkpoints.folder import load_checkpoint
-    from model.decoding import saliency as module
+    from model.explaining import saliency as module
 
     model, src_vocab, tgt_vocab, _ = load_checkpoint(tiny_checkpoints["rnnencdec"])
     model.eval()

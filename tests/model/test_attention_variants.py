@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from model.config import ModelConfig
-from model.errors import ConfigError
+from model.core.config import ModelConfig
+from model.core.errors import ConfigError
 from model.network.attention import ATTENTIONS, make_attention
 
 
@@ -112,3 +112,10 @@ def test_one_registry_and_one_interface():
         ModelConfig(attention=kind).validate()
     with pytest.raises(ConfigError, match="attention must be one of additive, dot"):
         ModelConfig(attention="multiplicative").validate()
+
+
+def test_every_configurable_attention_has_a_class():
+    """ModelConfig validates against the names in model.core; each names a class here, in order."""
+    from model.core.config import ATTENTION_KINDS
+
+    assert tuple(ATTENTIONS) == ATTENTION_KINDS

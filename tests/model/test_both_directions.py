@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from model.checkpoints.folder import load_checkpoint, save_checkpoint
-from model.config import TrainConfig, dataclass_from_dict
+from model.core.config import TrainConfig, dataclass_from_dict
 from model.network.nmt_model import NMTModel
 from model.scoring.attention_alignment import (
     ScoredModel,

@@ -5,11 +5,12 @@ import shutil
 
 import pytest
 
-from model.checkpoints.card_builder import DEVIATIONS, ENCDEC_SUMMARY, build, compare, deviations, pick_decoding
-from model.checkpoints.card_builder import main as card_main
-from model.checkpoints.card_schema import read_model_card
+from model.cards.builder import DEVIATIONS, ENCDEC_SUMMARY, build, compare, deviations, pick_decoding
+from model.card import main as card_main
+from model.cards.schema import read_model_card
 from model.decoding.translator import Translator
 from viz import cards_markdown
+from viz.commands import cards as cards_cli
 
 from ..conftest import make_pairs
 
@@ -65,7 +66,7 @@ def test_card_scores_every_corpus_and_renders(run_on_two_corpora, tmp_path):
     assert saved["training"]["updates"] == saved["log"][-1]["step"] and saved["checks"][0]["first"] == 500
     assert saved["training"]["where"]["device"] == "cpu" and saved["training"]["where"]["threads"] >= 1
     assert Translator.from_checkpoint(out).translate(["a dog runs"])[0].translation
-    assert cards_markdown.main([str(tmp_path / "ship")]) == 0
+    assert cards_cli.main([str(tmp_path / "ship")]) == 0
     readme = (tmp_path / "ship" / "README.md").read_text()
     for text in ("## rnnsearch-tiny", "| tatoeba/test |", "Limitations", "Knows twenty words.",
                  "Tatoeba Project (tatoeba.org)", "reset gate"):
@@ -133,7 +134,7 @@ def test_compare_writes_the_paired_test_into_both_cards(run_on_two_corpora, tmp_
 def test_compare_refuses_when_no_test_set_is_found_from_here(run_on_two_corpora, tmp_path, monkeypatch):
     """Corpus paths in a config are relative to where it runs: from elsewhere nothing is found,
     and an empty comparison must not be written as if it were one."""
-    from model.errors import DataError
+    from model.core.errors import DataError
 
     a, b = tmp_path / "a" / "search", tmp_path / "b" / "encdec"
     build(run_on_two_corpora["rnnsearch"], a, "cmd A")
@@ -159,7 +160,7 @@ def test_ablation_is_scored_and_rendered_next_to_the_card(run_on_two_corpora, tm
     assert [a["label"] for a in card["ablations"]] == ["no attention"]
     ablation = card["ablations"][0]
     assert set(ablation["test_scores"]) == set(card["test_scores"])
-    cards_markdown.main([str(tmp_path / "ship")])
+    cards_cli.main([str(tmp_path / "ship")])
     readme = (tmp_path / "ship" / "README.md").read_text()
     assert "### Ablation: no attention" in readme and "`train B`" in readme
     first = card["test_scores"]["tatoeba/test"]["bleu"] - ablation["test_scores"]["tatoeba/test"]["bleu"]

@@ -153,7 +153,7 @@ def test_averaging_a_checkpoint_with_itself_is_the_identity(tiny_checkpoints, tm
 
 
 def test_the_average_of_two_is_their_mean_tensor_by_tensor(tiny_checkpoints, tmp_path):
-    from model.checkpoints.folder import main
+    from model.checkpoint import main
 
     a = _shifted_copy(tiny_checkpoints["rnnsearch"], tmp_path / "a", 0.25)
     b = _shifted_copy(tiny_checkpoints["rnnsearch"], tmp_path / "b", -0.75)
@@ -166,7 +166,7 @@ def test_the_average_of_two_is_their_mean_tensor_by_tensor(tiny_checkpoints, tmp
 
 
 def test_averaging_refuses_mismatched_configs(tiny_checkpoints, tmp_path, capsys):
-    from model.checkpoints.folder import main
+    from model.checkpoint import main
 
     args = ["average", str(tmp_path / "out"), str(tiny_checkpoints["rnnsearch"]), str(tiny_checkpoints["rnnencdec"])]
     assert main(args) == 2

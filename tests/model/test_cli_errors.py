@@ -82,7 +82,7 @@ TRANSLATE_STDIN = {
 @pytest.mark.parametrize("case", list(TRANSLATE_STDIN))
 def test_translate_refuses_binary_stdin(tiny_checkpoints, case):
     stdin, expected = TRANSLATE_STDIN[case]
-    result = run_cli("model.decoding.translator", "--checkpoint", tiny_checkpoints["rnnsearch"], stdin=stdin)
+    result = run_cli("model.translate", "--checkpoint", tiny_checkpoints["rnnsearch"], stdin=stdin)
     assert_clear_error(result, expected)
     assert result.stdout == b""  # nothing half-translated
 
@@ -104,12 +104,12 @@ def test_train_refuses_bad_config_files(tmp_path, case):
     if content is not None:
         path.write_text(content)
     # a data folder that does not exist: should the config be accepted by mistake, no training starts
-    result = run_cli("model.training.trainer", "--preset", "tiny", "--config", path, "--set", f"train.data_dir={tmp_path / 'none'}")
+    result = run_cli("model.train", "--preset", "tiny", "--config", path, "--set", f"train.data_dir={tmp_path / 'none'}")
     assert_clear_error(result, expected)
 
 
 def test_train_refuses_an_unknown_preset_at_once():
-    result = run_cli("model.training.trainer", "--preset", "paperr")
+    result = run_cli("model.train", "--preset", "paperr")
     assert_clear_error(result, "argument --preset: invalid choice: 'paperr'")
 
 
@@ -119,13 +119,13 @@ def test_train_refuses_an_unknown_preset_at_once():
     ([], []),
 ])
 def test_train_repeated_set_accumulates(argv, expected):
-    from model.training.trainer import build_parser
+    from model.train import build_parser
 
     assert build_parser().parse_args(argv).set == expected
 
 
 def test_every_repeated_set_reaches_the_config():
-    from model.training.trainer import build_parser, config_from_args
+    from model.train import build_parser, config_from_args
 
     args = build_parser().parse_args(["--preset", "tiny", "--set", "train.epochs=3", "--set", "model.hidden=5",
                                       "train.seed=7", "--set", "train.epochs=9"])
@@ -148,7 +148,7 @@ def test_evaluate_refuses_bad_numbers(tiny_checkpoints, tmp_path, case):
     args, expected = EVALUATE_ARGS[case]
     (tmp_path / "test.en").write_text("a dog runs\nthe cat sits\na red ball\nthe man eats\n")
     (tmp_path / "test.fr").write_text("un chien court\nle chat assis\nune balle rouge\nl'homme mange\n")
-    result = run_cli("model.scoring.evaluation", "--src", tmp_path / "test.en", "--ref", tmp_path / "test.fr",
+    result = run_cli("model.evaluate", "--src", tmp_path / "test.en", "--ref", tmp_path / "test.fr",
                      "--checkpoint", tiny_checkpoints["rnnencdec"], "--out", tmp_path / "report", *args)
     assert_clear_error(result, expected)
     assert not (tmp_path / "report").exists()  # refused before anything was written
@@ -164,7 +164,7 @@ TRANSLATE_ARGS = {
 @pytest.mark.parametrize("case", list(TRANSLATE_ARGS))
 def test_translate_refuses_bad_numbers(tiny_checkpoints, case):
     args, expected = TRANSLATE_ARGS[case]
-    result = run_cli("model.decoding.translator", "--checkpoint", tiny_checkpoints["rnnsearch"], *args, stdin=b"a dog runs\n")
+    result = run_cli("model.translate", "--checkpoint", tiny_checkpoints["rnnsearch"], *args, stdin=b"a dog runs\n")
     assert_clear_error(result, expected)
 
 
@@ -204,13 +204,13 @@ def test_model_cards_refuses_folders_without_cards(tmp_path, case):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    result = run_cli("viz.cards_markdown", tmp_path / folder)
+    result = run_cli("viz.commands.cards", tmp_path / folder)
     assert_clear_error(result, expected)
     assert not (tmp_path / "README.md").exists()
 
 
 def test_model_cards_help_is_help_not_a_folder():
-    result = run_cli("viz.cards_markdown", "--help")
+    result = run_cli("viz.commands.cards", "--help")
     assert result.returncode == 0 and b"Traceback" not in result.stderr
-    assert result.stdout.startswith(b"usage: python -m viz.cards_markdown [-h] [--results FILE] [folder]")
+    assert result.stdout.startswith(b"usage: python -m viz.commands.cards [-h] [--results FILE] [folder]")
     assert not (REPO / "--help").exists()

@@ -1,5 +1,6 @@
 """The command lines: each console script in pyproject.toml runs the same ``main`` as its
-``python -m model.X`` module, and an installed one answers ``--help``."""
+``python -m model.X`` or ``python -m viz.commands.X`` module, an installed one answers ``--help``,
+and no module outside those places parses arguments."""
 import importlib
 import shutil
 import subprocess
@@ -13,11 +14,41 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
 
 
-def test_every_model_command_has_a_console_script():
+# where the command lines live: model/'s top level and viz/commands/
+COMMAND_PLACES = (("model", "*.py"), ("viz/commands", "*.py"))
+
+
+def command_modules() -> set[str]:
+    return {".".join(p.relative_to(REPO).with_suffix("").parts)
+            for folder, pattern in COMMAND_PLACES for p in (REPO / folder).glob(pattern)
+            if "__main__" in p.read_text() and p.stem != "__init__"}
+
+
+def test_every_command_has_a_console_script():
     modules = {target.split(":")[0] for target in SCRIPTS.values()}
-    commands = {f"model.{p.stem}" for p in (REPO / "model").glob("*.py")
-                if "__main__" in p.read_text() and p.stem != "__init__"}
-    assert commands == modules
+    assert command_modules() == modules
+
+
+def parses_arguments(path: Path) -> bool:
+    return any(word in path.read_text(encoding="utf-8") for word in ("import argparse", "ArgumentParser(", "sys.argv"))
+
+
+# the app's own flags (streamlit run app.py -- --production ...), parsed once into AppSettings
+APP_FLAGS = REPO / "viz" / "serving" / "settings.py"
+
+
+def test_only_the_commands_parse_arguments():
+    places = {REPO / folder / p.name for folder, pattern in COMMAND_PLACES for p in (REPO / folder).glob(pattern)}
+    libraries = [p for package in ("model", "viz") for p in (REPO / package).rglob("*.py")
+                 if p not in places and p != APP_FLAGS]
+    parsing = [str(p.relative_to(REPO)) for p in libraries if parses_arguments(p)]
+    assert not parsing, f"argument parsing outside model/*.py and viz/commands/: {parsing}"
+
+
+def test_the_argument_check_sees_a_parser(tmp_path):
+    planted = tmp_path / "library.py"
+    planted.write_text("import argparse\nparser = argparse.ArgumentParser()\n")
+    assert parses_arguments(planted) and not parses_arguments(REPO / "model" / "core" / "errors.py")
 
 
 @pytest.mark.parametrize("script, target", sorted(SCRIPTS.items()))
@@ -26,7 +57,7 @@ def test_a_console_script_runs_the_modules_main(script, target):
     module = importlib.import_module(module_name)
     main = getattr(module, function)
     assert callable(main)
-    assert script == "nmt-" + module_name.split(".")[-1]
+    assert script == "nmt-" + module_name.split(".")[-1].replace("_", "-")
     with pytest.raises(SystemExit) as exit_:
         main(["--help"])
     assert exit_.value.code == 0

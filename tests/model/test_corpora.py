@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from model.config import CorpusSpec, TrainConfig
+from model.core.config import CorpusSpec, TrainConfig
 from model.corpus.corpora import carve_splits, corpus_specs, load_split, mix_indices
 from model.corpus.parallel import Corpus, DataError, download_tatoeba, read_pair_file
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 
 
 def write(path, text: str):

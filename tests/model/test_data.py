@@ -15,7 +15,7 @@ from model.corpus.parallel import (
 )
 from model.corpus.textfile import read_text
 from model.corpus.vocab import BOS, EOS, PAD
-from model.errors import DataError
+from model.core.errors import DataError
 
 
 def write(path, data: bytes):

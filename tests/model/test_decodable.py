@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.decoding.saliency import saliency
+from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 

@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from model.decoding.device import device_of, pick_device
-from model.decoding.saliency import saliency
+from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 from tests.model.test_decodable import doc_namespace
 
 META, CPU = torch.device("meta"), torch.device("cpu")

@@ -11,7 +11,7 @@ import torch
 import torch.multiprocessing as mp
 from safetensors.torch import load_file
 
-from model.config import preset
+from model.core.config import preset
 from model.training.trainer import train
 
 
@@ -32,7 +32,7 @@ def tiny_config(corpus, out, **fields):
 
 
 def _worker(rank: int, world: int, port: int, cfg_dict: dict, resume: bool) -> None:
-    from model.config import Config
+    from model.core.config import Config
 
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))

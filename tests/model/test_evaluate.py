@@ -8,8 +8,9 @@ from sacrebleu.metrics import BLEU
 from model.corpus.test_sets import build_eval_set, join_consecutive, parse_table
 from model.corpus.textfile import read_text
 from model.decoding.trace import Trace
-from model.errors import DataError
-from model.scoring.evaluation import ModelRun, attention_stats, bleu_by_length, length_bucket, main, paired_significance
+from model.core.errors import DataError
+from model.evaluate import main
+from model.scoring.evaluation import ModelRun, attention_stats, bleu_by_length, length_bucket, paired_significance
 
 
 def fake_run(name, hyps):
@@ -123,7 +124,7 @@ def test_cli_writes_the_whole_report(tiny_checkpoints, tmp_path, capsys):
     assert all("bleu_signature" in m and "chrf_ci95" in m for m in scores["models"].values())
     out = capsys.readouterr().out
     assert "BLEU" in out and "nrefs:1|case:mixed" in out
-    assert "charts: python -m viz.figures.length_chart" in out
+    assert "charts: python -m viz.commands.length_chart" in out
     assert not list((tmp_path / "rep").glob("*.html"))  # model/ draws nothing
     header = (tmp_path / "rep" / "sentences.csv").read_text().splitlines()[0]
     assert "source_words" in header and "coverage" in header

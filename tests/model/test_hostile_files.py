@@ -6,7 +6,7 @@ import zlib
 PROBE = """
 import resource, sys
 
-from model.errors import DataError
+from model.core.errors import DataError
 from model.corpus.test_sets import eval_set_from_files
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:

@@ -24,10 +24,10 @@ from sacrebleu.metrics import BLEU  # noqa: E402
 from model.checkpoints.folder import import_joey, load_model  # noqa: E402
 from model.corpus.vocab import BOS, EOS, PAD, UNK  # noqa: E402
 from model.decoding.attention_ablation import ABLATIONS  # noqa: E402
-from model.decoding.saliency import saliency  # noqa: E402
+from model.explaining.saliency import saliency  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
-from model.errors import CheckpointError  # noqa: E402
+from model.core.errors import CheckpointError  # noqa: E402
 from tests.conftest import make_pairs  # noqa: E402
 from tests.model.joey_fixtures import SETTINGS, joey_decode, joey_testing, train_joey  # noqa: E402
 from tests.model.test_decodable import assert_teacher_forcing_is_the_step_loop  # noqa: E402
@@ -398,8 +398,8 @@ def test_evaluate_and_align_take_an_imported_folder(imported_folder, tmp_path):
     """The command lines open imported folders. Evaluation writes what the Translator outputs with
     its settings (beam 5, λ 1), the ablated run too, and scores those outputs; alignment scores
     every sentence with each method (whatever the weights learned, an error rate is in 0..1)."""
-    from model.scoring import attention_alignment as align
-    from model.scoring import evaluation as evaluate
+    from model import align
+    from model import evaluate
 
     pairs = make_pairs(12, seed=4)
     (tmp_path / "t.en").write_text("\n".join(p[0] for p in pairs) + "\n")
@@ -473,7 +473,7 @@ def test_subword_models_bring_their_tokenizer_and_decode_as_joey_does(tmp_path, 
 
 
 def test_the_import_command(gru_dir, tmp_path, capsys):
-    from model.checkpoints import folder as checkpoint
+    from model import checkpoint
 
     assert checkpoint.main(["import-joey", str(gru_dir), str(tmp_path / "ok")]) == 0
     assert "wrote" in capsys.readouterr().out and (tmp_path / "ok" / "model.safetensors").is_file()

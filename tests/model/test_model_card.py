@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from model.checkpoints.card_schema import Card, Decoding, parse_model_card, read_model_card
-from model.errors import CardError, CheckpointError
+from model.cards.schema import Card, Decoding, parse_model_card, read_model_card
+from model.core.errors import CardError, CheckpointError
 
 MINIMAL = {"name": "m", "arch": "rnnsearch"}
 FULL = {

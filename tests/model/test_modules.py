@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.config import ModelConfig
+from model.core.config import ModelConfig
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 from model.network.nmt_model import NMTModel
 
 SIZES = dict(src_vocab_size=23, tgt_vocab_size=29, emb_dim=5, hidden=7, align_dim=9, maxout=3, dropout=0.0)
@@ -139,7 +139,7 @@ def test_config_refuses_oversized_layers_and_unknown_arch():
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_saliency_shape_rows_and_no_grad_leak(arch):
-    from model.decoding.saliency import saliency
+    from model.explaining.saliency import saliency
 
     m = model(arch)
     out = saliency(m, [5, 6, 7, 8, 9], [4, 5, 3])

@@ -15,7 +15,7 @@ from model.corpus.parallel import bucket_batches, join_examples  # noqa: E402
 from model.corpus.test_sets import build_eval_set, parse_table  # noqa: E402
 from model.corpus.textfile import read_text  # noqa: E402
 from model.corpus.vocab import train_vocab  # noqa: E402
-from model.errors import DataError  # noqa: E402
+from model.core.errors import DataError  # noqa: E402
 from model.scoring.word_alignment import parse_links  # noqa: E402
 from viz.figures.heatmap import pharaoh  # noqa: E402
 

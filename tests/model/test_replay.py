@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.config import preset
-from model.errors import ConfigError
+from model.core.config import preset
+from model.core.errors import ConfigError
 from model.training.replay import (
     DEFAULT_PROBES,
     MAX_PROBES,
@@ -20,7 +20,8 @@ from model.training.replay import (
     snapshot_to_json,
     truncate_probe_log,
 )
-from model.training.trainer import build_parser, config_from_args, train
+from model.train import build_parser, config_from_args
+from model.training.trainer import train
 
 
 def snapshots_of(run):

@@ -6,7 +6,7 @@ import torch
 from model.corpus.vocab import EOS, UNK
 from model.decoding.search import SearchConfig, beam_search, greedy_search
 from model.decoding.translator import Translator
-from model.errors import ConfigError
+from model.core.errors import ConfigError
 
 SENTENCES = ["a dog runs in the park", "the small cat", "a man eats a red ball on the street",
              "child plays", "the big blue dog sits in a small park"]
@@ -156,7 +156,7 @@ def test_concurrent_sessions_do_not_interfere(tiny_checkpoints):
     """One shared Translator (as st.cache_resource shares it) used from 8 threads at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from model.decoding.saliency import saliency
+    from model.explaining.saliency import saliency
 
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     cfg = SearchConfig(beam=3)

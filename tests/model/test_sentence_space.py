@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 
+from model.sentence_space import main
 from model.decoding.sentence_space import (
     MAX_K,
     SpaceError,
     build_space,
-    main,
     sample,
     training_sentences,
 )

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from model.checkpoints.card_builder import ENCDEC_SUMMARY, held_out_sets
-from model.checkpoints.card_schema import read_model_card
-from model.config import TrainConfig, dataclass_from_dict
+from model.cards.builder import ENCDEC_SUMMARY, held_out_sets
+from model.cards.schema import read_model_card
+from model.core.config import TrainConfig, dataclass_from_dict
 from model.corpus.corpora import corpus_specs
 from model.corpus.licences import corpus_facts
 from model.corpus.test_sets import EvalSet

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from model.config import preset
+from model.core.config import preset
 from model.corpus.parallel import DataError, reservoir_sample, stream_pairs
 from model.training.trainer import Data, train
 

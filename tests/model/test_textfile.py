@@ -5,7 +5,7 @@ import io
 import pytest
 
 from model.corpus.textfile import read_text
-from model.errors import DataError
+from model.core.errors import DataError
 
 TEXT = "héllo\nwörld\n"
 

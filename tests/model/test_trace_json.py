@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from model.decoding.interface import ModelDescription
+from model.core.decodable import ModelDescription
 from model.decoding.search import SearchConfig
 from model.decoding.trace import BeamNode, Candidate, Trace
-from model.decoding.translator import Translator, main
-from model.errors import DataError, TraceError
+from model.decoding.translator import Translator
+from model.translate import main
+from model.core.errors import DataError, TraceError
 from tests.model.test_decodable import doc_namespace
 
 ROUNDING = 1e-6  # the JSON keeps 6 decimals

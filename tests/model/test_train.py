@@ -6,10 +6,11 @@ import torch
 from safetensors.torch import load_file
 
 from model.checkpoints.folder import CheckpointError
-from model.config import preset
-from model.errors import ConfigError
+from model.core.config import preset
+from model.core.errors import ConfigError
 from tests.conftest import tiny_config
-from model.training.trainer import Progress, main, parse_overrides, train, warm_lr
+from model.train import main
+from model.training.trainer import Progress, parse_overrides, train, warm_lr
 
 
 def test_training_writes_best_last_and_log(tiny_runs):
@@ -104,7 +105,7 @@ def test_overrides_and_cli_errors(tiny_corpus, tmp_path, capsys):
 def test_bf16_loss_and_gradients_track_fp32(arch):
     """Same batch, same weights: bf16 matmuls (the fast option) give the fp32 loss to
     bf16 precision and gradients pointing the same way."""
-    from model.config import ModelConfig
+    from model.core.config import ModelConfig
     from model.corpus.parallel import make_batch
     from model.network.nmt_model import NMTModel
     from model.training.trainer import loss_fn
@@ -153,7 +154,7 @@ def two_corpora(tiny_corpus, tmp_path):
 
 
 def rounds_config(two_corpora, out, **fields):
-    from model.config import Config
+    from model.core.config import Config
 
     cfg = tiny_config(two_corpora[0]["path"], out, epochs=2, val_every=7, keep_last=2, batch_size=30, **fields)
     return Config.from_dict({**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "corpora": two_corpora}})

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from model.decoding.trace import TRACE_SCHEMA_VERSION
-from model.decoding.translator import main
+from model.translate import main
 
 KEYS = {"schema", "model", "alignment_model", "origin", "source", "source_tokens", "source_ids", "target_tokens",
         "target_ids", "translation", "score", "logprob",

@@ -212,7 +212,7 @@ def test_models_of_both_directions_get_the_combined_rows_and_their_drawing(own):
     import torch
 
     from model.checkpoints.folder import load_checkpoint, save_checkpoint
-    from model.config import TrainConfig, dataclass_from_dict
+    from model.core.config import TrainConfig, dataclass_from_dict
     from model.network.nmt_model import NMTModel
     from model.scoring.word_alignment import BOTH_DIRECTIONS
 

@@ -9,14 +9,14 @@ import pytest
 
 babel = pytest.importorskip("babel", reason="needs Babel (the test extra)")
 from babel.messages.extract import extract_from_dir  # noqa: E402
-from babel.messages.mofile import write_mo  # noqa: E402
+from babel.messages.mofile import read_mo, write_mo  # noqa: E402
 from babel.messages.pofile import read_po  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PO = REPO / "viz" / "locale" / "ar" / "LC_MESSAGES" / "messages.po"
 MO = PO.with_suffix(".mo")
 # what docs/translating.md's pybabel command extracts: the app's text, and the literal templates of
-# the engine's errors a page shows (model/errors.py · UserError)
+# the engine's errors a page shows (model/core/errors.py · UserError)
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), **{error: None for error in (
     "DataError", "AlignmentFormatError", "SpaceError", "NoHypothesisError", "AlignerUnavailable",
     "CheckpointError", "CardError")}}
@@ -78,7 +78,36 @@ def test_translations_keep_their_placeholders_and_nothing_is_left_over(catalog):
     assert not wrong, "\n".join(wrong)
 
 
-def test_the_compiled_catalog_is_up_to_date(catalog):
+def _messages(catalog) -> dict:
+    """What a compiled catalog says: each msgid (or plural pair) and its translation, without the
+    header, whose `Generated-By` and dates change with the Babel version that wrote it."""
+    as_key = lambda value: tuple(value) if isinstance(value, (list, tuple)) else value  # noqa: E731 (plural forms)
+    return {as_key(entry.id): as_key(entry.string) for entry in catalog if entry.id and not entry.fuzzy}
+
+
+def _compiled(catalog, generator: str | None = None):
+    """The catalog compiled to .mo and read back; `generator` plants another tool's header."""
+    if generator is not None:
+        catalog = read_po(io.BytesIO(PO.read_bytes()), locale="ar")
+        catalog.mime_headers = [(k, generator if k == "Generated-By" else v) for k, v in catalog.mime_headers]
     compiled = io.BytesIO()
     write_mo(compiled, catalog)
-    assert MO.read_bytes() == compiled.getvalue(), "run: pybabel compile -d viz/locale"
+    compiled.seek(0)
+    return read_mo(compiled)
+
+
+def test_the_compiled_catalog_is_up_to_date(catalog):
+    with open(MO, "rb") as mo:
+        shipped = read_mo(mo)
+    assert _messages(shipped) == _messages(_compiled(catalog)), "run: pybabel compile -d viz/locale"
+
+
+def test_the_comparison_ignores_the_tool_version_and_sees_a_lost_translation(catalog):
+    """A catalog compiled by another Babel differs in its header only, and passes; one whose
+    message lost its translation does not."""
+    other_babel = _compiled(catalog, generator="Babel 9.99.0")
+    assert _messages(other_babel) == _messages(_compiled(catalog))
+    lost = _compiled(catalog)
+    first = next(entry for entry in lost if entry.id and isinstance(entry.id, str))
+    first.string = ""
+    assert _messages(lost) != _messages(_compiled(catalog))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from model.checkpoints.card_schema import StressRow, ValidationRecord
+from model.cards.schema import StressRow, ValidationRecord
 from model.decoding.trace import Candidate
 from model.scoring.word_alignment import AlignmentFormatError, parse_links, word_spans
 from viz.figures.beam_tree import beam_tree_figure, tree_layout
@@ -125,10 +125,10 @@ def test_training_curves():
 
 
 def test_report_charts_cli(tmp_path, capsys):
-    """python -m viz.figures.length_chart draws a model.evaluate report's charts from its JSON files."""
+    """python -m viz.commands.length_chart draws a model.evaluate report's charts from its JSON files."""
     import json
 
-    from viz.figures.length_chart import main
+    from viz.commands.length_chart import main
 
     rows = [{"model": "a", "lo": 1, "hi": 10, "label": "1-10", "count": 3, "bleu": 20.0, "ci95": 1.0}]
     (tmp_path / "scores.json").write_text(json.dumps({"bleu_by_length": rows}))

@@ -5,7 +5,8 @@ import pytest
 
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from viz.html_report import main, report_html
+from viz.commands.report import main
+from viz.html_report import report_html
 
 HOSTILE = '<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> a dog'
 

@@ -107,7 +107,7 @@ def test_a_hostile_language_falls_back_to_english_with_an_escaped_notice(app_env
     ("NoHypothesisError", "لم يجد البحث أي مخرَج."),
 ])
 def test_an_engine_error_gets_a_sentence_in_arabic_before_its_english_details(error, lead):
-    from model import errors
+    from model.core import errors
     from viz import translations
 
     exc = getattr(errors, error)("test.fr has 4 lines, test.en has 2")
@@ -131,7 +131,7 @@ def test_using_restores_the_language_before_it_even_after_an_error():
 
 
 def test_an_engine_error_with_a_template_the_catalog_knows_reads_wholly_in_arabic():
-    from model.errors import DataError
+    from model.core.errors import DataError
     from viz import translations
 
     exc = DataError("line counts differ: {src} has {src_lines} lines, {ref} has {ref_lines}", src="test.en",

@@ -24,7 +24,7 @@ def test_models_page_shows_each_card(app_env):
 
 @pytest.fixture
 def shipped_like(tiny_checkpoints, tmp_path, monkeypatch):
-    """The tiny RNNsearch with a card as model/checkpoints/card_builder.py writes for shipped models;
+    """The tiny RNNsearch with a card as model/cards/builder.py writes for shipped models;
     the app's settings with it as the checkpoint root."""
     root = tmp_path / "checkpoints"
     folder = root / "everyday-rnnsearch"

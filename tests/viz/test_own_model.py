@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from model.checkpoints import folder as checkpoint
 from model.checkpoints.folder import FORMAT, FORMAT_VERSION, Family
-from model.decoding.interface import ModelDescription
+from model.core.decodable import ModelDescription
 from model.decoding.search import SearchConfig
 from tests.model.test_decodable import doc_namespace
 
@@ -187,7 +187,7 @@ def test_the_evaluate_page_scores_an_imported_model(joey_root, monkeypatch):
 
 
 def _info(name: str, arch: str, pair: str = "", origin: str = "this project"):
-    from model.checkpoints.card_schema import Card
+    from model.cards.schema import Card
     from viz.serving.offered_models import ModelInfo
 
     attention = {"rnnsearch": "additive", "rnnencdec": "", "joey-rnn": "bahdanau"}[arch]
@@ -242,7 +242,7 @@ sys.path.insert(0, {repo!r})
 from safetensors.torch import load_file
 
 from model.checkpoints.folder import Family, register_family
-from model.decoding.interface import ModelDescription
+from model.core.decodable import ModelDescription
 from tests.model.test_decodable import doc_namespace
 
 ns = doc_namespace()

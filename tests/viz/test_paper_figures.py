@@ -16,7 +16,8 @@ pytest.importorskip("matplotlib")
 
 import matplotlib  # noqa: E402
 
-from viz.figures.print_figures import FORMATS, alignment_figure, figure_bytes, length_figure, main, save  # noqa: E402
+from viz.commands.figures import main  # noqa: E402
+from viz.figures.print_figures import FORMATS, alignment_figure, figure_bytes, length_figure, save  # noqa: E402
 
 MAGIC = {"pdf": b"%PDF", "png": b"\x89PNG", "svg": b"<?xml"}
 SRC = ["▁The", "▁black", "▁cat", "▁<script>alert(1)</script>", "."]

@@ -1,10 +1,11 @@
-"""docs/results.md is generated from the shipped cards (python -m viz.cards_markdown --results) and
+"""docs/results.md is generated from the shipped cards (python -m viz.commands.cards --results) and
 matches them."""
 from pathlib import Path
 
 import pytest
 
 from viz import cards_markdown
+from viz.commands import cards as cards_cli
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKPOINTS = REPO / "checkpoints"
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.skipif(not CARDS, reason="no shipped checkpoints with c
 
 def test_the_committed_results_page_is_what_the_cards_generate():
     assert RESULTS.read_text() == cards_markdown.results_text(CHECKPOINTS, CARDS), \
-        "docs/results.md is stale: python -m viz.cards_markdown --results docs/results.md"
+        "docs/results.md is stale: python -m viz.commands.cards --results docs/results.md"
 
 
 @pytest.mark.parametrize("card", CARDS, ids=[c.name for c in CARDS])
@@ -28,13 +29,13 @@ def test_every_card_appears_with_its_scores(card):
 
 def test_the_cli_writes_the_results_page(tmp_path):
     out = tmp_path / "docs" / "results.md"
-    assert cards_markdown.main(["--results", str(out), str(CHECKPOINTS)]) == 0
+    assert cards_cli.main(["--results", str(out), str(CHECKPOINTS)]) == 0
     assert out.read_text() == RESULTS.read_text()
     assert not (tmp_path / "README.md").exists()
 
 
 def test_a_card_s_alignment_scores_are_rendered_with_their_command():
-    from model.checkpoints.card_schema import parse_model_card
+    from model.cards.schema import parse_model_card
     from viz.cards_markdown import alignment_section
 
     card = parse_model_card({"name": "m", "arch": "rnnsearch", "alignment": {"gold": {

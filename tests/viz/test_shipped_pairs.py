@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.checkpoints.card_schema import read_model_card
+from model.cards.schema import read_model_card
 from viz.pages.examples import examples
 
 from ..conftest import start_app

@@ -1,6 +1,6 @@
 """BLEU against source-sentence length (the paper's Figure 2), one line per model.
 
-    python -m viz.figures.length_chart REPORT_DIR
+    python -m viz.commands.length_chart REPORT_DIR
 
 draws the charts of a ``python -m model.evaluate`` report: ``length_chart.html`` from its
 ``scores.json`` and ``stress_chart.html`` from ``stress.json`` when present (plus .png/.svg
@@ -8,16 +8,14 @@ when plotly's static export works here).
 """
 from __future__ import annotations
 
-import argparse
 import html
 import json
-import sys
 from pathlib import Path
 from typing import Sequence
 
 import plotly.graph_objects as go
 
-from model.checkpoints.card_schema import StressRow
+from model.cards.schema import StressRow
 from viz.translations import _
 
 # One colour per model up to ten: the Models page draws every shipped model on one chart.
@@ -102,22 +100,3 @@ def write_report_charts(report_dir: Path) -> list[Path]:
             written += write_length_chart(json.loads(path.read_text(encoding="utf-8"))["bleu_by_length"],
                                           report_dir / stem)
     return written
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m viz.figures.length_chart", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("report_dir", help="folder written by python -m model.evaluate --out")
-    args = parser.parse_args(argv)
-    written = write_report_charts(Path(args.report_dir))
-    if not written:
-        print(f"error: {args.report_dir} holds no scores.json or stress.json from python -m model.evaluate",
-              file=sys.stderr)
-        return 2
-    for path in written:
-        print(f"wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

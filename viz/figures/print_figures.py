@@ -2,10 +2,10 @@
 matrix of Figure 3 and the BLEU-by-length curves of Figure 2, written as PDF, SVG or PNG by
 matplotlib (vector files keep their text as text; no browser needed).
 
-    python -m viz.figures.print_figures alignment --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
+    python -m viz.commands.figures alignment --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
         --text "The agreement on the European Economic Area was signed in August 1992." fig3.pdf
-    python -m viz.figures.print_figures length REPORT_DIR fig2.svg     # a model.evaluate report folder
-    python -m viz.figures.print_figures length --card checkpoints/everyday-rnnsearch-en-fr \\
+    python -m viz.commands.figures length REPORT_DIR fig2.svg     # a model.evaluate report folder
+    python -m viz.commands.figures length --card checkpoints/everyday-rnnsearch-en-fr \\
         --card checkpoints/everyday-rnnencdec-en-fr fig2.png   # the cards' length stress tests
 
 The format follows the file's suffix.
@@ -19,11 +19,9 @@ two threads never interleave their swaps.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
-import sys
 import threading
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
@@ -32,7 +30,6 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from model.errors import UserError
 from model.scoring.word_alignment import WORD_START
 
 FORMATS = ("pdf", "svg", "png")
@@ -142,7 +139,7 @@ def report_series(report_dir: Path) -> dict[str, list[tuple[float, float]]]:
 
 def card_series(folders: Sequence[Path], test_set: Optional[str] = None) -> tuple[dict, str]:
     """The cards' length stress tests on one shared test set: (mean source words, BLEU) per model."""
-    from model.checkpoints.card_schema import read_model_card
+    from model.cards.schema import read_model_card
 
     cards = [read_model_card(folder) for folder in folders]
     if any(card is None for card in cards):
@@ -152,54 +149,3 @@ def card_series(folders: Sequence[Path], test_set: Optional[str] = None) -> tupl
     if chosen not in shared:
         raise ValueError(f"no length stress test {chosen!r} in every card; shared: {', '.join(shared) or 'none'}")
     return {c.name: [(r.source_words, r.bleu) for r in c.length_stress[chosen]] for c in cards}, chosen
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m viz.figures.print_figures", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="figure", required=True)
-    align = sub.add_parser("alignment", help="Figure 3: one sentence's attention, grayscale")
-    align.add_argument("--checkpoint", required=True)
-    align.add_argument("--text", required=True)
-    align.add_argument("--beam", type=int, default=5)
-    align.add_argument("--words", action="store_true", help="whole words instead of subword pieces")
-    align.add_argument("out")
-    length = sub.add_parser("length", help="Figure 2: BLEU against sentence length")
-    length.add_argument("report", nargs="?", help="a model.evaluate report folder")
-    length.add_argument("--card", action="append", default=[], help="a checkpoint folder (repeatable)")
-    length.add_argument("--test-set", help="which of the cards' stress tests (default: the first they share)")
-    length.add_argument("out")
-    args = parser.parse_args(argv)
-    try:
-        if args.figure == "alignment":
-            fig = _alignment_from_checkpoint(args.checkpoint, args.text, args.beam, args.words)
-        elif args.card:
-            series, test_set = card_series([Path(c) for c in args.card], args.test_set)
-            fig = length_figure(series, "Mean source length (words), test sentences joined k at a time", test_set)
-        elif args.report:
-            fig = length_figure(report_series(Path(args.report)), "Source sentence length (words)")
-        else:
-            parser.error("length needs a report folder or --card")
-        print(f"wrote {save(fig, args.out)}")
-    except (ValueError, OSError, KeyError, UserError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _alignment_from_checkpoint(checkpoint: str, text: str, beam: int, words: bool) -> Figure:
-    from model.decoding.search import SearchConfig
-    from model.decoding.translator import Translator
-    from viz.figures.heatmap import merge_to_words
-
-    translator = Translator.from_checkpoint(checkpoint)
-    (trace,) = translator.translate([text], SearchConfig(beam=beam))
-    if trace.attention is None:
-        raise ValueError(f"{checkpoint} has no attention to draw (an RNNencdec model)")
-    matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
-    if words:
-        matrix, src, tgt = merge_to_words(matrix, src, tgt)
-    return alignment_figure(matrix, src, tgt)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

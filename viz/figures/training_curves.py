@@ -7,7 +7,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model.checkpoints.card_schema import ValidationRecord
+from model.cards.schema import ValidationRecord
 from viz.translations import _
 
 

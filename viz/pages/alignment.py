@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.errors import DataError, UserError
-from model.checkpoints.card_schema import AlignmentScore
+from model.core.errors import DataError, UserError
+from model.cards.schema import AlignmentScore
 from model.corpus.corpora import corpus_specs
 from model.decoding.translator import MAX_SOURCE_TOKENS
 from model.scoring.attention_alignment import (

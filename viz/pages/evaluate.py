@@ -14,7 +14,7 @@ from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, eval_set
                                     join_consecutive)
 from model.decoding.attention_ablation import ABLATIONS
 from model.decoding.search import SearchConfig
-from model.errors import DataError, UserError
+from model.core.errors import DataError, UserError
 from model.scoring.evaluation import (
     STRESS_K,
     ModelRun,

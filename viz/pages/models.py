@@ -6,7 +6,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from model.checkpoints.card_schema import Card
+from model.cards.schema import Card
 from viz.figures.length_chart import stress_chart
 from viz.figures.training_curves import training_curves
 from viz.pages import widgets

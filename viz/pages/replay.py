@@ -11,7 +11,7 @@ from typing import Optional
 
 import streamlit as st
 
-from model.checkpoints.card_schema import Card
+from model.cards.schema import Card
 from model.training.replay import Snapshot
 from viz.figures.heatmap import alignment_heatmap
 from viz.pages import widgets

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from model.decoding.sentence_space import SentenceSpace, SpaceError
-from model.errors import UserError
+from model.core.errors import UserError
 from viz.figures.sentence_map import sentence_map
 from viz.pages import widgets
 from viz.translations import N_, _, error_text, ltr

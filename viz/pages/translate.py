@@ -15,7 +15,7 @@ import streamlit as st
 from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
-from model.errors import UserError
+from model.core.errors import UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages import nav, translate_views, url_state, widgets
 from viz.pages.examples import examples

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import streamlit as st
 
-from model.decoding.saliency import saliency
+from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
-from model.errors import NoHypothesisError
+from model.core.errors import NoHypothesisError
 from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
@@ -297,8 +297,8 @@ def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _sett
 
 
 def downloads_tab(results: list[Decoded]) -> None:
-    st.caption(_("Figures: use the camera icon in each chart's toolbar for PNG; `python -m viz.figures.print_figures` "
-                 "writes the paper's figure styles as PDF, SVG or PNG."))
+    st.caption(_("Figures: use the camera icon in each chart's toolbar for PNG; `{command}` "
+                 "writes the paper's figure styles as PDF, SVG or PNG.").format(command="nmt-figures"))
     text = results[0].trace.source if results else ""
     st.download_button(_("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
                          "opens offline)"), html_report.report_html(text, [(r.name, r.trace) for r in results]),

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
-from model.config import CorpusSpec
+from model.core.config import CorpusSpec
 from model.corpus.corpora import corpus_specs, held_out_split_names, load_split, locate_corpus
 from model.corpus.test_sets import EvalSet, build_eval_set
 from viz.serving import offered_models

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from model.errors import UserError
+from model.core.errors import UserError
 from viz import translations
 from viz.serving.settings import AppSettings
 from viz.translations import N_, _

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from model.checkpoints.card_schema import Card, read_model_card
+from model.cards.schema import Card, read_model_card
 from model.checkpoints.folder import describe_folder
-from model.config import TrainConfig
-from model.decoding.interface import ModelDescription
+from model.core.config import TrainConfig
+from model.core.decodable import ModelDescription
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
-from model.errors import CheckpointError
+from model.core.errors import CheckpointError
 from viz.serving import hosting
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared

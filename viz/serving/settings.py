@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from model.errors import UserError
+from model.core.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 PROG = "streamlit run app.py --"

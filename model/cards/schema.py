@@ -1,6 +1,6 @@
 """A checkpoint's model card (``card.json``) as typed values, and its one validating reader.
 
-``model/checkpoints/card_builder.py`` writes cards; everything that reads one (the pages, the README generator,
+``model/cards/builder.py`` writes cards; everything that reads one (the pages, the README generator,
 the tests of shipped checkpoints) goes through ``read_model_card`` / ``parse_model_card``,
 which check every field's type and raise ``CardError`` naming the field. Fields a card may
 lack have defaults; a field present with the wrong type is an error, never silently skipped.
@@ -16,7 +16,7 @@ from typing import Any, Optional, Union
 
 from model.checkpoints.folder import CARD, read_json
 from model.decoding.search import SearchConfig
-from model.errors import CardError, ReplayError
+from model.core.errors import CardError, ReplayError
 from model.training.replay import Snapshot, parse_snapshots
 
 

@@ -23,22 +23,19 @@ scores another run the same way and adds it to A's card under ``ablations``.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
 
 from model.checkpoints.folder import CARD, average, export, read_json
-from model.config import TrainConfig, dataclass_from_dict
+from model.core.config import TrainConfig, dataclass_from_dict
 from model.corpus.corpora import corpus_specs, held_out_split_names, is_pair_file, load_split
 from model.corpus.licences import corpus_facts
 from model.corpus.parallel import Corpus
 from model.corpus.test_sets import EvalSet, build_eval_set, join_consecutive
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.errors import DataError
+from model.core.errors import DataError
 from model.scoring.evaluation import STRESS_K, paired_significance, run_model
 from model.scoring.metrics import bleu, corpus_scores, moses_bleu_lc
 from model.training.replay import read_probe_log, snapshot_to_json
@@ -323,39 +320,3 @@ def add_ablation(run_dir: Path, card_dir: Path, label: str, command: str) -> dic
     card["ablations"] = [a for a in card.get("ablations", []) if a["label"] != label] + [entry]
     (card_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     return entry
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model.card", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--run", help="training output folder (with best/, log.jsonl, config.json) to ship")
-    source.add_argument("--ablation", help="training output folder to score and add to the card at --out")
-    source.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two shipped checkpoint folders")
-    parser.add_argument("--out", help="checkpoint folder to write (or whose card to extend)")
-    parser.add_argument("--label", default="ablation", help="what the --ablation run changed")
-    parser.add_argument("--command", default="", help="the training command a user can run, recorded in the card")
-    parser.add_argument("--how-trained", default="", help="how this copy was actually trained (phases, resumes, "
-                                                          "machine), recorded in the card")
-    parser.add_argument("--pair", default="", help="the pair this model belongs to (the app opens the 'everyday' pair)")
-    parser.add_argument("--trained-on", default="", help="a few words on the training data, shown in model pickers")
-    parser.add_argument("--limitations", default="", help="what the model cannot do, in a few sentences")
-    parser.add_argument("--average", type=int, default=0, help="also try the mean of the last K kept checkpoints")
-    parser.add_argument("--tune", action="store_true", help="choose beam size and length normalisation on validation")
-    args = parser.parse_args(argv)
-    if (args.run or args.ablation) and not args.out:
-        parser.error("--out is required with --run and --ablation")
-    if args.compare:
-        compare(Path(args.compare[0]), Path(args.compare[1]))
-    elif args.ablation:
-        entry = add_ablation(Path(args.ablation), Path(args.out), args.label, args.command)
-        print(f"added {args.label!r} to {args.out}/{CARD}: {next(iter(entry['test_scores'].values()))['bleu']} BLEU")
-    else:
-        card = build(Path(args.run), Path(args.out), args.command, args.pair, args.trained_on, args.average, args.tune,
-                     args.limitations, args.how_trained)
-        print(f"wrote {args.out}/{CARD}: " + ", ".join(f"{k} {v['bleu']}" for k, v in card["test_scores"].items()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

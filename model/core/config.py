@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
-from model.errors import ConfigError
-from model.network.attention import ATTENTIONS
-
+from model.core.errors import ConfigError
 ARCHS = ("rnnsearch", "rnnencdec")
+# RNNsearch's alignment models by config name, the default first: the paper's additive one and
+# Luong et al.'s variants. model/network/attention.py · ATTENTIONS maps each to its class.
+ATTENTION_KINDS = ("additive", "dot", "general", "concat", "location")
 
 # Hard limits checked before any tensor is allocated, so a hostile config.json
 # (say, a 10^9-unit layer) is refused instead of exhausting memory.
@@ -32,7 +33,7 @@ class ModelConfig:
     align_dim: int = 512  # n': units of the alignment model's hidden layer
     maxout: int = 256  # l: maxout units in the deep output (t~_i has 2l units)
     dropout: float = 0.3  # dropout on embeddings, annotations and the maxout output (training only)
-    attention: str = "additive"  # RNNsearch's alignment model: a key of model.attention.ATTENTIONS
+    attention: str = "additive"  # RNNsearch's alignment model: one of ATTENTION_KINDS
     layer_norm: bool = False  # layer-normalised GRU gates in encoder and decoder (Ba et al. 2016)
 
     def validate(self) -> None:
@@ -47,8 +48,8 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or not 5 <= value <= MAX_VOCAB:
                 raise ConfigError(f"{name}={value!r} is outside 5..{MAX_VOCAB}")
-        if self.attention not in ATTENTIONS:
-            raise ConfigError(f"attention must be one of {', '.join(ATTENTIONS)}, got {self.attention!r}")
+        if self.attention not in ATTENTION_KINDS:
+            raise ConfigError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {self.attention!r}")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ConfigError(f"dropout={self.dropout!r} must be in [0, 1)")
 

@@ -3,7 +3,7 @@
 For output token y_i, saliency_ij = |grad_{E x_j} log p(y_i | y_<i, x) . E x_j| (the dot
 product over embedding dimensions), then each row is normalised to sum to 1 so it can
 be drawn on the same scale as attention. Works for any model with the decoding interface
-(model/decoding/interface.py), so RNNencdec, which has no attention, still gets a "what matters" map,
+(model/core/decodable.py), so RNNencdec, which has no attention, still gets a "what matters" map,
 on whichever device the model's weights are on.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 from model.corpus.vocab import BOS, PAD
 from model.decoding.device import device_of
-from model.decoding.interface import Decodable
+from model.core.decodable import Decodable
 
 MAX_COPIES = 128  # output tokens explained in one batch (each is one copy of its sentence); 64-256 are about as fast
 

@@ -10,7 +10,7 @@ settings), Joey's token lists and tokenizer files, and ``card.json``. Serving ne
 
 The computation is Joey's own modules (embeddings, encoder, decoder RNN, attention, output
 layers), wired as Joey's ``RecurrentDecoder._forward_step`` wires them; the adapter adds the
-interface's boundary (model/decoding/interface.py):
+interface's boundary (model/core/decodable.py):
 
 - ids: Joey numbers <unk> 0, <pad> 1, <s> 2, </s> 3; this project <pad> 0, <unk> 1. The adapter
   swaps ids 0 and 1 on the way in and the log-probability columns on the way out;
@@ -41,10 +41,10 @@ from typing import Any, Iterable, Optional
 import torch
 from torch import nn
 
-from model.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
+from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.corpus.vocab import BOS, EOS, PAD, UNK
-from model.decoding.interface import AlphaFn, Decodable, ModelDescription, OutputLength, Step
-from model.errors import CheckpointError
+from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
+from model.core.errors import CheckpointError
 
 FAMILY = "joey-rnn"
 JOEY_SPECIALS = {"unk_token": "<unk>", "pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>"}

@@ -2,9 +2,9 @@
 
 Any attention encoder-decoder (or one without attention) that implements ``Decodable`` and
 comes with two ``Vocabulary`` objects gets beam search with full traces (model/decoding/search.py),
-saliency (model/decoding/saliency.py), alignment scores (model/scoring/attention_alignment.py) and every page of the app.
+saliency (model/explaining/saliency.py), alignment scores (model/scoring/attention_alignment.py) and every page of the app.
 The project's own ``NMTModel`` implements it, and so does the Joey NMT adapter
-(model/checkpoints/joey.py); docs/own-model.md shows a model written against it in about 40 lines.
+(model/foreign/joey.py); docs/own-model.md shows a model written against it in about 40 lines.
 
 The shape contract, for a batch of B rows (sentences, or sentences x beam slots):
 

@@ -1,0 +1,59 @@
+"""``python -m model.sentence_space`` (``nmt-sentence-space``): place a sentence in a model's sentence space
+and list the training sentences nearest to it (model/decoding/sentence_space.py).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from model.argtypes import int_range, run_command
+from model.corpus.textfile import read_text
+from model.decoding import sentence_space
+from model.decoding.sentence_space import MAX_K, SAMPLE, WORD_SAMPLE, build_space, training_sentences
+from model.decoding.translator import Translator
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.sentence_space", description=sentence_space.__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
+    parser.add_argument("--text", required=True, help="the sentence to place")
+    parser.add_argument("--k", type=int_range(1, MAX_K), default=10, help=f"neighbours to list (1..{MAX_K}, default 10)")
+    parser.add_argument("--sample", type=int_range(1), default=SAMPLE, help=f"training sentences to encode (default {SAMPLE:,})")
+    parser.add_argument("--sentences", help="a file of sentences to sample from, one per line (default: the "
+                                            "checkpoint's training corpora)")
+    parser.add_argument("--words", action="store_true", help="also each word's nearest words in context (attention models)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--threads", type=int_range(1), default=1, help="torch threads")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    def work() -> str:
+        translator = Translator.from_checkpoint(args.checkpoint)
+        pool = read_text(args.sentences).splitlines() if args.sentences else training_sentences(Path(args.checkpoint))
+        space = build_space(translator, pool, args.sample, WORD_SAMPLE if args.words else 0)
+        vector = space.embed(translator, args.text)
+        found = space.nearest(vector, args.k)
+        words = space.nearest_words(translator, args.text, min(args.k, 5)) if args.words else []
+        x, y = (float(v) for v in space.project(vector))
+        if args.json:
+            return json.dumps({"checkpoint": Path(args.checkpoint).name, "vector": space.kind, "text": args.text,
+                               "sample": len(space.sentences), "map": [round(x, 4), round(y, 4)],
+                               "neighbours": [{"sentence": n.text, "similarity": round(n.similarity, 4)} for n in found],
+                               "words": [{"piece": p, "neighbours": [{"piece": n.word, "sentence": n.text,
+                                                                      "similarity": round(n.similarity, 4)} for n in ns]}
+                                         for p, ns in words]}, ensure_ascii=False)
+        lines = [f"{Path(args.checkpoint).name}: {space.kind} of {len(space.sentences):,} training sentences; "
+                 f"yours at ({x:.3f}, {y:.3f}) on the map", *[f"{n.similarity:7.4f}  {n.text}" for n in found]]
+        for piece, ns in words:
+            lines.append(f"{piece}: " + ", ".join(f"{n.word} ({n.similarity:.3f}, in \"{n.text}\")" for n in ns))
+        return "\n".join(lines)
+
+    return run_command(work)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The viz command lines, one module per command, each installed as ``nmt-...``."""
