@@ -8,12 +8,12 @@ import sys
 
 import streamlit as st
 
-from viz.pages.language import language_ui
-from viz.pages.menu import all_pages
-from viz.pages.widgets import chart_format_ui
+from viz.pages.parts.language import language_ui
+from viz.pages.parts.menu import all_pages
+from viz.pages.parts.widgets import chart_format_ui
 from viz.serving.hosting import production
 from viz.serving.settings import SettingsError, parse_settings
-from viz.translations import _
+from viz.i18n import _
 
 st.set_page_config(layout="wide")
 language_ui()  # first: every text below is in the chosen language

@@ -46,7 +46,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model.checkpoints.folder import import_joey  # noqa: E402
+from model.checkpoints.imports import import_joey  # noqa: E402
 from model.foreign.joey import JoeyModel, quiet_joey_logs  # noqa: E402
 from model.corpus.vocab import EOS  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402

@@ -7,7 +7,9 @@ import argparse
 import sys
 
 from model.checkpoints import folder
-from model.checkpoints.folder import average, export, import_joey, load_model
+from model.checkpoints.families import load_model
+from model.checkpoints.imports import import_joey
+from model.checkpoints.derived import average, export
 from model.core.errors import CheckpointError
 
 

@@ -36,7 +36,7 @@ def imports_of(path: Path, root: Path = ROOT) -> set[str]:
             if node.level:  # relative: from . import x / from .x import y
                 anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = anchor + ("." + base if base else "")
-            names.update(f"{base}.{alias.name}" for alias in node.names)  # "from viz.pages import nav"
+            names.update(f"{base}.{alias.name}" for alias in node.names)  # "from viz.pages.parts import nav"
             names.add(base)
     return names
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from model.cards.schema import Ablation, Card, read_model_card
-from model.checkpoints.folder import describe_folder
+from model.checkpoints.families import describe_folder
 from model.corpus.licences import LANGUAGES
 from viz.figures.training_curves import training_curves
 

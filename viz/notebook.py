@@ -129,8 +129,8 @@ class Translation:
         return _figure(alignment_heatmap(matrix, src, tgt, title=html.escape(title), grayscale=True), name)
 
     def _neighbours(self) -> str:
-        from viz.figures.sentence_map import sentence_map
-        from viz.serving.sentence_spaces import space_of_folder
+        from viz.figures.sentence_space import sentence_map
+        from viz.serving.sentence_space import space_of_folder
 
         if self.folder is None:
             raise UnknownView("neighbours needs the checkpoint folder: load the model with load()")

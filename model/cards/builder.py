@@ -27,7 +27,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from model.checkpoints.folder import CARD, average, export, read_json
+from model.checkpoints.folder import CARD, read_json
+from model.checkpoints.derived import average, export
 from model.core.config import TrainConfig, dataclass_from_dict
 from model.corpus.corpora import corpus_specs, held_out_split_names, is_pair_file, load_split
 from model.corpus.licences import corpus_facts

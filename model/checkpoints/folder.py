@@ -7,29 +7,22 @@
     card.json           training summary and test scores (optional)
 
 Loading validates everything before trusting it and raises CheckpointError naming the
-file and the problem. A folder whose config.json says ``"family": "joey-rnn"`` holds a Joey NMT
-model imported with ``python -m model.checkpoint import-joey JOEY_DIR OUT`` (model/foreign/joey.py);
-it loads through the decoding interface like the project's own models. ``python -m model.checkpoint export SRC DST`` writes an fp16 copy;
-``python -m model.checkpoint average OUT IN [IN ...]`` writes the mean of the weights of
-checkpoints of one model (the last few of a run, as well-run NMT systems ship).
+file and the problem. A folder whose config.json names a ``"family"`` holds a model of another
+kind, opened through model/checkpoints/families.py (``load_model``).
 """
 from __future__ import annotations
 
 import json
-import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
-from model.foreign.joey import FAMILY as JOEY_FAMILY
-from model.foreign.joey import build_joey, describe_raw, read_joey_dir
 from model.core.config import MAX_PARAMETERS, ModelConfig, TrainConfig, dataclass_from_dict
 from model.corpus.vocab import Vocab
-from model.core.decodable import Decodable, ModelDescription, Vocabulary
 from model.core.errors import CheckpointError, ConfigError
 from model.network.nmt_model import NMTModel
 
@@ -61,13 +54,18 @@ def save_checkpoint(path: str | Path, model: NMTModel, src_vocab: Vocab, tgt_voc
     return path
 
 
-def read_json(path: Path) -> dict:
-    """Parse a small JSON object file or raise CheckpointError."""
+def _present_and_small(path: Path, limit: int, too_large: CheckpointError) -> None:
+    """Refuse a file that is missing, or larger than ``limit`` bytes (with ``too_large``), before reading it."""
     if not path.is_file():
         raise CheckpointError("{path}: missing", path=str(path))
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise CheckpointError("{path}: larger than {mib} MiB; not a config", path=str(path),
-                              mib=MAX_JSON_BYTES // 2**20)
+    if path.stat().st_size > limit:
+        raise too_large
+
+
+def read_json(path: Path) -> dict:
+    """Parse a small JSON object file or raise CheckpointError."""
+    _present_and_small(path, MAX_JSON_BYTES, CheckpointError("{path}: larger than {mib} MiB; not a config",
+                                                             path=str(path), mib=MAX_JSON_BYTES // 2**20))
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -90,9 +88,6 @@ def read_header(folder: Path) -> dict:
         raise CheckpointError("{path}: unknown format_version {found}; this code reads version {version}",
                               path=str(folder / CONFIG), found=repr(raw.get("format_version"))[:40],
                               version=FORMAT_VERSION)
-    if not isinstance(raw.get("family", OWN_FAMILY), str) or raw.get("family", OWN_FAMILY) not in FAMILIES:
-        raise CheckpointError("{path}: unknown model family {found} (known: {known})", path=str(folder / CONFIG),
-                              found=repr(str(raw.get("family"))[:40]), known=", ".join(sorted(FAMILIES)))
     return raw
 
 
@@ -134,7 +129,7 @@ def _checked_meta_model(config: ModelConfig, where: Path) -> NMTModel:
     return model
 
 
-def _read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Tensor]:
+def read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Tensor]:
     if not path.is_file():
         raise CheckpointError("{path}: missing", path=str(path))
     try:
@@ -166,11 +161,8 @@ def _read_weights(path: Path, expected: dict[str, tuple]) -> dict[str, torch.Ten
 
 
 def _read_vocab(path: Path, size: int, side: str) -> Vocab:
-    if not path.is_file():
-        raise CheckpointError("{path}: missing", path=str(path))
-    if path.stat().st_size > MAX_VOCAB_BYTES:
-        raise CheckpointError("{path}: larger than {mib} MiB; not a vocabulary of this project", path=str(path),
-                              mib=MAX_VOCAB_BYTES // 2**20)
+    _present_and_small(path, MAX_VOCAB_BYTES, CheckpointError(
+        "{path}: larger than {mib} MiB; not a vocabulary of this project", path=str(path), mib=MAX_VOCAB_BYTES // 2**20))
     try:
         vocab = Vocab.load(path)
     except ValueError as exc:
@@ -181,103 +173,7 @@ def _read_vocab(path: Path, size: int, side: str) -> Vocab:
     return vocab
 
 
-@dataclass(frozen=True)
-class FolderSummary:
-    """What a checkpoint folder holds, from its config.json alone (no weights loaded)."""
 
-    description: ModelDescription
-    src_lang: str
-    tgt_lang: str
-    train: Optional[TrainConfig]  # this project's models: how they were trained; None for imports
-    imported: bool  # config.json names another family than this project's
-
-
-def describe_folder(folder: Path) -> FolderSummary:
-    """The pickers, the alignment command and the results page read this for every folder."""
-    raw = read_header(folder)
-    family = raw.get("family", OWN_FAMILY)
-    if family == OWN_FAMILY:
-        model_cfg, train_cfg, _ = read_config(folder)
-        langs = (train_cfg.src_lang, train_cfg.tgt_lang) if train_cfg else ("en", "fr")
-        has_attention = model_cfg.arch == "rnnsearch"
-        description = ModelDescription(model_cfg.arch, has_attention, model_cfg.attention if has_attention else "")
-        return FolderSummary(description, *langs, train_cfg, False)
-    description, src, tgt = FAMILIES[family].describe(folder, raw)
-    return FolderSummary(description, src, tgt, None, True)
-
-
-def load_model(path: str | Path) -> tuple[Decodable, Vocabulary, Vocabulary, dict]:
-    """Any checkpoint folder, this project's, imported or of a registered family: (model in
-    eval mode, source vocabulary, target vocabulary, config.json dict)."""
-    folder = Path(path)
-    if not folder.is_dir():
-        raise CheckpointError("{path}: not a checkpoint folder (no such directory)", path=str(folder))
-    raw = read_header(folder)
-    model, src_vocab, tgt_vocab = FAMILIES[raw.get("family", OWN_FAMILY)].load(folder, raw)
-    return model.eval(), src_vocab, tgt_vocab, raw
-
-
-@dataclass(frozen=True)
-class Family:
-    """How to open checkpoint folders whose config.json says ``"family": <name>``."""
-
-    load: Callable[[Path, dict], tuple[Decodable, Vocabulary, Vocabulary]]  # (folder, config.json) -> model, vocabularies
-    describe: Callable[[Path, dict], tuple[ModelDescription, str, str]]  # -> description, source and target language
-
-
-def _load_own(folder: Path, raw: dict):
-    return load_checkpoint(folder)[:3]
-
-
-def _load_joey(folder: Path, raw: dict):
-    model, src_vocab, tgt_vocab = build_joey(folder, raw)
-    tensors = _read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.joey.state_dict().items()})
-    model.joey.load_state_dict({k: v.float() for k, v in tensors.items()})
-    return model, src_vocab, tgt_vocab
-
-
-def _describe_own(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
-    summary = describe_folder(folder)
-    return summary.description, summary.src_lang, summary.tgt_lang
-
-
-FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),
-                               JOEY_FAMILY: Family(_load_joey, lambda folder, raw: describe_raw(raw, folder / CONFIG))}
-
-
-def register_family(name: str, family: Family) -> None:
-    """Open folders whose config.json says ``"family": name`` with ``family``: how a model of
-    one's own reaches the app and Python code (``load_model``, ``Translator.from_checkpoint``;
-    docs/own-model.md); the command lines know the built-in families. A config.json may only
-    name a registered family, so no file can make the server import code."""
-    if name in (OWN_FAMILY, JOEY_FAMILY):
-        raise ValueError(f"{name!r} is built in")
-    FAMILIES[name] = family
-
-
-def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
-    """Convert a Joey NMT 2.x recurrent model folder into a checkpoint folder (model/foreign/joey.py):
-    Joey's parameters as safetensors, its settings in config.json, its token lists and
-    tokenizer files, and a card saying where it came from."""
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new one")
-    found = read_joey_dir(joey_dir, ckpt, name=out.name)
-    out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().float().clone().contiguous() for k, v in found.state.items()},  # clone: tied weights
-              str(out / (WEIGHTS + ".tmp")))
-    (out / (WEIGHTS + ".tmp")).replace(out / WEIGHTS)
-    for side in ("src", "trg"):
-        (out / found.data[side]["voc_file"]).write_text("\n".join(found.tokens[side]) + "\n", encoding="utf-8")
-    for name, source in found.files.items():
-        shutil.copyfile(source, out / name)
-    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": JOEY_FAMILY,
-              "joeynmt_version": found.version, "train": None,
-              "joey": {"model": found.settings.model, "data": found.data,
-                       "special_symbols": found.settings.special_symbols, "testing": found.settings.testing}}
-    (out / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / CARD).write_text(json.dumps(found.card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return out
 
 
 def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
@@ -290,49 +186,13 @@ def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
     model = _checked_meta_model(model_cfg, folder / CONFIG)  # no initialisation of weights about to be replaced
     src_vocab = _read_vocab(folder / SRC_VOCAB, model_cfg.src_vocab_size, "src")
     tgt_vocab = _read_vocab(folder / TGT_VOCAB, model_cfg.tgt_vocab_size, "tgt")
-    tensors = _read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
+    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, assign=True)
     return model.eval(), src_vocab, tgt_vocab, raw
 
 
 def read_card(path: str | Path) -> dict:
     """The card.json of a checkpoint folder as raw JSON, or {} when there is none (training
-    continues a run from it; everything else reads cards with model.model_card)."""
+    continues a run from it; everything else reads cards with model.cards.schema)."""
     card = Path(path) / CARD
     return read_json(card) if card.is_file() else {}
-
-
-def export(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.float16) -> Path:
-    """Copy a checkpoint with weights cast to ``dtype`` (fp16 halves the shipped size)."""
-    model, src_vocab, tgt_vocab, raw = load_checkpoint(src)
-    train = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
-    out = save_checkpoint(dst, model, src_vocab, tgt_vocab, train, dtype=dtype)
-    if (Path(src) / CARD).is_file():
-        shutil.copy(Path(src) / CARD, out / CARD)
-    return out
-
-
-def average(paths: list[str | Path], out: str | Path) -> Path:
-    """Write the element-wise mean of the weights of ``paths`` (same config and vocabularies,
-    else CheckpointError) to ``out``, with the first one's vocabularies and the last one's
-    training config."""
-    if not paths:
-        raise CheckpointError("average needs at least one checkpoint")
-    total, first, raw = None, None, None
-    for path in paths:
-        model, src_vocab, tgt_vocab, raw = load_checkpoint(path)
-        if first is None:
-            first = (model.config, src_vocab, tgt_vocab, path)
-            total = {k: v.double() for k, v in model.state_dict().items()}
-            continue
-        if model.config != first[0]:
-            raise CheckpointError("{path}: its model config differs from {first}'s; only checkpoints of one model "
-                                  "can be averaged", path=str(path), first=str(first[3]))
-        if (src_vocab.proto, tgt_vocab.proto) != (first[1].proto, first[2].proto):
-            raise CheckpointError(f"{path}: its vocabularies differ from {first[3]}'s")
-        for k, v in model.state_dict().items():
-            total[k] += v.double()
-    mean = NMTModel(first[0])
-    mean.load_state_dict({k: (v / len(paths)).float() for k, v in total.items()})
-    train = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
-    return save_checkpoint(out, mean, first[1], first[2], train)

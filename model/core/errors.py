@@ -12,7 +12,7 @@ class UserError(Exception):
 
     ``UserError("{name}: the file is empty", name=name)`` keeps the message's template and its
     values apart, so that a page can show the template in the reader's language
-    (``viz.translations.error_text``; Babel extracts the literal templates from ``model/``).
+    (``viz.i18n.error_text``; Babel extracts the literal templates from ``model/``).
     """
 
     def __init__(self, message: str, **params):

@@ -177,7 +177,7 @@ def training_sentences(folder: Path, root: Optional[Path] = None) -> list[str]:
     """The source side of the training split of every corpus a checkpoint's config names, in
     order (relative paths from ``root``, default the working directory). SpaceError when the
     config names none or none can be read."""
-    from model.checkpoints.folder import describe_folder
+    from model.checkpoints.families import describe_folder
 
     summary = describe_folder(folder)
     if summary.train is None:

@@ -8,7 +8,7 @@ from typing import Callable, ContextManager, Optional, Sequence
 
 import torch
 
-from model.checkpoints.folder import load_model
+from model.checkpoints.families import load_model
 from model.corpus.parallel import iter_chunks
 from model.corpus.vocab import EOS
 from model.decoding.attention_ablation import ABLATIONS

@@ -655,7 +655,7 @@ def describe_raw(raw: dict, where: Path) -> tuple[ModelDescription, str, str]:
 
 
 def build_joey(folder: Path, raw: dict) -> tuple[JoeyModel, JoeyVocab, JoeyVocab]:
-    """The model (weights not yet loaded: ``model.checkpoints.folder.load_model`` reads them) and the
+    """The model (weights not yet loaded: ``model.checkpoints.families.load_model`` reads them) and the
     vocabularies of an imported folder whose config.json is ``raw``."""
     version = joeynmt_version()
     settings = _settings_of(raw, folder / "config.json")

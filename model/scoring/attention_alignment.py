@@ -33,7 +33,8 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from model.checkpoints.folder import CARD, describe_folder, read_json
+from model.checkpoints.folder import CARD, read_json
+from model.checkpoints.families import describe_folder
 from model.core.config import CorpusSpec
 from model.corpus.corpora import corpus_specs, is_pair_file, load_split, located_spec
 from model.corpus.parallel import read_pair_file

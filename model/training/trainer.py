@@ -26,15 +26,7 @@ from safetensors.torch import load_file, save_file
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from model.checkpoints.folder import (
-    SRC_VOCAB,
-    TGT_VOCAB,
-    CheckpointError,
-    load_checkpoint,
-    read_card,
-    read_json,
-    save_checkpoint,
-)
+from model.checkpoints.folder import SRC_VOCAB, TGT_VOCAB, CheckpointError, load_checkpoint, read_card, read_json, save_checkpoint
 from model.core.config import Config, TrainConfig
 from model.corpus.corpora import corpus_specs, load_split, mix_indices
 from model.corpus.parallel import (

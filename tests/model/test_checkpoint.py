@@ -7,7 +7,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from model.checkpoints.folder import CheckpointError, export, load_checkpoint
+from model.checkpoints.folder import CheckpointError, load_checkpoint
+from model.checkpoints.derived import export
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 
@@ -142,7 +143,7 @@ def _shifted_copy(src, dst, shift: float):
 
 
 def test_averaging_a_checkpoint_with_itself_is_the_identity(tiny_checkpoints, tmp_path):
-    from model.checkpoints.folder import average
+    from model.checkpoints.derived import average
 
     src = tiny_checkpoints["rnnsearch"]
     out = average([src, src, src], tmp_path / "avg")

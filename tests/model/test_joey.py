@@ -21,7 +21,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from sacrebleu.metrics import BLEU  # noqa: E402
 
-from model.checkpoints.folder import import_joey, load_model  # noqa: E402
+from model.checkpoints.families import load_model  # noqa: E402
+from model.checkpoints.imports import import_joey  # noqa: E402
 from model.corpus.vocab import BOS, EOS, PAD, UNK  # noqa: E402
 from model.decoding.attention_ablation import ABLATIONS  # noqa: E402
 from model.explaining.saliency import saliency  # noqa: E402

@@ -11,7 +11,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from viz.serving import decodes
 from viz.serving.admission import DecodeGate
-from viz.serving.decodes import QueueNotice, QueuedSlot, Request, load_translator, side_by_side, translate_all
+from viz.serving.decodes import QueueNotice, QueuedSlot, Request, load_translator, side_by_side, shared_decodes
 from viz.serving.settings import AppSettings
 
 from ..conftest import start_app
@@ -181,7 +181,7 @@ def test_translate_all_gives_each_model_its_own_decode(app_env):
     """Two models decoded side by side give the traces each gives alone, in request order."""
     search = SearchConfig(beam=3)
     requests = [Request(name, "a dog runs in the park", search) for name in ("rnnencdec-tiny", "rnnsearch-tiny")]
-    both = translate_all(requests, app_env)
+    both = shared_decodes(requests, app_env)
     assert [r.name for r in both] == [r.name for r in requests]
     for request, result in zip(requests, both):  # alone on one torch thread too: float sums depend on the count
         alone = side_by_side([lambda: load_translator(request.name, app_env).translate([request.text], search)[0]])[0]
@@ -211,7 +211,7 @@ def test_a_session_asking_for_a_request_being_decoded_gets_its_result(checkpoint
 
     def ask(who):
         notice = lambda: QueueNotice(told[who].append, lambda: told[who].append("admitted"))  # noqa: E731
-        results[who] = translate_all(requests, settings, on_queued=notice)
+        results[who] = shared_decodes(requests, settings, on_queued=notice)
 
     first = threading.Thread(target=ask, args=("first",))
     first.start()

@@ -276,15 +276,15 @@ def test_recorded_rows_of_both_directions_show_when_both_models_are_chosen(own, 
 def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, english):
     from model.decoding.translator import MAX_SOURCE_TOKENS
     from model.scoring.attention_alignment import Unscored
-    from viz import translations
+    from viz import i18n
     from viz.pages.alignment import unscored_text
 
     unscored = Unscored("m", 3, **fields)
     english = english.replace("510", str(MAX_SOURCE_TOKENS))
     assert unscored.reason == english  # the command line's words
-    with translations.using("en"):
+    with i18n.using("en"):
         assert unscored_text(unscored).replace("\\", "") == english
-    with translations.using("ar"):
+    with i18n.using("ar"):
         arabic = unscored_text(unscored)
     assert any("\u0600" <= ch <= "\u06ff" for ch in arabic) and "the" not in arabic
 
@@ -295,14 +295,14 @@ def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, eng
 ])
 def test_what_eflomal_learnt_from_reads_in_the_readers_language(used, missing, english):
     from model.scoring.attention_alignment import AlignerText
-    from viz import translations
+    from viz import i18n
     from viz.pages.alignment import aligner_text
 
     text = AlignerText(used, missing)
     assert text.note == english  # the command line's words
-    with translations.using("en"):
+    with i18n.using("en"):
         assert aligner_text(text).replace("\\", "") == english
-    with translations.using("ar"):
+    with i18n.using("ar"):
         arabic = aligner_text(text)
     assert "الجمل الذهبية" in arabic and "gold" not in arabic
     assert all(f"\u2066{name}\u2069" in arabic for name, _ in used)  # corpus names stay left to right

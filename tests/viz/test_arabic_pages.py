@@ -17,7 +17,7 @@ from babel.messages.pofile import read_po  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PO = REPO / "viz" / "locale" / "ar" / "LC_MESSAGES" / "messages.po"
-ISOLATED = re.compile("\u2066[^\u2069]*\u2069")  # data inside the app's text (viz.pages.language.ltr)
+ISOLATED = re.compile("\u2066[^\u2069]*\u2069")  # data inside the app's text (viz.pages.parts.language.ltr)
 CODE = re.compile(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)|https?://\S+|:material/\w+:|:[a-z]+\[|\{[^{}]*\}")
 WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]+(?:\s+[A-Za-z][A-Za-z'’-]+){3,}")  # four English words in a row
 PROSE_FIELDS = {"body", "label", "help", "placeholder", "caption", "title", "text"}
@@ -28,8 +28,8 @@ WA = "1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 P\n2 3 3 S\n3 1 1 S\n3 2 3 S\n3 
 def _script(settings, page):
     import importlib
 
-    from viz.pages import menu
-    from viz.pages.language import language_ui
+    from viz.pages.parts import menu
+    from viz.pages.parts.language import language_ui
 
     language_ui()
     menu.all_pages(settings)  # registers the pages that links name, as app.py does
@@ -105,9 +105,9 @@ def on_screen(at):
 
 
 def _ar(message: str) -> str:
-    from viz import translations
+    from viz import i18n
 
-    return translations.catalog("ar").gettext(message)
+    return i18n.catalog("ar").gettext(message)
 
 
 def _visits():
@@ -135,7 +135,7 @@ def _open(settings, page, action):
     at.run()
     assert not at.exception, at.exception
     if page == "translate" and action:
-        from viz.pages import translate_views
+        from viz.pages.parts import translate_views
 
         at.session_state["tab"] = translate_views.LABELS[action]  # English, as a link sets it
         at.run()
@@ -156,9 +156,9 @@ def _open(settings, page, action):
 
 @pytest.mark.parametrize("name,page,action", list(_visits()), ids=[v[0] for v in _visits()])
 def test_no_english_of_the_apps_own_is_left(settings, english_sentences, name, page, action):
-    from viz import translations
+    from viz import i18n
 
-    with translations.using("ar"):  # AppTest formats options in this thread too
+    with i18n.using("ar"):  # AppTest formats options in this thread too
         at = _open(settings, page, action)
     shown = on_screen(at)
     assert len(shown) > 5, shown
@@ -190,12 +190,12 @@ def _folder(root: Path, kind: str) -> Path:
 def test_a_checkpoint_that_does_not_load_is_explained_in_arabic(settings, tmp_path, kind, arabic, english):
     """The engine's checkpoint errors keep their template and values apart, so the page words them
     in Arabic with the path isolated left to right, not behind an English sentence."""
-    from viz import translations
-    from viz.pages.safe_text import md
+    from viz import i18n
+    from viz.pages.parts.safe_text import md
     from viz.serving.builtin_sets import builtin_sets
 
     folder = _folder(tmp_path, kind)
-    with translations.using("ar"):
+    with i18n.using("ar"):
         at = AppTest.from_function(_script, args=(settings, "evaluate"), default_timeout=300)
         at.query_params["lang"] = "ar"
         at.query_params["test"] = next(iter(builtin_sets(settings)))  # a test set first: then the models

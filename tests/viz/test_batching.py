@@ -202,13 +202,13 @@ def test_a_batch_gives_each_request_the_trace_it_gets_alone(tiny_checkpoints, gr
 
 
 def test_a_decode_through_the_server_path_equals_the_batch(app_env):
-    """translate_all hands each request its own result from the batcher, as decode_batch gives it."""
+    """shared_decodes hands each request its own result from the batcher, as decode_batch gives it."""
     search = SearchConfig(beam=4)
     requests = [Request("rnnsearch-tiny", text, search) for text in TEXTS[:2]]
     path = decodes.resolve_checkpoint("rnnsearch-tiny", app_env)
-    for request, decoded in zip(requests, decodes.translate_all(requests, app_env)):
+    for request, decoded in zip(requests, decodes.shared_decodes(requests, app_env)):
         assert_same(decoded.trace.to_json(), decodes.decode_batch(path, [request])[0].trace.to_json())
-    assert np.isfinite([d.seconds for d in decodes.translate_all(requests, app_env)]).all()
+    assert np.isfinite([d.seconds for d in decodes.shared_decodes(requests, app_env)]).all()
 
 
 # ---------------------------------------------------------------- a test set's sentences in the same line

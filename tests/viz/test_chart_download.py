@@ -51,10 +51,10 @@ def test_a_url_value_parses_to_a_format_or_the_default(raw, fmt):
 
 
 def test_every_chart_in_the_app_goes_through_show_chart():
-    """Only viz/pages/widgets.py · show_chart calls st.plotly_chart, so no chart misses the chosen format."""
+    """Only viz/pages/parts/widgets.py · show_chart calls st.plotly_chart, so no chart misses the chosen format."""
     callers = sorted(p.relative_to(REPO / "viz").as_posix() for p in (REPO / "viz").rglob("*.py")
                      if "st.plotly_chart(" in p.read_text())
-    assert callers == ["pages/widgets.py"]
+    assert callers == ["pages/parts/widgets.py"]
 
 
 def download_formats(at) -> list[str]:

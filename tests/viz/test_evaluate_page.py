@@ -84,7 +84,7 @@ def test_too_many_lines_are_refused_before_splitting(at):
 
 
 def test_markdown_in_uploads_is_inert():
-    from viz.pages.safe_text import md
+    from viz.pages.parts.safe_text import md
 
     assert md("![x](http://evil/p.png) [link](http://e) $x$ <b>") == (
         "\\!\\[x\\]\\(http\\://evil/p\\.png\\) \\[link\\]\\(http\\://e\\) \\$x\\$ \\<b\\>")

@@ -55,7 +55,7 @@ def test_page_survives(at, name):
 def test_cut_input_lets_only_encodable_text_through_and_says_what_it_removed(raw, cleaned, dropped):
     """A browser cannot send a lone surrogate (widget values travel as UTF-8 protobuf, and AppTest
     refuses one the same way), so this checks the guard itself, for text from any other source."""
-    from viz.pages.safe_text import cut_input
+    from viz.pages.parts.safe_text import cut_input
 
     text, message = cut_input(raw)
     assert text == cleaned

@@ -33,7 +33,7 @@ def _has_arabic(text: str) -> bool:
     ("x" * 5000, "en", True),
 ])
 def test_parse_language(value, code, noticed):
-    from viz.pages.language import parse_language
+    from viz.pages.parts.language import parse_language
 
     got, notice = parse_language(value)
     assert got == code and (notice is not None) == noticed
@@ -42,22 +42,22 @@ def test_parse_language(value, code, noticed):
 
 
 def test_ltr_isolates_data_only_in_a_right_to_left_language():
-    from viz import translations
-    from viz.translations import LRI, PDI, ltr
+    from viz import i18n
+    from viz.i18n import LRI, PDI, ltr
 
-    with translations.using("en"):
+    with i18n.using("en"):
         assert ltr("Le chat.") == "Le chat."
-    with translations.using("ar"):
+    with i18n.using("ar"):
         assert ltr("Le chat.") == f"{LRI}Le chat.{PDI}"
 
 
 def test_an_unknown_language_is_refused_and_english_is_the_text_as_written():
-    from viz import translations
+    from viz import i18n
 
-    with pytest.raises(translations.UnknownLanguage):
-        translations.use("xx")
-    translations.use("en")
-    assert translations._("Beam size") == "Beam size" and not translations.current().rtl
+    with pytest.raises(i18n.UnknownLanguage):
+        i18n.use("xx")
+    i18n.use("en")
+    assert i18n._("Beam size") == "Beam size" and not i18n.current().rtl
 
 
 @pytest.mark.parametrize("n,form", [(0, 0), (1, 1), (2, 2), (3, 3), (10, 3), (11, 5), (99, 5), (100, 4), (102, 4),
@@ -65,9 +65,9 @@ def test_an_unknown_language_is_refused_and_english_is_the_text_as_written():
 def test_arabic_plural_forms_follow_the_catalogs_rule(n, form):
     """The compiled catalog's Plural-Forms picks Arabic's six forms (zero, one, two, few, many,
     other) in the order the .po lists them."""
-    from viz import translations
+    from viz import i18n
 
-    assert translations.catalog("ar").plural(n) == form
+    assert i18n.catalog("ar").plural(n) == form
 
 
 def test_the_language_round_trips_through_the_url_and_english_leaves_it(app_env):
@@ -108,36 +108,36 @@ def test_a_hostile_language_falls_back_to_english_with_an_escaped_notice(app_env
 ])
 def test_an_engine_error_gets_a_sentence_in_arabic_before_its_english_details(error, lead):
     from model.core import errors
-    from viz import translations
+    from viz import i18n
 
     exc = getattr(errors, error)("test.fr has 4 lines, test.en has 2")
-    with translations.using("en"):
-        assert translations.error_text(exc) == "test.fr has 4 lines, test.en has 2"
-    with translations.using("ar"):
-        text = translations.error_text(exc)
+    with i18n.using("en"):
+        assert i18n.error_text(exc) == "test.fr has 4 lines, test.en has 2"
+    with i18n.using("ar"):
+        text = i18n.error_text(exc)
     assert text.startswith(lead) and text.endswith("\u2066test.fr has 4 lines, test.en has 2\u2069")
 
 
 def test_using_restores_the_language_before_it_even_after_an_error():
-    from viz import translations
+    from viz import i18n
 
-    with translations.using("ar"):
+    with i18n.using("ar"):
         with pytest.raises(ZeroDivisionError):
-            with translations.using("en"):
-                assert not translations.current().rtl
+            with i18n.using("en"):
+                assert not i18n.current().rtl
                 1 / 0
-        assert translations.current().code == "ar"
-    assert translations.current().code == "en"
+        assert i18n.current().code == "ar"
+    assert i18n.current().code == "en"
 
 
 def test_an_engine_error_with_a_template_the_catalog_knows_reads_wholly_in_arabic():
     from model.core.errors import DataError
-    from viz import translations
+    from viz import i18n
 
     exc = DataError("line counts differ: {src} has {src_lines} lines, {ref} has {ref_lines}", src="test.en",
                     src_lines=4, ref="test.fr", ref_lines=2)
     assert str(exc) == "line counts differ: test.en has 4 lines, test.fr has 2"  # the command line's
-    with translations.using("ar"):
-        text = translations.error_text(exc)
+    with i18n.using("ar"):
+        text = i18n.error_text(exc)
     assert text.startswith("عدد الأسطر مختلف") and "\u2066test.en\u2069" in text and "\u2066test.fr\u2069" in text
     assert "differ" not in text and "4" in text and "2" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz.pages.examples import examples, reordering
+from viz.pages.parts.examples import examples, reordering
 
 from ..conftest import start_app
 

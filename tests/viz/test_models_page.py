@@ -69,7 +69,7 @@ def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
 
 def _models_script_with_language(settings):
     from viz.pages import models as models_page
-    from viz.pages.language import language_ui
+    from viz.pages.parts.language import language_ui
 
     language_ui()
     models_page.render(settings)
@@ -84,14 +84,14 @@ def test_a_malformed_card_is_reported_in_the_readers_language(tiny_checkpoints, 
                                                              english, arabic, lang):
     """The card's problem reaches the page as the error itself (template and values), so it is
     worded in the reader's language; the model is still listed, without its card."""
-    from viz import translations
+    from viz import i18n
 
     folder = tmp_path / "checkpoints" / "odd-rnnsearch"
     shutil.copytree(tiny_checkpoints["rnnsearch"], folder)
     card = json.loads((folder / "card.json").read_text())
     (folder / "card.json").write_text(json.dumps({**card, **change}))
     settings = start_app(monkeypatch, "--checkpoints", folder.parent)
-    with translations.using(lang):
+    with i18n.using(lang):
         at = AppTest.from_function(_models_script_with_language, args=(settings,), default_timeout=60)
         at.query_params["lang"] = lang
         at.run()

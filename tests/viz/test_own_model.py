@@ -12,8 +12,10 @@ from sacrebleu.metrics import BLEU
 from safetensors.torch import load_file, save_file
 from streamlit.testing.v1 import AppTest
 
-from model.checkpoints import folder as checkpoint
-from model.checkpoints.folder import FORMAT, FORMAT_VERSION, Family
+from model.checkpoints import families
+from model.checkpoints.imports import import_joey
+from model.checkpoints.folder import FORMAT, FORMAT_VERSION
+from model.checkpoints.families import Family
 from model.core.decodable import ModelDescription
 from model.decoding.search import SearchConfig
 from tests.model.test_decodable import doc_namespace
@@ -43,7 +45,7 @@ def toy_family(monkeypatch):
         return ModelDescription("tiny-attention", True, "dot-product", origin="the own-model guide",
                                 summary="GRU encoder and decoder, dot-product attention"), "en", "fr"
 
-    monkeypatch.setitem(checkpoint.FAMILIES, "tiny-attention", Family(load, describe))
+    monkeypatch.setitem(families.FAMILIES, "tiny-attention", Family(load, describe))
     return ns
 
 
@@ -90,7 +92,7 @@ def test_a_registered_model_gets_every_translate_view(toy_root):
 
 
 def test_a_config_naming_an_unregistered_family_is_not_offered(toy_root, monkeypatch):
-    monkeypatch.delitem(checkpoint.FAMILIES, "tiny-attention")
+    monkeypatch.delitem(families.FAMILIES, "tiny-attention")
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception
     assert not any(TOY in str(option) for option in at.selectbox(key="model_left").options)
@@ -107,7 +109,7 @@ def joey_import(tmp_path_factory) -> Path:
 
     torch.set_num_threads(1)
     joey_dir = train_joey(tmp_path_factory.mktemp("joey"), "gru-bahdanau")
-    return checkpoint.import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-gru")
+    return import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-gru")
 
 
 @pytest.fixture
@@ -154,7 +156,7 @@ def test_the_models_and_paper_pages_say_where_an_import_came_from(joey_root):
 
 
 def _paper_model_tab(settings):
-    from viz.pages import paper_equations
+    from viz.pages.parts import paper_equations
     paper_equations.render("joey-gru", "rnnencdec-tiny", "a dog runs in the park", settings)
 
 
@@ -220,7 +222,7 @@ def test_a_model_without_energies_shows_its_weights_and_says_so(toy_root, toy_fa
         def step(self, *args, **kwargs):
             return dataclasses.replace(super().step(*args, **kwargs), energies=None)
 
-    family = checkpoint.FAMILIES["tiny-attention"]
+    family = families.FAMILIES["tiny-attention"]
 
     def load(folder: Path, raw: dict):
         model, src, tgt = family.load(folder, raw)
@@ -228,7 +230,7 @@ def test_a_model_without_energies_shows_its_weights_and_says_so(toy_root, toy_fa
         bare.load_state_dict(model.state_dict())
         return bare, src, tgt
 
-    monkeypatch.setitem(checkpoint.FAMILIES, "tiny-attention", Family(load, family.describe))
+    monkeypatch.setitem(families.FAMILIES, "tiny-attention", Family(load, family.describe))
     at = run_translate("the dog sits")
     open_tab(at, "Step by step")
     assert any("does not expose its energies" in c.value for c in at.caption)
@@ -241,7 +243,7 @@ import json, runpy, sys
 sys.path.insert(0, {repo!r})
 from safetensors.torch import load_file
 
-from model.checkpoints.folder import Family, register_family
+from model.checkpoints.families import Family, register_family
 from model.core.decodable import ModelDescription
 from tests.model.test_decodable import doc_namespace
 
@@ -267,7 +269,7 @@ runpy.run_path({app!r}, run_name="__main__")
 
 def test_the_documented_launcher_opens_a_registered_model(toy_root, tmp_path, monkeypatch):
     """docs/own-model.md's my_app.py pattern: register a family, then run app.py."""
-    monkeypatch.delitem(checkpoint.FAMILIES, "tiny-attention")  # the launcher registers it itself
+    monkeypatch.delitem(families.FAMILIES, "tiny-attention")  # the launcher registers it itself
     launcher = tmp_path / "my_app.py"
     launcher.write_text(LAUNCHER.format(repo=str(Path(APP).parent), app=APP))
     monkeypatch.setattr("sys.argv", ["my_app.py", "--checkpoints", str(toy_root.checkpoints)])

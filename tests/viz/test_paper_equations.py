@@ -7,7 +7,7 @@ import torch
 
 from model.checkpoints.folder import load_checkpoint
 from model.decoding.step_by_step import dissect
-from viz.pages.paper_equations import EQUATIONS
+from viz.pages.parts.paper_equations import EQUATIONS
 
 NAMED = sorted({ref for eq in EQUATIONS.values() for ref in eq.computed_by})
 

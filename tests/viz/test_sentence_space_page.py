@@ -55,15 +55,15 @@ def test_a_blank_sentence_gets_a_notice_not_an_error(own_root):
 
 
 def test_a_replaced_checkpoint_gets_a_new_space(own_root):
-    from viz.serving import sentence_spaces
+    from viz.serving import sentence_space as served_space
 
     settings, root = own_root
-    first = sentence_spaces.sentence_space("rnnencdec-tiny", settings)
-    assert sentence_spaces.sentence_space("rnnencdec-tiny", settings) is first  # kept for every session
+    first = served_space.sentence_space("rnnencdec-tiny", settings)
+    assert served_space.sentence_space("rnnencdec-tiny", settings) is first  # kept for every session
     weights = root / "rnnencdec-tiny" / "model.safetensors"
     weights.write_bytes(weights.read_bytes())  # the same weights written again: a new modification time
-    stamp = sentence_spaces.checkpoint_stamp(root / "rnnencdec-tiny")
-    assert sentence_spaces._space(root / "rnnencdec-tiny", stamp, "rnnencdec-tiny", settings) is not first
+    stamp = served_space.checkpoint_stamp(root / "rnnencdec-tiny")
+    assert served_space._space(root / "rnnencdec-tiny", stamp, "rnnencdec-tiny", settings) is not first
 
 
 def test_what_the_vector_keeps_is_measured_on_a_test_set(own_root, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.cards.schema import read_model_card
-from viz.pages.examples import examples
+from viz.pages.parts.examples import examples
 
 from ..conftest import start_app
 
@@ -47,7 +47,8 @@ def test_the_picker_offers_the_pair_with_its_own_models_and_examples(direction, 
 def _paper(settings, direction):
     import streamlit as st
 
-    from viz.pages import menu, paper
+    from viz.pages import paper
+    from viz.pages.parts import menu
 
     menu.all_pages(settings)
     st.session_state.setdefault("paper_direction", direction)

@@ -6,7 +6,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from viz.figures.heatmap import display_token
-from viz.translations import N_, _
+from viz.i18n import N_, _
 
 STATUS_STYLE = {  # status -> (colour, marker size, legend label, shown through _)
     "pruned": ("#c7c7c7", 7, N_("pruned")),

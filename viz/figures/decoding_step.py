@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from model.decoding.trace import Candidate
 from viz.figures.heatmap import display_token
-from viz.translations import _
+from viz.i18n import _
 
 
 def source_strip(weights: np.ndarray, src_tokens: Sequence[str], title: str = "",

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.scoring.word_alignment import BPE_JOINER, WORD_START, word_matrix, word_spans
-from viz.translations import _
+from viz.i18n import _
 
 
 def display_token(piece: str) -> str:

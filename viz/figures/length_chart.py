@@ -16,7 +16,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from model.cards.schema import StressRow
-from viz.translations import _
+from viz.i18n import _
 
 # One colour per model up to ten: the Models page draws every shipped model on one chart.
 COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",

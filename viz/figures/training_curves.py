@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from model.cards.schema import ValidationRecord
-from viz.translations import _
+from viz.i18n import _
 
 
 def training_curves(log: Sequence[ValidationRecord], title: str = "") -> go.Figure:

@@ -42,10 +42,10 @@ from model.scoring.word_alignment import (
     read_gold,
 )
 from viz.figures.heatmap import answer_key_heatmap
-from viz.pages import widgets
-from viz.translations import N_, _, error_text, ltr, ngettext
-from viz.pages.safe_text import md
-from viz.pages.serving_ui import queue_notice
+from viz.pages.parts import widgets
+from viz.i18n import N_, _, error_text, ltr, ngettext
+from viz.pages.parts.safe_text import md
+from viz.pages.parts.serving_ui import queue_notice
 from viz.serving import hosting, offered_models, statistical_overlay
 from viz.serving.decodes import QueuedSlot, load_translator, shared_store
 from viz.serving.settings import REPO, AppSettings

@@ -27,10 +27,10 @@ from model.scoring.evaluation import (
 )
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
-from viz.pages import nav, widgets
-from viz.translations import N_, _, error_text, ltr, ngettext
-from viz.pages.safe_text import md
-from viz.pages.serving_ui import load_builtin_set, load_translator, side_by_side
+from viz.pages.parts import nav, widgets
+from viz.i18n import N_, _, error_text, ltr, ngettext
+from viz.pages.parts.safe_text import md
+from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
 from viz.serving import decodes, hosting, offered_models
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.decodes import shared_store
@@ -131,7 +131,7 @@ def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> 
     extra = st.text_input(_("Also evaluate the checkpoint folder at this path (optional)"), key="eval_extra").strip()
     if extra:
         try:
-            load_translator(extra, settings)  # validates the name, then the folder
+            translator_for_page(extra, settings)  # validates the name, then the folder
             chosen = list(dict.fromkeys(chosen + [extra]))
         except UserError as exc:  # CheckpointError, CheckpointNameError
             st.error(hosting.error_text(exc, settings, _(HOSTED_EXTRA), local=_cannot_use(extra, exc)))
@@ -212,7 +212,7 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
     archs = {}
     for name in names:
         try:
-            archs[name] = load_translator(name, settings).arch
+            archs[name] = translator_for_page(name, settings).arch
         except UserError as exc:  # CheckpointError: a listed folder that does not load
             st.error(hosting.error_text(exc, settings, _("Checkpoint {name} does not load on this server.").format(
                 name=ltr(name)), local=_cannot_use(name, exc)))
@@ -222,7 +222,7 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
         if _has_attention(name, settings) for kind in ablations]
     bars = [st.progress(0.0, text=_("{name}: starting").format(name=ltr(job[0]))) for job in jobs]
     store = shared_store("evaluations", 32)
-    runs = side_by_side([partial(store.get_or_compute, (label, content_digest(test), job_search),
+    runs = side_by_side_on_page([partial(store.get_or_compute, (label, content_digest(test), job_search),
                                  partial(decode_run, name, archs[name], test, job_search, settings, bar, label))
                          for (label, name, job_search), bar in zip(jobs, bars)])
     for bar in bars:

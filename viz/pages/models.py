@@ -9,9 +9,9 @@ import streamlit as st
 from model.cards.schema import Card
 from viz.figures.length_chart import stress_chart
 from viz.figures.training_curves import training_curves
-from viz.pages import widgets
-from viz.translations import N_, _, error_text, ltr
-from viz.pages.safe_text import md
+from viz.pages.parts import widgets
+from viz.i18n import N_, _, error_text, ltr
+from viz.pages.parts.safe_text import md
 from viz.serving import hosting, offered_models
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings

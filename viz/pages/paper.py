@@ -13,12 +13,12 @@ from model.corpus.test_sets import EvalSet, join_consecutive
 from model.scoring.evaluation import STRESS_K, run_model, stress_report
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart, stress_chart
-from viz.pages import nav, paper_equations, widgets
-from viz.pages.examples import examples, reordering
-from viz.translations import N_, _, ltr, ngettext
-from viz.pages.replay import replay_ui
-from viz.pages.safe_text import md
-from viz.pages.serving_ui import load_builtin_set, load_translator
+from viz.pages.parts import nav, paper_equations, widgets
+from viz.pages.parts.examples import examples, reordering
+from viz.i18n import N_, _, ltr, ngettext
+from viz.pages.parts.replay import replay_ui
+from viz.pages.parts.safe_text import md
+from viz.pages.parts.serving_ui import load_builtin_set, translator_for_page
 from viz.serving import offered_models
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.decodes import QueuedSlot, shared_store
@@ -141,7 +141,7 @@ def _run(name: str, test: EvalSet, label: str, settings: AppSettings):
     decoding = offered_models.info(name, settings).decoding
 
     def compute():
-        run = run_model(load_translator(name, settings), test, decoding, slot=QueuedSlot(settings))
+        run = run_model(translator_for_page(name, settings), test, decoding, slot=QueuedSlot(settings))
         run.name = name
         return run
 

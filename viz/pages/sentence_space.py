@@ -10,15 +10,15 @@ import streamlit as st
 
 from model.decoding.sentence_space import SentenceSpace, SpaceError
 from model.core.errors import UserError
-from viz.figures.sentence_map import sentence_map
-from viz.pages import widgets
-from viz.translations import N_, _, error_text, ltr
-from viz.pages.safe_text import md
-from viz.pages.serving_ui import load_builtin_set, load_translator, queue_notice
+from viz.figures.sentence_space import sentence_map
+from viz.pages.parts import widgets
+from viz.i18n import N_, _, error_text, ltr
+from viz.pages.parts.safe_text import md
+from viz.pages.parts.serving_ui import load_builtin_set, queue_notice, translator_for_page
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot
 from viz.serving.builtin_sets import builtin_sets
-from viz.serving.sentence_spaces import MEASURED_SENTENCES, sentence_space, what_it_keeps
+from viz.serving.sentence_space import MEASURED_SENTENCES, sentence_space, what_it_keeps
 from viz.serving.settings import AppSettings
 
 EXAMPLE = "Two young children are playing with a red ball in the park."
@@ -93,7 +93,7 @@ def render(settings: AppSettings) -> None:
 def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
     st.subheader(name)
     try:
-        translator = load_translator(name, settings)
+        translator = translator_for_page(name, settings)
         space = space_ui(name, settings)
         vector = space.embed(translator, text)
     except SpaceError as exc:

@@ -17,12 +17,12 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
 from model.core.errors import UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
-from viz.pages import nav, translate_views, url_state, widgets
-from viz.pages.examples import examples
-from viz.translations import _, error_text, ltr, ngettext
-from viz.pages.safe_text import cut_input, md
-from viz.pages.serving_ui import load_translator, translate_all
-from viz.pages.url_state import View
+from viz.pages.parts import nav, translate_views, url_state, widgets
+from viz.pages.parts.examples import examples
+from viz.i18n import _, error_text, ltr, ngettext
+from viz.pages.parts.safe_text import cut_input, md
+from viz.pages.parts.serving_ui import decode_for_page, translator_for_page
+from viz.pages.parts.url_state import View
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
@@ -189,7 +189,7 @@ def translate_pair(names: list[str], text: str, search: SearchConfig,
     usable = []
     for name in names:
         try:
-            load_translator(name, settings)
+            translator_for_page(name, settings)
             usable.append(name)
         except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
             reason = hosting.error_text(exc, settings, _("it does not load on this server."),
@@ -197,7 +197,7 @@ def translate_pair(names: list[str], text: str, search: SearchConfig,
             st.error(_("Could not use checkpoint {name}: {reason}").format(name=ltr(md(name)), reason=reason))
     if not usable:
         return None
-    return translate_all([Request(name, text, search) for name in usable], settings)
+    return decode_for_page([Request(name, text, search) for name in usable], settings)
 
 
 def outputs_ui(results: list[Decoded], settings: AppSettings) -> None:

@@ -3,7 +3,7 @@
 Every page decodes through here. Models load once per process (``load_translator``); at most
 ``AppSettings.decode_slots`` decodes run at once and the rest wait in line, told so
 (``QueuedSlot``); several models decode side by side, one torch thread each
-(``side_by_side``); and a finished decode is kept for every session (``translate_all``).
+(``side_by_side``); and a finished decode is kept for every session (``shared_decodes``).
 What a page shows meanwhile (the "queued" line, progress bars drawn from worker threads) it
 passes in as callbacks: nothing here draws.
 """
@@ -29,7 +29,7 @@ from viz.serving.hosting import resolve_checkpoint
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
 from viz.serving.shared_results import ResultStore
-from viz.translations import N_, _, ngettext
+from viz.i18n import N_, _, ngettext
 
 T = TypeVar("T")
 Carry = Callable[[Callable[[], T]], Callable[[], T]]  # see side_by_side
@@ -163,13 +163,13 @@ class Request:
     attend: Optional[tuple[int, int]] = None  # what-if: (step, source position) given all the attention
 
 
-def translate(request: Request, settings: AppSettings,
+def shared_decode(request: Request, settings: AppSettings,
               on_queued: Optional[Callable[[], QueueNotice]] = None) -> Decoded:
-    """One sentence with one model (see ``translate_all``)."""
-    return translate_all([request], settings, on_queued)[0]
+    """One sentence with one model (see ``shared_decodes``)."""
+    return shared_decodes([request], settings, on_queued)[0]
 
 
-def translate_all(requests: list[Request], settings: AppSettings,
+def shared_decodes(requests: list[Request], settings: AppSettings,
                   on_queued: Optional[Callable[[], QueueNotice]] = None, carry: Optional[Carry] = None) -> list[Decoded]:
     """The requests' decodes, in order: each decoded once per process and kept for every
     session, the missing ones side by side, each in a batch with the other sessions' requests for

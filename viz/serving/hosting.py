@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Optional
 
 from model.core.errors import UserError
-from viz import translations
+from viz import i18n
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _
+from viz.i18n import N_, _
 
 # Longest checkpoint name or path accepted, in characters, and longest part of it in UTF-8
 # bytes (NAME_MAX on Linux/macOS; a longer part makes every file call raise OSError).
@@ -24,7 +24,7 @@ BAD_NAME = N_("That is not a usable checkpoint name or path.")
 
 class CheckpointNameError(UserError):
     """A checkpoint name refused before anything was loaded. The message is fixed (one of the
-    catalog's English messages, which ``translations.error_text`` shows in the reader's
+    catalog's English messages, which ``i18n.error_text`` shows in the reader's
     language): it never repeats the name or any server path."""
 
 
@@ -80,7 +80,7 @@ def error_text(exc: Exception, settings: AppSettings, public: str, local: Option
     in production mode ``public``, which must name no server path, while the details go to the
     server's log."""
     if not production(settings):
-        return translations.error_text(exc) if local is None else local
+        return i18n.error_text(exc) if local is None else local
     print(f"{public} ({type(exc).__name__}: {str(exc)[:500]!r})", file=sys.stderr, flush=True)
     return public
 
@@ -89,5 +89,5 @@ def no_checkpoints_text(settings: AppSettings, hint: str = "") -> str:
     """The error for an empty checkpoint root; the root's path and ``hint`` only locally."""
     if production(settings):
         return _("No checkpoints are installed on this server.")
-    text = _("No checkpoints found in {root}.").format(root=translations.ltr(str(settings.checkpoints)))
+    text = _("No checkpoints found in {root}.").format(root=i18n.ltr(str(settings.checkpoints)))
     return f"{text} {hint}" if hint else text

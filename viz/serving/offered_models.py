@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from model.cards.schema import Card, read_model_card
-from model.checkpoints.folder import describe_folder
+from model.checkpoints.families import describe_folder
 from model.core.config import TrainConfig
 from model.core.decodable import ModelDescription
 from model.decoding.search import SearchConfig
@@ -16,7 +16,7 @@ from model.core.errors import CheckpointError
 from viz.serving import hosting
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
-from viz.translations import N_, _, ltr
+from viz.i18n import N_, _, ltr
 
 LISTING_TTL_S = 300  # a checkpoint's listing is read again after this long (a folder replaced meanwhile)
 DEFAULT_PAIR = "everyday"  # the card "pair" (models trained together) the app opens with

@@ -13,8 +13,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Callable, Mapping
 from urllib.parse import urlencode
 
-from viz.translations import _, ltr, ngettext
-from viz.pages.safe_text import md
+from viz.i18n import _, ltr, ngettext
+from viz.pages.parts.safe_text import md
 
 MAX_PARAM_CHARS = 2000  # the longest sentence a link may carry (the page's input limit)
 TABS = ("alignment", "steps", "beam", "whatif", "saliency", "downloads")  # the tab slugs used in links

@@ -4,7 +4,7 @@ import streamlit as st
 from viz.pages import alignment as alignment_page
 from viz.pages import evaluate as evaluate_page
 from viz.pages import models as models_page
-from viz.pages import nav
+from viz.pages.parts import nav
 from viz.pages import paper as paper_page
 from viz.pages import sentence_space as sentence_space_page
 from viz.pages import translate as translate_page

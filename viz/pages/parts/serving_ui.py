@@ -15,7 +15,7 @@ from model.decoding.translator import Translator
 from viz.serving import builtin_sets, decodes
 from viz.serving.decodes import Decoded, QueueNotice, Request
 from viz.serving.settings import AppSettings
-from viz.translations import N_, _
+from viz.i18n import N_, _
 
 T = TypeVar("T")
 LOADING = N_("Loading model...")  # shown (through _) when loading outlasts st.spinner's delay (a first load)
@@ -39,29 +39,29 @@ def carry_page_context(call: Callable[[], T]) -> Callable[[], T]:
     return run
 
 
-def side_by_side(calls: list[Callable[[], T]]) -> list[T]:
+def side_by_side_on_page(calls: list[Callable[[], T]]) -> list[T]:
     """``decodes.side_by_side`` with threads that may update this page."""
     return decodes.side_by_side(calls, carry=carry_page_context)
 
 
-def load_translator(name: str, settings: AppSettings) -> Translator:
+def translator_for_page(name: str, settings: AppSettings) -> Translator:
     """``decodes.load_translator`` under a spinner."""
     with st.spinner(_(LOADING)):
         return decodes.load_translator(name, settings)
 
 
-def translate_all(requests: list[Request], settings: AppSettings) -> list[Decoded]:
-    """``decodes.translate_all`` under a spinner while models load, with the queued line (which
+def decode_for_page(requests: list[Request], settings: AppSettings) -> list[Decoded]:
+    """``decodes.shared_decodes`` under a spinner while models load, with the queued line (which
     its worker threads may update: a request waits for its batch there)."""
     with st.spinner(_(LOADING)):
         for request in requests:
             decodes.load_translator(request.name, settings)
-    return decodes.translate_all(requests, settings, on_queued=queue_notice, carry=carry_page_context)
+    return decodes.shared_decodes(requests, settings, on_queued=queue_notice, carry=carry_page_context)
 
 
-def translate(request: Request, settings: AppSettings) -> Decoded:
-    """One sentence with one model (``translate_all``)."""
-    return translate_all([request], settings)[0]
+def decode_one_for_page(request: Request, settings: AppSettings) -> Decoded:
+    """One sentence with one model (``decode_for_page``)."""
+    return decode_for_page([request], settings)[0]
 
 
 def load_builtin_set(entry: builtin_sets.BuiltinSet) -> EvalSet:

@@ -12,10 +12,10 @@ from model.decoding.search import candidates
 from model.decoding.step_by_step import Anatomy, StepAnatomy, dissect
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
-from viz.pages import nav, widgets
-from viz.translations import N_, _, ltr, ngettext
-from viz.pages.safe_text import MAX_INPUT_CHARS, cut_input, md
-from viz.pages.serving_ui import translate
+from viz.pages.parts import nav, widgets
+from viz.i18n import N_, _, ltr, ngettext
+from viz.pages.parts.safe_text import MAX_INPUT_CHARS, cut_input, md
+from viz.pages.parts.serving_ui import decode_one_for_page
 from viz.serving import offered_models
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
@@ -78,7 +78,7 @@ def anatomy_of(result: Decoded, settings: AppSettings) -> Anatomy:
 
 def decode(name: str, text: str, settings: AppSettings) -> Decoded:
     """``text`` decoded by ``name`` with its card's default decoding, with the full trace."""
-    return translate(Request(name, text, offered_models.info(name, settings).decoding), settings)
+    return decode_one_for_page(Request(name, text, offered_models.info(name, settings).decoding), settings)
 
 
 def render(search: str, encdec: str, sentence: str, settings: AppSettings, choices: Sequence[str] = ()) -> None:

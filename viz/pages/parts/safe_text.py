@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from viz.translations import _, ngettext
+from viz.i18n import _, ngettext
 
 # Longest typed input the pages accept, in characters; longer text is cut, with a message.
 MAX_INPUT_CHARS = 2000

@@ -34,7 +34,7 @@ class Language:
     rtl: bool  # written right to left
 
 
-LANGUAGES = {"en": Language("en", "English", False), "ar": Language("ar", "العربية", True)}
+INTERFACE_LANGUAGES = {"en": Language("en", "English", False), "ar": Language("ar", "العربية", True)}
 SOURCE = "en"  # the language the code is written in; it has no catalog
 
 _current: contextvars.ContextVar[str] = contextvars.ContextVar("language", default=SOURCE)
@@ -49,7 +49,7 @@ def catalog(code: str) -> gettext.NullTranslations:
     """The compiled catalog of ``code`` (English: none, the text as written)."""
     if code == SOURCE:
         return gettext.NullTranslations()
-    if code not in LANGUAGES:
+    if code not in INTERFACE_LANGUAGES:
         raise UnknownLanguage(code)
     with open(LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as mo:
         return gettext.GNUTranslations(mo)
@@ -75,7 +75,7 @@ def using(code: str) -> Iterator[None]:
 
 def current() -> Language:
     """The language this thread's text is in."""
-    return LANGUAGES[_current.get()]
+    return INTERFACE_LANGUAGES[_current.get()]
 
 
 def _(message: str) -> str:

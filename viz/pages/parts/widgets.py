@@ -6,12 +6,12 @@ import streamlit as st
 from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
-from viz import translations
+from viz import i18n
 from viz.figures.download_config import DEFAULT_FORMAT, FORMATS, PARAM, parse_format, plotly_config
-from viz.pages import language
-from viz.pages.url_param import keep_in_url
+from viz.pages.parts import language
+from viz.pages.parts.url_param import keep_in_url
 from viz.serving.offered_models import DEFAULT_DIRECTION, ModelInfo
-from viz.translations import N_, _, ngettext
+from viz.i18n import N_, _, ngettext
 
 DEFAULTS = SearchConfig()
 
@@ -130,6 +130,6 @@ def tabs_ui(labels: dict[str, str], key: str) -> list:
     current = st.session_state.get(key)
     if current is not None and current not in shown.values():
         st.session_state[key] = next((shown[slug] for slug, label in labels.items() if current in
-                                      {translations.catalog(c).gettext(label) for c in translations.LANGUAGES}),
+                                      {i18n.catalog(c).gettext(label) for c in i18n.INTERFACE_LANGUAGES}),
                                      next(iter(shown.values())))
     return st.tabs(list(shown.values()), key=key, on_change="rerun")

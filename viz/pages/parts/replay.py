@@ -14,9 +14,9 @@ import streamlit as st
 from model.cards.schema import Card
 from model.training.replay import Snapshot
 from viz.figures.heatmap import alignment_heatmap
-from viz.pages import widgets
-from viz.translations import _, ltr
-from viz.pages.safe_text import md
+from viz.pages.parts import widgets
+from viz.i18n import _, ltr
+from viz.pages.parts.safe_text import md
 
 
 def replay_ui(cards: list[Card], key: str) -> None:

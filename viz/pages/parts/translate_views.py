@@ -18,11 +18,11 @@ from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
-from viz.pages import widgets
-from viz.translations import N_, _, error_text, ltr, ngettext
-from viz.pages.safe_text import md
-from viz.pages.serving_ui import translate
-from viz.pages.url_state import TABS
+from viz.pages.parts import widgets
+from viz.i18n import N_, _, error_text, ltr, ngettext
+from viz.pages.parts.safe_text import md
+from viz.pages.parts.serving_ui import decode_one_for_page
+from viz.pages.parts.url_state import TABS
 from viz.serving import statistical_overlay
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
@@ -255,13 +255,13 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
     try:
         if mode == "the token" or trace.attention is None:
             choice = st.selectbox(_("Force this token instead"), list(options), key="whatif_token")
-            new = translate(Request(name, text, search, prefix=tuple(trace.target_ids[:i] + [options[choice]])),
+            new = decode_one_for_page(Request(name, text, search, prefix=tuple(trace.target_ids[:i] + [options[choice]])),
                             settings)
         else:
             labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
             j = st.selectbox(_("Put all attention on"), range(len(labels)), format_func=labels.__getitem__,
                              key="whatif_source")
-            new = translate(Request(name, text, search, attend=(i, int(j))), settings)
+            new = decode_one_for_page(Request(name, text, search, attend=(i, int(j))), settings)
     except NoHypothesisError as exc:
         st.warning(_("No translation under that change: {reason}").format(reason=error_text(exc)))
         return

@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.translations import _
+from viz.i18n import _
 
 SHOWN = 3_000  # sample points drawn (evenly spread over the sample): the browser draws them fast
 

@@ -2,7 +2,7 @@
 reorderings that make an alignment worth looking at."""
 from __future__ import annotations
 
-from viz.translations import N_
+from viz.i18n import N_
 
 # source language -> [(what kind of sentence, the sentence)]: the sentences are data; the kinds are
 # the app's text, kept in English here (``reordering`` reads them) and shown through _()

@@ -5,7 +5,7 @@ URL's ``lang`` (an unknown value falls back to English, with a notice that shows
 the URL then follows the choice, and the chosen catalog serves every ``_()`` of the run.
 Arabic pages are laid out right to left; what is data and not the app's text (sentences typed
 and translated, subword tokens, equations, code) stays left to right inside them: blocks by
-the stylesheet below, inline mentions through ``viz.translations.ltr``.
+the stylesheet below, inline mentions through ``viz.i18n.ltr``.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from typing import Optional
 
 import streamlit as st
 
-from viz import translations
-from viz.pages.safe_text import md
-from viz.pages.url_param import keep_in_url
-from viz.translations import LANGUAGES, SOURCE, _
+from viz import i18n
+from viz.pages.parts.safe_text import md
+from viz.pages.parts.url_param import keep_in_url
+from viz.i18n import INTERFACE_LANGUAGES, SOURCE, _
 
 PARAM = "lang"
 MAX_SHOWN = 20  # characters of an unusable URL value repeated in the notice
@@ -44,7 +44,7 @@ RTL_CSS = """
 def parse_language(value: Optional[str]) -> tuple[str, Optional[str]]:
     """The language code a URL's ``lang`` value asks for, and a notice (markdown, the value
     escaped and shortened) when it is not one the app has: English then."""
-    if value is None or value in LANGUAGES:
+    if value is None or value in INTERFACE_LANGUAGES:
         return value or SOURCE, None
     shown = md(repr(str(value)[:MAX_SHOWN]))
     return SOURCE, _("The link's language {value} is not available; showing English.").format(value=shown)
@@ -63,12 +63,12 @@ def language_ui() -> str:
     notice = None
     if PARAM not in state:
         state[PARAM], notice = parse_language(url.get(PARAM))
-    translations.use(state[PARAM])  # before any text below, the menu's own label included
-    st.sidebar.selectbox(_("Language"), list(LANGUAGES), key=PARAM, format_func=lambda c: LANGUAGES[c].name,
+    i18n.use(state[PARAM])  # before any text below, the menu's own label included
+    st.sidebar.selectbox(_("Language"), list(INTERFACE_LANGUAGES), key=PARAM, format_func=lambda c: INTERFACE_LANGUAGES[c].name,
                          help=_("The language of the app's own text. Sentences, translations and scores are "
                                 "not translated."))
     keep_in_url(PARAM, language_params().get(PARAM))
-    if translations.current().rtl:
+    if i18n.current().rtl:
         st.html(RTL_CSS)
     if notice:
         st.warning(notice)
