@@ -1,7 +1,7 @@
 """Entry point: ``streamlit run app.py [-- --checkpoints DIR --production --decode-slots N --data-dir DIR
 --align-dir DIR]`` (docs/hosting.md lists the flags).
 
-Parses the flags into one AppSettings value and starts the pages with it; the pages live in
+Parses the flags once per process into one AppSettings value and starts the pages with it; the pages live in
 ``viz/pages/``.
 """
 import sys
@@ -12,14 +12,13 @@ from viz.pages.parts.language import language_ui
 from viz.pages.parts.menu import all_pages
 from viz.pages.parts.widgets import chart_format_ui
 from viz.serving.hosting import production
-from viz.serving.settings import SettingsError, parse_settings
+from viz.serving.settings import SettingsError, settings_once
 from viz.i18n import _
 
-st.set_page_config(layout="wide")
-language_ui()  # first: every text below is in the chosen language
-st.set_page_config(page_title=_("Inside attention NMT"))
+language_ui()  # first: every text below, the page title included, is in the chosen language
+st.set_page_config(page_title=_("Inside attention NMT"), layout="wide")
 try:
-    settings = parse_settings(sys.argv[1:], server_address=str(st.get_option("server.address") or ""))
+    settings = settings_once(tuple(sys.argv[1:]), server_address=str(st.get_option("server.address") or ""))
 except SettingsError as exc:
     print(exc, file=sys.stderr, flush=True)
     st.error(_("The app's flags could not be read:"))

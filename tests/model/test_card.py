@@ -9,7 +9,6 @@ from model.cards.builder import DEVIATIONS, ENCDEC_SUMMARY, build, compare, devi
 from model.card import main as card_main
 from model.cards.schema import read_model_card
 from model.decoding.translator import Translator
-from viz import cards_markdown
 from viz.commands import cards as cards_cli
 
 from ..conftest import make_pairs

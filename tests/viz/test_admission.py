@@ -13,6 +13,7 @@ from viz.serving import decodes
 from viz.serving.admission import DecodeGate
 from viz.serving.decodes import QueueNotice, QueuedSlot, Request, load_translator, side_by_side, shared_decodes
 from viz.serving.settings import AppSettings
+from viz.serving.shared_results import TRANSLATIONS, result_store
 
 from ..conftest import start_app
 
@@ -193,7 +194,7 @@ def test_a_session_asking_for_a_request_being_decoded_gets_its_result(checkpoint
     """Two sessions ask for the same sentence at once: the second waits for the first's batch
     (and is told so), then takes the stored result instead of decoding again."""
     settings = start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--decode-slots", slots)
-    decodes.shared_store("translations", 256)._items.clear()
+    result_store(TRANSLATIONS)._items.clear()
     decoded, release, changed = [], threading.Event(), threading.Condition()
     real = decodes.decode_batch
 

@@ -140,10 +140,10 @@ def own(tmp_path, tiny_checkpoints, monkeypatch):
 @pytest.fixture
 def scored_names(monkeypatch):
     """The names of the models the page forces through a gold set, in order."""
-    from viz.pages import alignment as alignment_page
+    from viz.serving import alignments
 
-    names, real = [], alignment_page.score_model
-    monkeypatch.setattr(alignment_page, "score_model", lambda name, *a, **k: names.append(name) or real(name, *a, **k))
+    names, real = [], alignments.score_model
+    monkeypatch.setattr(alignments, "score_model", lambda name, *a, **k: names.append(name) or real(name, *a, **k))
     return names
 
 

@@ -11,6 +11,7 @@ from model.decoding.translator import Translator
 from viz.serving import decodes
 from viz.serving.batching import Batcher
 from viz.serving.decodes import Request
+from viz.serving.shared_results import TRANSLATIONS, result_store
 
 WAIT_S = 10  # a hang guard, not a timing assumption
 
@@ -250,7 +251,7 @@ def test_a_test_set_through_the_batchers_equals_its_decode_alone(app_env, monkey
     monkeypatch.setattr(decodes, "EVALUATION_CHUNK", 2)
     lines = TEXTS[:3] + ["", TEXTS[4]]
     search = SearchConfig(beam=3)
-    store = decodes.shared_store("translations", 256)
+    store = result_store(TRANSLATIONS)
     stored = len(store._items)
     done = []
     traces, seconds = decodes.translate_lines("rnnsearch-tiny", lines, search, app_env, done.append)

@@ -2,7 +2,6 @@
 Figure 2), significance, and a per-sentence drill-down."""
 from __future__ import annotations
 
-import hashlib
 import html
 from dataclasses import replace
 from functools import partial
@@ -19,7 +18,6 @@ from model.scoring.evaluation import (
     STRESS_K,
     ModelRun,
     bleu_by_length,
-    drop_beams,
     paired_significance,
     sentence_rows,
     stress_report,
@@ -31,9 +29,9 @@ from viz.pages.parts import nav, widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
-from viz.serving import decodes, hosting, offered_models
+from viz.serving import evaluations, hosting, offered_models
+from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
-from viz.serving.decodes import shared_store
 from viz.serving.settings import AppSettings
 
 # What production mode says for any checkpoint typed by path that cannot be used: the same words
@@ -199,11 +197,6 @@ def parse_upload(raws: tuple, names: tuple, take_first: bool) -> EvalSet:
     return eval_set_from_files(raws[0], raws[1], names[0], names[1], take_first=take_first)
 
 
-def content_digest(test: EvalSet) -> str:
-    joined = "\n".join(test.src) + "\0" + "\n".join(test.ref)
-    return hashlib.sha256(joined.encode()).hexdigest()
-
-
 def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: AppSettings,
                ablations: tuple[str, ...] = ()) -> list[ModelRun]:
     """Each model's run (and each attention model's ablated runs, named ``model+ablation``), from
@@ -221,10 +214,8 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
         (f"{name}+{kind}", name, replace(search, ablation=kind)) for name in names
         if _has_attention(name, settings) for kind in ablations]
     bars = [st.progress(0.0, text=_("{name}: starting").format(name=ltr(job[0]))) for job in jobs]
-    store = shared_store("evaluations", 32)
-    runs = side_by_side_on_page([partial(store.get_or_compute, (label, content_digest(test), job_search),
-                                 partial(decode_run, name, archs[name], test, job_search, settings, bar, label))
-                         for (label, name, job_search), bar in zip(jobs, bars)])
+    runs = side_by_side_on_page([partial(decode_run, name, archs[name], test, job_search, settings, bar, label)
+                                 for (label, name, job_search), bar in zip(jobs, bars)])
     for bar in bars:
         bar.empty()
     return runs
@@ -232,10 +223,7 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
 
 def decode_run(name: str, arch: str, test: EvalSet, search: SearchConfig, settings: AppSettings, bar,
                label: str = "") -> ModelRun:
-    """One model's run over ``test``, decoded in batches beside other users' evaluations, each
-    waiting its turn at the server's decode limit (``decodes.translate_lines``), with progress and
-    decoding progress on ``bar``; named ``label``, of architecture ``arch`` (the model's, read by
-    ``decode_all`` as it loaded it). Beam trees are dropped (see ``run_model``)."""
+    """``evaluations.evaluation_run`` with its progress and its queued line on ``bar``."""
     name_shown = label or name
     total, shown = len(test.src), [0.0]
 
@@ -244,11 +232,8 @@ def decode_run(name: str, arch: str, test: EvalSet, search: SearchConfig, settin
         bar.progress(shown[0], text=_("{name}: {done}/{total} sentences").format(name=ltr(name_shown), done=done,
                                                                                    total=total))
 
-    traces, seconds = decodes.translate_lines(name, test.src, search, settings, progress,
-                                              lambda text: bar.progress(shown[0], text=f"{ltr(name_shown)}: {text}"))
-    drop_beams(traces)
-    # seconds: the decoding time of the batches that held its sentences, not other users' load
-    return ModelRun(name_shown, arch, traces, max(seconds, 1e-9))
+    return evaluations.evaluation_run(name, arch, test, search, settings, label, progress,
+                                      lambda text: bar.progress(shown[0], text=f"{ltr(name_shown)}: {text}"))
 
 
 def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str) -> None:

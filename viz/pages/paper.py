@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from model.corpus.test_sets import EvalSet, join_consecutive
-from model.scoring.evaluation import STRESS_K, run_model, stress_report
+from model.scoring.evaluation import STRESS_K, stress_report
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart, stress_chart
 from viz.pages.parts import nav, paper_equations, widgets
@@ -18,10 +18,9 @@ from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.replay import replay_ui
 from viz.pages.parts.safe_text import md
-from viz.pages.parts.serving_ui import load_builtin_set, translator_for_page
-from viz.serving import offered_models
+from viz.pages.parts.serving_ui import load_builtin_set
+from viz.serving import evaluations, offered_models
 from viz.serving.builtin_sets import builtin_sets
-from viz.serving.decodes import QueuedSlot, shared_store
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
 
@@ -127,25 +126,13 @@ def recompute_ui(search: str, encdec: str, direction: tuple[str, str], settings:
     with st.spinner(_("Translating joined sentences with both models...")):
         for k in STRESS_K:
             part = join_consecutive(test, k) if k > 1 else test
-            runs[k] = [_run(name, part, label, settings) for name in (search, encdec)]
+            runs[k] = [evaluations.paper_run(name, part, label, settings) for name in (search, encdec)]
     rows, summary = stress_report(test, runs)
     title = _("BLEU by source length, first {n} of {test}, k = {ks}").format(
         n=len(test.src), test=ltr(label), ks=", ".join(map(str, STRESS_K)))
     widgets.show_chart(length_chart(rows, title), key="paper_fig2_live")
     headers = {"model": _("model"), "items": _("items"), "length_ratio": _("length_ratio")}
     st.dataframe(pd.DataFrame(summary).rename(columns=headers), hide_index=True, key="paper_fig2_table")
-
-
-def _run(name: str, test: EvalSet, label: str, settings: AppSettings):
-    """One model on one joined version of a test set, decoded once per server (its default decoding)."""
-    decoding = offered_models.info(name, settings).decoding
-
-    def compute():
-        run = run_model(translator_for_page(name, settings), test, decoding, slot=QueuedSlot(settings))
-        run.name = name
-        return run
-
-    return shared_store("paper runs", 64).get_or_compute((name, label, test.name, len(test.src), decoding), compute)
 
 
 def figure3(search: str, encdec: str, src_lang: str, settings: AppSettings) -> None:

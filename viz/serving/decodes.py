@@ -28,7 +28,7 @@ from viz.serving.batching import Batcher
 from viz.serving.hosting import resolve_checkpoint
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
-from viz.serving.shared_results import ResultStore
+from viz.serving.shared_results import TRANSLATIONS, result_store
 from viz.i18n import N_, _, ngettext
 
 T = TypeVar("T")
@@ -94,12 +94,6 @@ def decode_gate(limit: int) -> DecodeGate:
     """The process's limit on decodes running at once (``AppSettings.decode_slots``; each decode
     runs on one torch thread, see ``side_by_side``)."""
     return DecodeGate(limit)
-
-
-@shared()
-def shared_store(purpose: str, max_entries: int) -> ResultStore:
-    """The process's ResultStore for one kind of result (decodes, evaluation runs, ...)."""
-    return ResultStore(max_entries)
 
 
 class QueuedSlot:
@@ -180,7 +174,7 @@ def shared_decodes(requests: list[Request], settings: AppSettings,
     (the notice may be updated from its worker threads)."""
     # each name resolved and loaded once, in request order: load errors name their model
     checkpoints = {name: _checkpoint(name, settings) for name in dict.fromkeys(r.name for r in requests)}
-    store = shared_store("translations", 256)  # a trace with its beam tree is up to a few MB at beam 16
+    store = result_store(TRANSLATIONS)
     results = [store.get(r) for r in requests]
     missing = [i for i, found in enumerate(results) if found is None]
     if not missing:
@@ -255,7 +249,7 @@ def _evaluation_batcher(path: Path, search: SearchConfig) -> Batcher:
 def _decode_and_store(path: Path, requests: list[Request]) -> list[Decoded]:
     """The requests' decodes: those another session's batch decoded meanwhile from the store,
     the others in one batch, then stored."""
-    store = shared_store("translations", 256)
+    store = result_store(TRANSLATIONS)
     found = {r: store.get(r) for r in requests}
     todo = [r for r in requests if found[r] is None]
     for request, decoded in zip(todo, decode_batch(path, todo) if todo else []):

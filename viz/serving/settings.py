@@ -7,6 +7,7 @@ the pages, which hand it to the serving functions that need it. Every setting is
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,3 +108,11 @@ def parse_settings(argv: Sequence[str], server_address: str = "") -> AppSettings
                                               ("align_dir", args.align_dir)) if value is not None}
     return AppSettings(production=args.production, data_dir=args.data_dir, server_address=server_address or "",
                        **chosen)
+
+
+@functools.lru_cache(maxsize=8)
+def settings_once(argv: tuple[str, ...], server_address: str = "") -> AppSettings:
+    """``parse_settings``, once per process for the same arguments: ``app.py`` runs on every
+    rerun of every session, and its flags do not change while the server runs. A bad value is
+    not kept: it raises SettingsError on each call."""
+    return parse_settings(argv, server_address)

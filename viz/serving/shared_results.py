@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Callable, Hashable, TypeVar
+
+from viz.serving.shared_cache import shared
 
 T = TypeVar("T")
 
@@ -43,3 +46,25 @@ class ResultStore:
             found = compute()
             self.put(key, found)
         return found
+
+
+@dataclass(frozen=True)
+class ResultKind:
+    """One kind of shared result: what it is, and how many the server keeps."""
+
+    purpose: str
+    max_entries: int
+
+
+# Every kind of result a server shares between sessions, declared once.
+TRANSLATIONS = ResultKind("translations", 256)  # a trace with its beam tree is up to a few MB at beam 16
+EVALUATIONS = ResultKind("evaluations", 32)  # a test set's decodes by one model, beams dropped
+PAPER_RUNS = ResultKind("paper runs", 64)  # the Paper page's decodes of joined test sentences
+ALIGNMENTS = ResultKind("alignments", 8)  # a gold set's measurement, with every sentence's matrices
+STATISTICAL_LINKS = ResultKind("statistical links", 128)  # eflomal's links for one translation
+
+
+@shared()
+def result_store(kind: ResultKind) -> ResultStore:
+    """The process's ResultStore for ``kind``."""
+    return ResultStore(kind.max_entries)

@@ -9,7 +9,8 @@ from typing import Optional, Sequence
 from model.scoring.attention_alignment import training_corpus
 from model.scoring.statistical_aligner import eflomal_links, split_words
 from viz.serving import hosting, offered_models
-from viz.serving.decodes import QueuedSlot, shared_store
+from viz.serving.decodes import QueuedSlot
+from viz.serving.shared_results import STATISTICAL_LINKS, result_store
 from viz.serving.settings import REPO, AppSettings
 from viz.serving.shared_cache import shared
 
@@ -44,7 +45,7 @@ def statistical_links(name: str, settings: AppSettings, src_words: Sequence[str]
     if not corpus:
         return None
     key = (name, tuple(src_words), tuple(tgt_words))
-    store = shared_store("statistical links", 128)
+    store = result_store(STATISTICAL_LINKS)
     found = store.get(key)
     if found is None:
         with QueuedSlot(settings)():
