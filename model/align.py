@@ -14,8 +14,8 @@ import torch
 from model.checkpoints.folder import CARD
 from model.core.errors import UserError
 from model.scoring import attention_alignment
-from model.scoring.attention_alignment import (DEFAULT_EXTRACTION, METHODS, align_report, gold_digest,
-                                               record_in_card, table)
+from model.scoring.attention_alignment import DEFAULT_EXTRACTION, METHODS, align_report, gold_digest, table
+from model.cards.alignment_record import record_in_card
 from model.scoring.word_alignment import EXTRACTIONS, read_gold
 
 

@@ -8,7 +8,8 @@ from typing import Sequence
 from model.argtypes import run_command
 from model.core.config import PRESETS, Config, preset
 from model.training import trainer
-from model.training.trainer import apply_config_file, parse_overrides, train
+from model.training.settings import apply_config_file, parse_overrides
+from model.training.trainer import train
 
 
 def build_parser() -> argparse.ArgumentParser:

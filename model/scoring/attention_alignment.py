@@ -30,20 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-import numpy as np
-import torch
 
-from model.checkpoints.folder import CARD, read_json
 from model.checkpoints.families import describe_folder
-from model.core.config import CorpusSpec
-from model.corpus.corpora import corpus_specs, is_pair_file, load_split, located_spec
-from model.corpus.parallel import read_pair_file
-from model.corpus.vocab import BOS, EOS, PAD
-from model.decoding.device import device_of
-from model.core.decodable import Vocabulary
-from model.explaining.saliency import saliency_many
-from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
+from model.corpus.corpora import corpus_specs
+from model.decoding.translator import Translator
 from model.core.errors import UserError
+from model.scoring.forced_matrices import Unscored, WordMatrices, forced_matrices
+from model.scoring.statistical_aligner import eflomal_gold_links, training_corpus
 from model.scoring.word_alignment import (
     BOTH_DIRECTIONS,
     DEFAULT_EXTRACTION,
@@ -53,34 +46,11 @@ from model.scoring.word_alignment import (
     diagonal_matrix,
     extract,
     score,
-    word_matrix,
 )
 
 METHODS = ("attention", "saliency", "eflomal", "diagonal")
 SYMMETRISED = "grow-diag-final-and"
 PAIRED = " + "  # joins the names of a model and its opposite direction's in a row of both
-BATCH = 32
-
-
-@dataclass(frozen=True)
-class Unscored:
-    """A sentence one model could not score, and why."""
-
-    model: str
-    sentence: int  # 1-based, as in the gold file
-    why: str  # "empty" (a side has no words), "unencodable" (a word encodes to nothing), "too long"
-    side: str = ""  # "source" or "target", for "empty" and "unencodable"
-    word: str = ""  # the word that encodes to nothing (its first 30 characters)
-    pieces: int = 0  # the source's pieces, for "too long"
-
-    @property
-    def reason(self) -> str:
-        """Why, in words (the command line's and the JSON report's; pages word it themselves)."""
-        if self.why == "empty":
-            return f"the {self.side} sentence is empty"
-        if self.why == "unencodable":
-            return f"the vocabulary encodes the {self.side} word {self.word!r} to nothing"
-        return f"the source has {self.pieces} pieces; the model reads at most {MAX_SOURCE_TOKENS}"
 
 
 @dataclass(frozen=True)
@@ -116,116 +86,6 @@ class AlignmentReport:
         return {"gold": self.gold, "sentences": self.sentences, "rows": [r.to_json() for r in self.rows],
                 "unscored": [{"model": u.model, "sentence": u.sentence, "reason": u.reason} for u in self.unscored],
                 "eflomal_corpus": self.eflomal_corpus, "seconds": self.seconds}
-
-
-@dataclass(frozen=True)
-class WordMatrices:
-    """A model's word-level (target words, source words) matrices for one gold sentence."""
-
-    attention: Optional[np.ndarray]  # None for a model without attention
-    saliency: Optional[np.ndarray]  # None when saliency was not asked for
-
-
-# ---------------------------------------------------------------- the models' matrices
-
-
-def encode_words(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
-    """Piece ids of the sentence ``words`` make, and each word's [start, end) piece span: where
-    the word's own pieces (it encoded alone) occur, in order. SentencePiece splits at spaces
-    first, so the pieces are the same; a character-level vocabulary has a space piece between
-    words, which belongs to no word; a vocabulary that ends a source with </s> (Joey NMT's) has
-    it after the last word. Where a word's pieces are not found in order, its pieces
-    are used one word after another instead."""
-    ids = vocab.encode(" ".join(words))
-    spans, start = [], 0
-    for word in words:
-        pieces = [p for p in vocab.encode(word) if p != EOS]
-        at = next((i for i in range(start, len(ids) - len(pieces) + 1) if ids[i:i + len(pieces)] == pieces), None)
-        if at is None or not pieces:
-            return _encode_word_by_word(vocab, words)
-        spans.append((at, at + len(pieces)))
-        start = at + len(pieces)
-    return ids, spans
-
-
-def _encode_word_by_word(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
-    ids, spans, suffix = [], [], []
-    for word in words:
-        pieces = vocab.encode(word)
-        if pieces and pieces[-1] == EOS:
-            pieces, suffix = pieces[:-1], [EOS]
-        spans.append((len(ids), len(ids) + len(pieces)))
-        ids += pieces
-    return ids + suffix, spans
-
-
-def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, reverse: bool = False,
-                    name: str = "") -> tuple[list[Optional[WordMatrices]], list[Unscored]]:
-    """Each gold sentence's word matrices from ``translator`` forced to output the gold
-    target (``reverse``: the model translates the gold's target language into its source
-    language; its matrices are transposed back to (gold target, gold source))."""
-    name = name or translator.name
-    encoded, unscored = [], []
-    for k, sentence in enumerate(gold.sentences):
-        src_words, tgt_words = (sentence.tgt, sentence.src) if reverse else (sentence.src, sentence.tgt)
-        src_ids, src_spans = encode_words(translator.src_vocab, src_words)
-        tgt_ids, tgt_spans = encode_words(translator.tgt_vocab, tgt_words)
-        why = _unscorable(src_words, src_spans, tgt_words, tgt_spans, len(src_ids))
-        if why:
-            unscored.append(Unscored(name, k + 1, **why))
-        encoded.append(None if why else (src_ids, src_spans, tgt_ids, tgt_spans))
-    attention = _forced_attention(translator, encoded) if translator.model.has_attention else [None] * len(encoded)
-    saliencies = iter(saliency_many(translator.model, [(e[0], e[2] + [EOS]) for e in encoded if e is not None])
-                      if with_saliency else ())
-    out: list[Optional[WordMatrices]] = []
-    for item, alpha in zip(encoded, attention):
-        if item is None:
-            out.append(None)
-            continue
-        src_ids, src_spans, tgt_ids, tgt_spans = item
-        sal = next(saliencies)[:len(tgt_ids)] if with_saliency else None  # the </s> row left out
-        words = [None if m is None else word_matrix(m, src_spans, tgt_spans) for m in (alpha, sal)]
-        out.append(WordMatrices(*[None if m is None else (m.T if reverse else m) for m in words]))
-    return out, unscored
-
-
-def _unscorable(src_words, src_spans, tgt_words, tgt_spans, n_src: int) -> dict:
-    """Why a gold sentence cannot be scored (Unscored's fields), or {} when it can."""
-    for side, words, spans in (("source", src_words, src_spans), ("target", tgt_words, tgt_spans)):
-        if not words:
-            return {"why": "empty", "side": side}
-        empty = [w for w, (a, b) in zip(words, spans) if a == b]
-        if empty:
-            return {"why": "unencodable", "side": side, "word": empty[0][:30]}
-    if n_src > MAX_SOURCE_TOKENS:
-        return {"why": "too long", "pieces": n_src}
-    return {}
-
-
-def _forced_attention(translator: Translator, encoded) -> list[Optional[np.ndarray]]:
-    """(target pieces, source pieces) attention of each forced sentence, decoded in
-    length-sorted batches; None where ``encoded`` is None."""
-    out: list[Optional[np.ndarray]] = [None] * len(encoded)
-    todo = sorted((k for k, e in enumerate(encoded) if e is not None), key=lambda k: len(encoded[k][0]))
-    for start in range(0, len(todo), BATCH):
-        chunk = todo[start:start + BATCH]
-        srcs = [encoded[k][0] for k in chunk]
-        tgts = [[BOS] + encoded[k][2] for k in chunk]  # the decoder's inputs: <s> y_1 .. y_T (it then emits </s>)
-        model = translator.model
-        dev = device_of(model)
-        src, src_len = _pad(srcs).to(dev), torch.tensor([len(s) for s in srcs], device=dev)  # (B, S), (B,)
-        with torch.inference_mode():
-            _, alpha = model.teacher_forced(model.encode(src, src_len), _pad(tgts).to(dev))  # (B, T+1, S)
-        alpha = alpha.float().cpu()
-        for row, k in enumerate(chunk):
-            n_tgt, n_src = len(encoded[k][2]), len(encoded[k][0])
-            out[k] = alpha[row, :n_tgt, :n_src].numpy()  # the </s> row left out
-    return out
-
-
-def _pad(rows: Sequence[Sequence[int]]) -> torch.Tensor:
-    width = max(len(r) for r in rows)
-    return torch.tensor([list(r) + [PAD] * (width - len(r)) for r in rows])
 
 
 # ---------------------------------------------------------------- the report
@@ -298,55 +158,6 @@ def eflomal_row(gold: GoldSet, links: Sequence[set]) -> Row:
     return Row(None, "eflomal", SYMMETRISED, total, tuple(per))
 
 
-def eflomal_gold_links(gold: GoldSet, corpus: Sequence[tuple[str, str]]) -> list[set]:
-    from model.scoring.statistical_aligner import eflomal_links
-
-    return eflomal_links([s.src for s in gold.sentences], [s.tgt for s in gold.sentences], corpus)
-
-
-@dataclass(frozen=True)
-class AlignerText:
-    """What the statistical aligner learnt from besides the gold sentences."""
-
-    used: tuple[tuple[str, int], ...]  # (corpus, pairs) read
-    missing: tuple[str, ...]  # corpus paths not found, so not used
-
-    @property
-    def note(self) -> str:
-        """In words (the command line's and the JSON report's; pages word it themselves)."""
-        used = [f"{name} ({pairs:,} pairs)" for name, pairs in self.used]
-        note = "the gold sentences" + (" plus " + ", ".join(used) if used else " alone")
-        return note + ("; not found, so not used: " + ", ".join(self.missing) if self.missing else "")
-
-
-def training_corpus(checkpoints: Sequence[Path], extra: Sequence[str], src_lang: str,
-                    tgt_lang: str, root: Optional[Path] = None) -> tuple[list[tuple[str, str]], AlignerText]:
-    """The parallel text the statistical aligner learns from: ``extra`` paths if given (a pair
-    file whole, source column first; a folder's train files), else the training split of the
-    checkpoints' corpora (once each), in the gold's direction; and what it
-    was, including what could not be read. Relative corpus paths in the checkpoints' configs
-    are read from ``root`` (default: the working directory)."""
-    specs = [CorpusSpec(name=Path(p).name, path=p, columns=f"{src_lang}-{tgt_lang}") for p in extra]
-    if not extra:
-        for folder in checkpoints:
-            train = describe_folder(folder).train  # imports name no corpus
-            if train is not None:
-                found = [located_spec(s, Path(root or ".")) for s in corpus_specs(train)]
-                specs += [s for s in found if s.path not in {x.path for x in specs}]
-    pairs, used, missing = [], [], []
-    for spec in specs:
-        if not (Path(spec.path).is_dir() or is_pair_file(spec.path)):
-            missing.append(spec.path)
-            continue
-        if spec.path in extra and is_pair_file(spec.path):  # a user's own pair file: all of it, source first
-            corpus = read_pair_file(spec.path)
-        else:  # a folder's train files, or the part of a pair file a model trained on
-            corpus = load_split(spec, "train", src_lang, tgt_lang)
-        pairs += list(zip(corpus.src, corpus.tgt))
-        used.append((spec.name or spec.path, len(corpus.src)))
-    return pairs, AlignerText(tuple(used), tuple(missing))
-
-
 def score_model(name: str, translator: Translator, direction: tuple[str, str], gold: GoldSet,
                 methods: Sequence[str] = METHODS, extractions: Sequence[str] = (DEFAULT_EXTRACTION,),
                 src_lang: str = "en", tgt_lang: str = "fr") -> tuple[list[Row], list[Unscored], list]:
@@ -411,14 +222,3 @@ def table(report: AlignmentReport) -> str:
     if report.eflomal_corpus:
         lines.append(f"eflomal learnt from {report.eflomal_corpus}")
     return "\n".join(lines)
-
-
-def record_in_card(folder: Path, report: AlignmentReport, command: str, digest: str = "") -> None:
-    """The rows of ``folder``'s model, of its pairings with a model of the other direction ("A + B")
-    and of the baselines, into its card under ``alignment[gold set]`` (read back as
-    card_schema.AlignmentResult), with the gold set's ``gold_digest``."""
-    card = read_json(folder / CARD) if (folder / CARD).is_file() else {}
-    rows = [r.to_json() for r in report.rows if r.model is None or folder.name in r.model.split(PAIRED)]
-    card.setdefault("alignment", {})[report.gold] = {"rows": rows, "command": command, "sentences": report.sentences,
-                                                     "gold_digest": digest}
-    (folder / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")

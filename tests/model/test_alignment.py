@@ -182,7 +182,7 @@ def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_pre
     from model.corpus.vocab import EOS
     from model.decoding.search import SearchConfig
     from model.decoding.translator import Translator
-    from model.scoring.attention_alignment import _forced_attention, encode_words
+    from model.scoring.forced_matrices import _forced_attention, encode_words
 
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     pairs = [("a dog runs in the park", "un chien court dans le parc"), ("the cat", "le petit chat"),
@@ -341,6 +341,6 @@ class _CharVocab:
     (True, [10, 11, 5, 12, 3], [(0, 2), (3, 4)]),
 ])
 def test_word_spans_of_a_character_vocabulary_skip_the_space_pieces(eos, ids, spans):
-    from model.scoring.attention_alignment import encode_words
+    from model.scoring.forced_matrices import encode_words
 
     assert encode_words(_CharVocab(eos), ["ab", "c"]) == (ids, spans)

@@ -6,7 +6,8 @@ import pytest
 
 from model.core.config import preset
 from model.corpus.parallel import DataError, reservoir_sample, stream_pairs
-from model.training.trainer import Data, train
+from model.training.data import Data
+from model.training.trainer import train
 
 
 def test_stream_pairs_skips_empty_and_checks_alignment(tmp_path):

@@ -10,7 +10,8 @@ from model.core.config import preset
 from model.core.errors import ConfigError
 from tests.conftest import tiny_config
 from model.train import main
-from model.training.trainer import Progress, parse_overrides, train, warm_lr
+from model.training.settings import parse_overrides
+from model.training.trainer import Progress, train, warm_lr
 
 
 def test_training_writes_best_last_and_log(tiny_runs):

@@ -275,7 +275,7 @@ def test_recorded_rows_of_both_directions_show_when_both_models_are_chosen(own, 
 ])
 def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, english):
     from model.decoding.translator import MAX_SOURCE_TOKENS
-    from model.scoring.attention_alignment import Unscored
+    from model.scoring.forced_matrices import Unscored
     from viz import i18n
     from viz.pages.alignment import unscored_text
 
@@ -294,7 +294,7 @@ def test_why_a_sentence_was_not_scored_reads_in_the_readers_language(fields, eng
     ((), ("data/multi30k",), "the gold sentences alone; not found, so not used: data/multi30k"),
 ])
 def test_what_eflomal_learnt_from_reads_in_the_readers_language(used, missing, english):
-    from model.scoring.attention_alignment import AlignerText
+    from model.scoring.statistical_aligner import AlignerText
     from viz import i18n
     from viz.pages.alignment import aligner_text
 

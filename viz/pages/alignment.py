@@ -11,14 +11,9 @@ import streamlit as st
 
 from model.core.errors import DataError, UserError
 from model.decoding.translator import MAX_SOURCE_TOKENS
-from model.scoring.attention_alignment import (
-    METHODS,
-    PAIRED,
-    AlignerText,
-    Row,
-    Unscored,
-    WordMatrices,
-)
+from model.scoring.attention_alignment import METHODS, PAIRED, Row
+from model.scoring.statistical_aligner import AlignerText
+from model.scoring.forced_matrices import Unscored, WordMatrices
 from model.scoring.word_alignment import (
     BOTH_DIRECTIONS,
     EXTRACTIONS,

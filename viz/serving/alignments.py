@@ -12,9 +12,9 @@ from typing import Callable, Optional
 from model.cards.schema import AlignmentScore
 from model.core.errors import DataError
 from model.corpus.corpora import corpus_specs
-from model.scoring.attention_alignment import (PAIRED, AlignerText, Row, ScoredModel, Unscored, both_directions_rows,
-                                               diagonal_rows, eflomal_gold_links, eflomal_row, gold_digest,
-                                               opposite_pairs, score_model, training_corpus)
+from model.scoring.attention_alignment import PAIRED, Row, ScoredModel, both_directions_rows, diagonal_rows, eflomal_row, gold_digest, opposite_pairs, score_model
+from model.scoring.statistical_aligner import AlignerText, eflomal_gold_links, training_corpus
+from model.scoring.forced_matrices import Unscored
 from model.scoring.word_alignment import BOTH_DIRECTIONS, EXTRACTIONS, GoldSet, read_gold
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot, QueueNotice, load_translator

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Optional, Sequence
 
-from model.scoring.attention_alignment import training_corpus
+from model.scoring.statistical_aligner import training_corpus
 from model.scoring.statistical_aligner import eflomal_links, split_words
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot
