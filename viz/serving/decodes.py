@@ -67,11 +67,11 @@ def load_translator(name: str, settings: AppSettings) -> Translator:
 def _checkpoint(name: str, settings: AppSettings) -> tuple[Path, Translator]:
     """The folder ``name`` resolves to and its shared Translator under ``name`` (``load_translator``)."""
     path = resolve_checkpoint(name, settings)
-    return path, _named(_load_translator(path), name)
+    return path, _named(_translator_of_folder(path), name)
 
 
 @shared(max_entries=16)
-def _load_translator(path: Path) -> Translator:
+def _translator_of_folder(path: Path) -> Translator:
     """One shared, read-only Translator per checkpoint folder and process."""
     return Translator.from_checkpoint(path)
 
@@ -261,7 +261,7 @@ def _decode_and_store(path: Path, requests: list[Request]) -> list[Decoded]:
 def decode_batch(path: Path, requests: list[Request]) -> list[Decoded]:
     """One decode of ``requests`` (one model's, with equal search settings, attend and prefix
     kind) as a single batch; each Decoded carries the batch's decoding time."""
-    translator, first = _load_translator(path), requests[0]
+    translator, first = _translator_of_folder(path), requests[0]
     start = time.perf_counter()
     traces = translator.translate([r.text for r in requests], first.search, batch_size=len(requests),
                                   prefixes=None if first.prefix is None else [list(r.prefix) for r in requests],
