@@ -1,26 +1,39 @@
-"""``python -m model.checkpoint`` (``nmt-checkpoint``): check, export, average and import checkpoint folders
-(model/checkpoints/folder.py).
+"""``python -m model.checkpoint`` (``nmt-checkpoint``): check, export, average and import checkpoint folders.
+
+    python -m model.checkpoint check FOLDER
+    python -m model.checkpoint export SRC DST                      # an fp16 copy
+    python -m model.checkpoint average OUT IN [IN ...]             # the mean of several checkpoints' weights
+    python -m model.checkpoint import-joey JOEY_MODEL_DIR OUT      # a Joey NMT 2.x recurrent model
+    python -m model.checkpoint import-tutorial KIND WEIGHTS VOCAB OUT
+                                   # KIND: pytorch, bentrevett or d2l (what to save: docs/own-model.md)
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from model.checkpoints import folder
 from model.checkpoints.families import load_model
-from model.checkpoints.imports import import_joey
+from model.checkpoints.imports import import_joey, import_tutorial
 from model.checkpoints.derived import average, export
 from model.core.errors import CheckpointError
+from model.foreign.tutorials import KINDS
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model.checkpoint", description=folder.__doc__,
+    parser = argparse.ArgumentParser(prog="python -m model.checkpoint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     joey = sub.add_parser("import-joey", help="convert a Joey NMT 2.x recurrent model folder into a checkpoint folder")
     joey.add_argument("joey_dir", help="Joey's model_dir (config.yaml, src_vocab.txt, trg_vocab.txt, *.ckpt)")
     joey.add_argument("out", help="checkpoint folder to write")
     joey.add_argument("--ckpt", default="", help="checkpoint file in joey_dir (default best.ckpt, else latest.ckpt)")
+    tutorial = sub.add_parser("import-tutorial", help="convert a model trained in the PyTorch, bentrevett or d2l "
+                                                      "tutorial into a checkpoint folder (docs/own-model.md)")
+    tutorial.add_argument("kind", choices=list(KINDS), help="which tutorial trained it")
+    tutorial.add_argument("weights", help="the weights file the student saved (a state_dict; see docs/own-model.md)")
+    tutorial.add_argument("vocab", help="the vocab.json the student wrote")
+    tutorial.add_argument("out", help="checkpoint folder to write")
+    tutorial.add_argument("--langs", metavar="SRC-TGT", help="the languages, e.g. en-fr (default: the tutorial's)")
     ex = sub.add_parser("export", help="write an fp16 copy of a checkpoint")
     ex.add_argument("src")
     ex.add_argument("dst")
@@ -33,6 +46,13 @@ def main(argv=None) -> int:
     try:
         if args.command == "import-joey":
             out = import_joey(args.joey_dir, args.out, args.ckpt)
+            model, _, _, _ = load_model(out)
+            print(f"wrote {out}: {model.description.summary}")
+        elif args.command == "import-tutorial":
+            langs = tuple(args.langs.split("-", 1)) if args.langs else None
+            if langs is not None and (len(langs) != 2 or not all(langs)):
+                parser.error(f"--langs: expected SRC-TGT such as en-fr, got {args.langs!r}")
+            out = import_tutorial(args.kind, args.weights, args.vocab, args.out, langs)
             model, _, _, _ = load_model(out)
             print(f"wrote {out}: {model.description.summary}")
         elif args.command == "export":

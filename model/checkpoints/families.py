@@ -1,5 +1,6 @@
 """The family table: which code opens a checkpoint folder, by the ``"family"`` its config.json
-names (this project's own models when it names none; Joey NMT imports; any family registered
+names (this project's own models when it names none; Joey NMT imports; the tutorials' models; any
+family registered
 with ``register_family``). ``load_model`` and ``describe_folder`` open any folder through it.
 A config.json may only name a registered family, so no file can make the server import code."""
 from __future__ import annotations
@@ -8,12 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from model.checkpoints.folder import CONFIG, OWN_FAMILY, WEIGHTS, load_checkpoint, read_config, read_header, read_weights
+from model.checkpoints.folder import (CONFIG, OWN_FAMILY, WEIGHTS, load_checkpoint, read_config, read_header, read_json,
+                                      read_weights)
 from model.core.config import TrainConfig
 from model.core.decodable import Decodable, ModelDescription, Vocabulary
 from model.core.errors import CheckpointError
 from model.foreign.joey import FAMILY as JOEY_FAMILY
 from model.foreign.joey import build_joey, describe_raw
+from model.foreign.tutorial_vocab import token_list
+from model.foreign.tutorials import FAMILY as TUTORIAL_FAMILY
+from model.foreign.tutorials import VOCAB_FILE as TUTORIAL_VOCAB
+from model.foreign.tutorials import build as build_tutorial
+from model.foreign.tutorials import describe as describe_tutorial
+from model.foreign.tutorials import kind_of
 
 
 @dataclass(frozen=True)
@@ -85,15 +93,48 @@ def _describe_own(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
     return summary.description, summary.src_lang, summary.tgt_lang
 
 
+def _tutorial_settings(folder: Path, raw: dict) -> tuple[str, dict, str, str]:
+    """(kind, sizes, source language, target language) of an imported tutorial folder's config.json."""
+    where = str(folder / CONFIG)
+    settings = raw.get("tutorial")
+    if not isinstance(settings, dict) or not isinstance(settings.get("sizes"), dict):
+        raise CheckpointError(f"{where}: no \"tutorial\" settings with the model's sizes")
+    kind, sizes = settings.get("kind"), settings["sizes"]
+    kind_of(kind, where)
+    if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in sizes.items()):
+        raise CheckpointError(f"{where}: the tutorial model's sizes must be whole numbers")
+    langs = (settings.get("src_lang"), settings.get("tgt_lang"))
+    if not all(isinstance(lang, str) and 0 < len(lang) <= 10 for lang in langs):
+        raise CheckpointError(f"{where}: src_lang and tgt_lang must be short language codes")
+    return kind, sizes, *langs
+
+
+def _load_tutorial(folder: Path, raw: dict):
+    kind, sizes, _, _ = _tutorial_settings(folder, raw)
+    vocab = read_json(folder / TUTORIAL_VOCAB)
+    for side in ("source", "target"):
+        vocab[side] = token_list(vocab.get(side), str(folder / TUTORIAL_VOCAB), side)
+    model, src_vocab, tgt_vocab = build_tutorial(kind, sizes, vocab, str(folder / CONFIG))
+    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    return model, src_vocab, tgt_vocab
+
+
+def _describe_tutorial(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
+    kind, sizes, src, tgt = _tutorial_settings(folder, raw)
+    return describe_tutorial(kind, sizes), src, tgt
+
+
 def register_family(name: str, family: Family) -> None:
     """Open folders whose config.json says ``"family": name`` with ``family``: how a model of
     one's own reaches the app and Python code (``load_model``, ``Translator.from_checkpoint``;
     docs/own-model.md); the command lines know the built-in families. A config.json may only
     name a registered family, so no file can make the server import code."""
-    if name in (OWN_FAMILY, JOEY_FAMILY):
+    if name in (OWN_FAMILY, JOEY_FAMILY, TUTORIAL_FAMILY):
         raise ValueError(f"{name!r} is built in")
     FAMILIES[name] = family
 
 
 FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),
-                               JOEY_FAMILY: Family(_load_joey, lambda folder, raw: describe_raw(raw, folder / CONFIG))}
+                               JOEY_FAMILY: Family(_load_joey, lambda folder, raw: describe_raw(raw, folder / CONFIG)),
+                               TUTORIAL_FAMILY: Family(_load_tutorial, _describe_tutorial)}

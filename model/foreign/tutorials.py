@@ -1,0 +1,254 @@
+"""The three tutorials' models in one table: what a student saves, how it is read and checked,
+and how the model is rebuilt (model/foreign/pytorch_tutorial.py, bentrevett.py, d2l.py).
+
+    python -m model.checkpoint import-tutorial KIND WEIGHTS VOCAB OUT_DIR
+
+``KIND`` is ``pytorch``, ``bentrevett`` or ``d2l``. The weights file is read with PyTorch's
+restricted loader (``weights_only=True``: tensors and plain containers only; a pickled whole
+model is refused, unrun); the vocabulary file is the JSON the contract in docs/own-model.md
+writes. Everything is checked before anything is written: the tensors a kind's model has, their
+shapes against each other and against the vocabularies' sizes, finite values, sizes within this
+project's limits. The folder written (model/checkpoints/imports.py) holds the tensors as
+safetensors under the tutorial's own names, the vocabularies as ``vocab.json``, and a
+``config.json`` saying ``"family": "tutorial"`` and the kind and sizes; it then opens like any
+other checkpoint.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
+from model.core.decodable import Decodable, ModelDescription
+from model.core.errors import CheckpointError
+from model.foreign import bentrevett, d2l, pytorch_tutorial
+from model.foreign.tutorial_vocab import TutorialVocab, token_list
+
+FAMILY = "tutorial"
+VOCAB_FILE = "vocab.json"
+MAX_WEIGHTS_BYTES = 2 * 2**30
+MAX_VOCAB_JSON_BYTES = 50 * 2**20
+MAX_STEPS = 1000  # num_steps or max_length beyond this is refused (search runs that many steps at most)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One tutorial: its module, what its weights file holds, and how its model is built."""
+
+    module: ModuleType
+    saved_as: str  # the save command, for error messages
+    names: Callable[[dict], set]  # sizes -> the parameter names its model has
+    build: Callable[[dict, tuple[TutorialVocab, TutorialVocab]], nn.Module]  # (sizes, vocabularies) -> model
+    vocabularies: Callable[[list, list, str, dict], tuple[TutorialVocab, TutorialVocab]]  # + sizes (num_steps)
+    steps_key: str = ""  # vocab.json's key for the decoding length ("num_steps"), if the kind has one
+
+
+def _gru_names(prefix: str, layers: int = 1, bidirectional: bool = False) -> set:
+    kinds = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    return {f"{prefix}.{k}_l{n}{suffix}" for k in kinds for n in range(layers)
+            for suffix in (("", "_reverse") if bidirectional else ("",))}
+
+
+KINDS: dict[str, Kind] = {
+    "pytorch": Kind(
+        pytorch_tutorial, 'torch.save({"encoder": encoder.state_dict(), "decoder": decoder.state_dict()}, "model.pt")',
+        lambda s: {"encoder.embedding.weight", *_gru_names("encoder.gru"), "decoder.embedding.weight",
+                   *{f"decoder.attention.{m}.{p}" for m in ("Wa", "Ua", "Va") for p in ("weight", "bias")},
+                   *_gru_names("decoder.gru"), "decoder.out.weight", "decoder.out.bias"},
+        lambda s, v: pytorch_tutorial.PytorchTutorialModel(s["src_vocab"], s["tgt_vocab"], s["hidden"], v,
+                                                           s.get("max_length", pytorch_tutorial.MAX_LENGTH)),
+        lambda src, tgt, where, s: pytorch_tutorial.vocabularies(src, tgt, where),
+        "max_length"),
+    "bentrevett": Kind(
+        bentrevett, 'torch.save(model.state_dict(), "tut3-model.pt")',
+        lambda s: {"encoder.embedding.weight", *_gru_names("encoder.rnn", bidirectional=True), "encoder.fc.weight",
+                   "encoder.fc.bias", "decoder.attention.attn_fc.weight", "decoder.attention.attn_fc.bias",
+                   "decoder.attention.v_fc.weight", "decoder.embedding.weight", *_gru_names("decoder.rnn"),
+                   "decoder.fc_out.weight", "decoder.fc_out.bias"},
+        lambda s, v: bentrevett.BentrevettModel(s["src_vocab"], s["tgt_vocab"], s["embedding"], s["encoder_hidden"],
+                                                s["decoder_hidden"], v, s["tgt_embedding"]),
+        lambda src, tgt, where, s: bentrevett.vocabularies(src, tgt, where)),
+    "d2l": Kind(
+        d2l, 'torch.save(model.state_dict(), "model.pt")',
+        lambda s: {"encoder.embedding.weight", *_gru_names("encoder.rnn.rnn", s["layers"]),
+                   "decoder.attention.W_k.weight", "decoder.attention.W_q.weight", "decoder.attention.w_v.weight",
+                   "decoder.embedding.weight", *_gru_names("decoder.rnn", s["layers"]), "decoder.dense.weight",
+                   "decoder.dense.bias"},
+        lambda s, v: d2l.D2lModel(s["src_vocab"], s["tgt_vocab"], s["embedding"], s["hidden"], s["layers"], s["align"],
+                                  s["num_steps"], v, s["tgt_embedding"]),
+        lambda src, tgt, where, s: d2l.vocabularies(src, tgt, where, s["num_steps"]),
+        "num_steps"),
+}
+
+
+def kind_of(name: Any, where: str = "") -> Kind:
+    if not isinstance(name, str) or name not in KINDS:
+        shown = repr(name)[:40]
+        raise CheckpointError(f"{where + ': ' if where else ''}unknown tutorial {shown}; choose from {', '.join(KINDS)}")
+    return KINDS[name]
+
+
+# ---------------------------------------------------------------- reading what a student saved
+
+
+def read_weights(path: Path, kind: str) -> dict[str, torch.Tensor]:
+    """The tensors of a tutorial's weights file, by their names in the tutorial's model (the
+    PyTorch tutorial's two state dicts under ``encoder.`` and ``decoder.``), read with PyTorch's
+    restricted loader: a pickled whole model, or anything but tensors, is refused unrun."""
+    spec = kind_of(kind)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing (the weights file: {spec.saved_as})")
+    if path.stat().st_size > MAX_WEIGHTS_BYTES:
+        raise CheckpointError(f"{path}: larger than {MAX_WEIGHTS_BYTES // 2**30} GiB; not a tutorial's weights")
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # UnpicklingError (a whole model, a class), RuntimeError, EOFError: all refused
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"{path}: refused by PyTorch's restricted loader (weights_only=True; save the "
+                              f"state_dict, not the model: {spec.saved_as}): {first[:200]}") from None
+    if kind == "pytorch":
+        if not isinstance(saved, dict) or set(saved) != {"encoder", "decoder"} or \
+                not all(isinstance(v, dict) for v in saved.values()):
+            raise CheckpointError(f"{path}: expected a dictionary with the encoder's and the decoder's state_dict "
+                                  f"({spec.saved_as})")
+        saved = {f"{part}.{name}": tensor for part in ("encoder", "decoder") for name, tensor in saved[part].items()}
+    if not isinstance(saved, dict) or not saved or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                                           for k, v in saved.items()):
+        raise CheckpointError(f"{path}: not a state_dict of tensors ({spec.saved_as})")
+    return saved
+
+
+def read_vocab_json(path: Path) -> dict:
+    """vocab.json as written by the contract: {"source": words, "target": words, ...}."""
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing (the vocabulary file; docs/own-model.md says how to write it)")
+    if path.stat().st_size > MAX_VOCAB_JSON_BYTES:
+        raise CheckpointError(f"{path}: larger than {MAX_VOCAB_JSON_BYTES // 2**20} MiB; not a vocabulary file")
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CheckpointError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"{path}: not valid JSON ({str(exc)[:100]})") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: expected a JSON object with \"source\" and \"target\"")
+    missing = [key for key in ("source", "target") if key not in data]
+    if missing:
+        raise CheckpointError(f"{path}: no {' or '.join(repr(m) for m in missing)} list")
+    return data
+
+
+@dataclass(frozen=True)
+class TutorialImport:
+    """A tutorial's model read and checked, ready to be written as a checkpoint folder."""
+
+    kind: str
+    state: dict  # tensor name -> tensor, the tutorial's names
+    vocab: dict  # {"source": [...], "target": [...], and the kind's decoding length}
+    sizes: dict  # the model's sizes, from the tensors (and the decoding length)
+
+
+def read_tutorial(kind: str, weights: Path, vocab_path: Path) -> TutorialImport:
+    """Read and check a student's weights and vocabulary files (``KINDS``)."""
+    spec = kind_of(kind)
+    state = read_weights(Path(weights), kind)
+    raw = read_vocab_json(Path(vocab_path))
+    vocab = {side: token_list(raw[side], str(vocab_path), side) for side in ("source", "target")}
+    if spec.steps_key:
+        default = pytorch_tutorial.MAX_LENGTH if kind == "pytorch" else None
+        steps = raw.get(spec.steps_key, default)
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+            raise CheckpointError(f"{vocab_path}: {spec.steps_key!r} must be a whole number 1..{MAX_STEPS}"
+                                  f"{'' if default else ' (data.num_steps)'}, got {repr(steps)[:40]}")
+        vocab[spec.steps_key] = steps
+    sizes = check(kind, state, vocab, str(weights))
+    return TutorialImport(kind, state, vocab, sizes)
+
+
+def check(kind: str, state: dict, vocab: dict, where: str) -> dict:
+    """The sizes of a tutorial model whose tensors ``state`` and vocabularies ``vocab`` agree;
+    CheckpointError naming ``where`` and what does not fit otherwise."""
+    spec = kind_of(kind, where)
+    try:
+        sizes = spec.module.sizes_of(state)
+    except (KeyError, IndexError):
+        raise CheckpointError(f"{where}: not the {kind} tutorial's model (tensor names: "
+                              f"{', '.join(sorted(state)[:4])}{', ...' if len(state) > 4 else ''}); saved as "
+                              f"{spec.saved_as}?") from None
+    sizes = dict(sizes, **{k: vocab[k] for k in ("max_length", "num_steps") if k in vocab})
+    names = spec.names(sizes)
+    missing, unexpected = sorted(names - set(state)), sorted(set(state) - names)
+    if missing or unexpected:
+        raise CheckpointError(f"{where}: not the {kind} tutorial's model (missing {missing[:3]}, unexpected "
+                              f"{unexpected[:3]})")
+    for side, key in (("source", "src_vocab"), ("target", "tgt_vocab")):
+        if len(vocab[side]) != sizes[key]:
+            raise CheckpointError(f"{where}: the {side} vocabulary has {len(vocab[side]):,} words but the model's "
+                                  f"embedding has {sizes[key]:,} rows; are these the files of one training run?")
+    if any(not 1 <= v <= MAX_VOCAB for k, v in sizes.items() if k.endswith("vocab")) or \
+            any(not 1 <= v <= MAX_UNITS for k, v in sizes.items() if not k.endswith("vocab") and k not in
+                ("max_length", "num_steps")):
+        raise CheckpointError(f"{where}: sizes {sizes} are outside this project's limits "
+                              f"({MAX_VOCAB:,} words, {MAX_UNITS:,} units)")
+    spec.vocabularies(vocab["source"], vocab["target"], where, sizes)  # each side has the tutorial's special tokens
+    if sum(t.numel() for t in state.values()) > MAX_PARAMETERS:
+        raise CheckpointError(f"{where}: more than the {MAX_PARAMETERS:,} parameters this loader allows")
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in build_meta(kind, sizes).state_dict().items()}
+    for name, shape in expected.items():
+        tensor = state[name]
+        if tuple(tensor.shape) != shape:
+            raise CheckpointError(f"{where}: tensor {name} has shape {tuple(tensor.shape)}, the other tensors "
+                                  f"imply {shape}")
+        if not tensor.is_floating_point() or not torch.isfinite(tensor).all():
+            raise CheckpointError(f"{where}: tensor {name} is not finite floating point (NaN or infinite values?)")
+    return sizes
+
+
+def build_meta(kind: str, sizes: dict) -> nn.Module:
+    """The kind's model structure for ``sizes`` (on whatever device is current), with stand-in
+    vocabularies of the right sizes."""
+    spec = kind_of(kind)
+    stand_in = tuple(TutorialVocab([f"w{i}" for i in range(sizes[key])], {"pad": None, "unk": None, "bos": 0, "eos": 0},
+                                   str.split) for key in ("src_vocab", "tgt_vocab"))
+    return spec.build(sizes, stand_in)
+
+
+# ---------------------------------------------------------------- opening an imported folder
+
+
+def build(kind: str, sizes: dict, vocab: dict, where: str) -> tuple[Decodable, TutorialVocab, TutorialVocab]:
+    """The model (weights not yet loaded) and vocabularies of an imported folder."""
+    spec = kind_of(kind, where)
+    vocabs = spec.vocabularies(vocab["source"], vocab["target"], where, sizes)
+    if (len(vocab["source"]), len(vocab["target"])) != (sizes.get("src_vocab"), sizes.get("tgt_vocab")):
+        raise CheckpointError(f"{where}: the vocabularies' sizes differ from config.json's")
+    return spec.build(sizes, vocabs), *vocabs
+
+
+def describe(kind: str, sizes: dict) -> ModelDescription:
+    module = kind_of(kind).module
+    if kind == "pytorch":
+        return module.describe(sizes.get("max_length", pytorch_tutorial.MAX_LENGTH))
+    if kind == "d2l":
+        return module.describe(sizes.get("layers", 2), sizes.get("num_steps", 9))
+    return module.describe()
+
+
+def import_card(name: str, kind: str, weights: Path, vocab: Path, sizes: dict) -> dict:
+    """The card of an imported tutorial model: where it came from, under which licence, how it
+    differs from the paper's RNNsearch (no scores: run ``python -m model.evaluate`` on it)."""
+    module, description = kind_of(kind).module, describe(kind, sizes)
+    return {"name": name, "arch": description.arch, "origin": description.origin, "summary": description.summary,
+            "trained_on": f"a model trained in the {module.TITLE}, imported from {weights.name}",
+            "deviations": list(description.differences), "imported_from": f"{weights.name} + {vocab.name}",
+            "tutorial": {"kind": kind, "title": module.TITLE, "licence": module.LICENCE},
+            "how_trained": f"Trained by a student with the tutorial's own code ({module.TITLE}, licence "
+                           f"{module.LICENCE}); imported from {weights.name} and {vocab.name} with "
+                           f"python -m model.checkpoint import-tutorial {kind}."}
