@@ -3,7 +3,10 @@
     python -m model.translate --checkpoint checkpoints/rnnsearch-en-fr [--beam 5] [--json] \\
         [--device cpu|cuda|auto] < input.txt
 
-One output line per input line, in order, blank lines included. ``--json`` writes one
+One output line per input line, in order, blank lines included. A line the model cannot read
+(a word outside the vocabulary of a model without an unknown-word entry, such as the PyTorch
+tutorial's) gets an ``error:`` line on stderr and, in its place, an empty line (with ``--json``:
+``{"error": ..., "line": N}``); the lines after it are translated. ``--json`` writes one
 trace per line (schema in ``model/decoding/trace.py``; ``Trace.loads`` reads a line back).
 ``--device`` picks where the model decodes: the CPU by default, ``cuda`` for a GPU, ``auto``
 for a GPU when there is one.
@@ -11,13 +14,14 @@ for a GPU when there is one.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Sequence
 
 import torch
 
 from model.argtypes import int_range
-from model.core.errors import UserError
+from model.core.errors import DataError, UserError
 from model.corpus.textfile import read_text
 from model.decoding.device import DEVICE_CHOICES
 from model.decoding.search import SearchConfig
@@ -47,14 +51,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
+    refused = unreadable_lines(translator, lines)
     try:
-        traces = translator.translate(lines, cfg, batch_size=args.batch_size)
+        traces = iter(translator.translate([line for n, line in enumerate(lines) if n not in refused], cfg,
+                                           batch_size=args.batch_size))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for trace in traces:
+    for n in range(len(lines)):
+        if n in refused:  # a line the model cannot read (a word outside a vocabulary without <unk>)
+            print(f"error: line {n + 1}: {refused[n]}", file=sys.stderr)
+            print(json.dumps({"error": str(refused[n]), "line": n + 1}, ensure_ascii=False) if args.json else "")
+            continue
+        trace = next(traces)
         print(trace.dumps() if args.json else trace.translation)
     return 0
+
+
+def unreadable_lines(translator: Translator, lines: Sequence[str]) -> dict[int, DataError]:
+    """{line index: why} for the lines the model's vocabulary cannot read (the PyTorch tutorial's
+    models have no entry for unknown words); every other line is translated."""
+    refused = {}
+    for n, line in enumerate(lines):
+        try:
+            translator.source_ids(line)
+        except DataError as exc:
+            refused[n] = exc
+    return refused
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ TOP = "(top level)"
 def layer_of(module: str) -> str:
     """The model/ folder a module lies in, or TOP for model/'s own modules (the command lines)."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 2 and (ROOT / "model" / parts[1]).is_dir() else TOP
+    return parts[1] if len(parts) >= 2 and (ROOT / "model" / parts[1]).is_dir() else TOP
 
 
 def against_the_layers(graph: dict[str, set[str]]) -> list[str]:

@@ -62,9 +62,8 @@ def target_tokens(text: str) -> list[str]:
 
 
 def vocabularies(source: list[str], target: list[str], where: str) -> tuple[TutorialVocab, TutorialVocab]:
-    name = "the PyTorch tutorial's model"
-    return (TutorialVocab(source, special_ids(source, SPECIALS, where, "source"), source_tokens, "refuse", name),
-            TutorialVocab(target, special_ids(target, SPECIALS, where, "target"), target_tokens, "refuse", name))
+    return (TutorialVocab(source, special_ids(source, SPECIALS, where, "source"), source_tokens, "refuse"),
+            TutorialVocab(target, special_ids(target, SPECIALS, where, "target"), target_tokens, "refuse"))
 
 
 class EncoderRNN(nn.Module):

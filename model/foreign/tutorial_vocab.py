@@ -63,12 +63,12 @@ class TutorialVocab:
     """One side of a tutorial model: its text handling and its words, with this project's ids."""
 
     def __init__(self, words: Sequence[str], specials: dict[str, Optional[int]], split: Callable[[str], list[str]],
-                 unknown: str = "unk", model: str = ""):
+                 unknown: str = "unk"):
         """``words`` in the tutorial's id order; ``specials`` {role: tutorial id or None};
         ``split(text)`` the tutorial's tokens of a sentence, framing included; ``unknown`` "unk"
         (an unknown word reads as the tutorial's unknown-word entry) or "refuse" (DataError naming
         the words: the PyTorch tutorial has no such entry); ``model`` names it in that error."""
-        self.words, self.split, self.unknown, self.model = list(words), split, unknown, model
+        self.words, self.split, self.unknown = list(words), split, unknown
         self.map = IdMap.of(len(self.words), specials)
         back = {t: p for p, t in enumerate(self.map.to_tutorial) if p not in self.map.missing}
         self.to_project = [back[t] for t in range(len(self.words))]
@@ -91,8 +91,8 @@ class TutorialVocab:
         unknown = [t for t in tokens if t not in self.index]
         if unknown and self.unknown == "refuse":
             shown = ", ".join(dict.fromkeys(unknown))
-            raise DataError("{model}: not in its vocabulary: {words}. It has no entry for unknown words; use words "
-                            "its training data has", model=self.model, words=shown[:300])
+            raise DataError("not in this model's vocabulary: {words}. It has no entry for unknown words (as in "
+                            "the PyTorch tutorial); use words its training data has", words=shown[:300])
         return [self.index.get(t, UNK) for t in tokens]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:

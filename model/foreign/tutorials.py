@@ -168,6 +168,7 @@ def read_tutorial(kind: str, weights: Path, vocab_path: Path) -> TutorialImport:
                                   f"{'' if default else ' (data.num_steps)'}, got {repr(steps)[:40]}")
         vocab[spec.steps_key] = steps
     sizes = check(kind, state, vocab, str(weights))
+    spec.vocabularies(vocab["source"], vocab["target"], str(vocab_path), sizes)  # each side has the tutorial's specials
     return TutorialImport(kind, state, vocab, sizes)
 
 
@@ -196,7 +197,6 @@ def check(kind: str, state: dict, vocab: dict, where: str) -> dict:
                 ("max_length", "num_steps")):
         raise CheckpointError(f"{where}: sizes {sizes} are outside this project's limits "
                               f"({MAX_VOCAB:,} words, {MAX_UNITS:,} units)")
-    spec.vocabularies(vocab["source"], vocab["target"], where, sizes)  # each side has the tutorial's special tokens
     if sum(t.numel() for t in state.values()) > MAX_PARAMETERS:
         raise CheckpointError(f"{where}: more than the {MAX_PARAMETERS:,} parameters this loader allows")
     with torch.device("meta"):
