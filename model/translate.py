@@ -8,7 +8,9 @@ One output line per input line, in order, blank lines included. A line the model
 tutorial's) gets an ``error:`` line on stderr and, in its place, an empty line (with ``--json``:
 ``{"error": ..., "line": N}``); the lines after it are translated. ``--json`` writes one
 trace per line (schema in ``model/decoding/trace.py``; ``Trace.loads`` reads a line back).
-``--device`` picks where the model decodes: the CPU by default, ``cuda`` for a GPU, ``auto``
+``--reference FILE`` (line-aligned with stdin) shows instead, step by step, what the model predicts
+given the reference's prefix (teacher forcing, what training showed it) beside its own greedy
+decode, and where the two first differ. ``--device`` picks where the model decodes: the CPU by default, ``cuda`` for a GPU, ``auto``
 for a GPU when there is one.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from model.core.errors import DataError, UserError
 from model.corpus.textfile import read_text
 from model.decoding.device import DEVICE_CHOICES
 from model.decoding.search import SearchConfig
+from model.decoding.teacher_forcing import TeacherForcing, teacher_forcing
 from model.decoding.translator import MAX_BEAM, MAX_STDIN_BYTES, Translator
 
 
@@ -41,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     parser.add_argument("--device", choices=DEVICE_CHOICES, default="cpu",
                         help="where to decode: cpu (default), cuda, or auto (CUDA when there is one)")
+    parser.add_argument("--reference", metavar="FILE",
+                        help="reference translations, line-aligned with stdin: show, step by step, what the model "
+                             "predicts given the reference's prefix (teacher forcing, as in training) beside its own "
+                             "greedy decode, and where they first differ")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -50,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.reference:
+        return compare_with_references(translator, lines, args.reference, args.json)
     cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
     refused = unreadable_lines(translator, lines)
     try:
@@ -66,6 +75,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace = next(traces)
         print(trace.dumps() if args.json else trace.translation)
     return 0
+
+
+def compare_with_references(translator: Translator, lines: Sequence[str], reference_file: str, as_json: bool) -> int:
+    """``--reference``: each line's teacher-forcing comparison (model/decoding/teacher_forcing.py)."""
+    try:
+        references = read_text(reference_file, "reference file", MAX_STDIN_BYTES).splitlines()
+    except (UserError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if len(references) != len(lines):
+        print(f"error: {reference_file} has {len(references)} lines, stdin has {len(lines)}", file=sys.stderr)
+        return 2
+    for n, (source, reference) in enumerate(zip(lines, references)):
+        try:
+            found = teacher_forcing(translator, source, reference)
+        except UserError as exc:
+            print(f"error: line {n + 1}: {exc}", file=sys.stderr)
+            print(json.dumps({"error": str(exc), "line": n + 1}, ensure_ascii=False) if as_json else "")
+            continue
+        print(json.dumps(found.to_json(), ensure_ascii=False) if as_json else prefix_table(found))
+    return 0
+
+
+def prefix_table(found: TeacherForcing) -> str:
+    """A comparison as text: one row per step, the reference's prefix beside the model's own."""
+    def top(cands) -> str:
+        return ", ".join(f"{c.token} {c.prob:.2f}" for c in cands[:3])
+
+    where = ("the decode follows the reference to its end" if found.diverges_at is None
+             else f"the decode leaves the reference at step {found.diverges_at + 1}")
+    lines = [f"source:    {' '.join(found.source_tokens)}", f"reference: {' '.join(found.reference_tokens)}",
+             f"decode:    {' '.join(found.free.target_tokens)}",
+             f"{where}; given the reference's prefix the model ranks {found.forced_accuracy:.0%} of its tokens first",
+             f"{'step':>4}  {'reference':<14} {'given the reference (top 3)':<40} {'decode':<14} given its own prefix (top 3)"]
+    for i, step in enumerate(found.steps):
+        mark = "*" if found.diverges_at == i else " "
+        lines.append(f"{i + 1:>3}{mark}  {step.reference or '':<14} {top(step.forced):<40} {step.free or '':<14} "
+                     f"{top(step.free_candidates)}")
+    return "\n".join(lines) + "\n"
 
 
 def unreadable_lines(translator: Translator, lines: Sequence[str]) -> dict[int, DataError]:

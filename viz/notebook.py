@@ -6,6 +6,7 @@ themselves.
     t                                                  # the translation, its heatmap, a beam summary
     t.show("beam")                                     # also "alignment", "steps", "saliency"
     compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
+    mine = from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # a tutorial's model, live
 
 Figures are plotly; the first one shown in a kernel embeds plotly.js, so notebooks work offline.
 """
@@ -19,7 +20,9 @@ from typing import Optional, Sequence, Union
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
+from model.checkpoints.imports import write_tutorial
 from model.decoding.translator import Translator
+from model.foreign.tutorials import TutorialImport, from_live_objects, live_model
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
@@ -172,11 +175,19 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Model:
-    """A loaded checkpoint, ready to translate."""
+    """A loaded checkpoint (or a tutorial's model from a running notebook), ready to translate."""
 
     name: str
     translator: Translator
     folder: Optional[Path] = None
+    tutorial: Optional[TutorialImport] = None  # what from_tutorial read from the notebook's objects
+
+    def save(self, folder: str | Path) -> Path:
+        """A model made by ``from_tutorial`` as a checkpoint folder, which the app, the command
+        lines and ``load`` then open (the folder must be new or empty)."""
+        if self.tutorial is None:
+            raise ValueError(f"{self.name} is already a checkpoint folder ({self.folder}); copy that folder instead")
+        return write_tutorial(self.tutorial, folder)
 
     def translate(self, text: Union[str, Sequence[str]], beam: int = 5, words: bool = False):
         """A Translation of ``text``, or a list of them for a list of sentences."""
@@ -194,6 +205,22 @@ def load(name_or_path: str | Path) -> Model:
         path = default_checkpoint_root() / str(name_or_path)
     translator = Translator.from_checkpoint(path)
     return Model(path.name, translator, path)
+
+
+def from_tutorial(kind: str, *objects, name: str = "") -> Model:
+    """A model a student trained in a tutorial, straight from the notebook's own objects, no files:
+
+        from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # PyTorch's tutorial
+        from_tutorial("bentrevett", model, de_vocab, en_vocab)                # bentrevett's notebook
+        from_tutorial("d2l", model, data)                                      # d2l's chapter
+
+    It translates as ``python -m model.checkpoint import-tutorial`` and ``load`` would, with the
+    tutorial's text handling and decoding (docs/own-model.md); ``.save(folder)`` writes it as a
+    checkpoint folder for the app."""
+    found = from_live_objects(kind, *objects)
+    model, src_vocab, tgt_vocab = live_model(found)
+    name = name or f"{kind}-tutorial"
+    return Model(name, Translator(model, src_vocab, tgt_vocab, name), None, found)
 
 
 def compare(first: Model, second: Model, text: str, beam: int = 5, words: bool = False) -> Comparison:

@@ -15,7 +15,7 @@ from model.core.errors import CheckpointError
 from model.foreign.joey import FAMILY as JOEY_FAMILY
 from model.foreign.joey import read_joey_dir
 from model.foreign.tutorials import FAMILY as TUTORIAL_FAMILY
-from model.foreign.tutorials import VOCAB_FILE, import_card, kind_of, read_tutorial
+from model.foreign.tutorials import VOCAB_FILE, TutorialImport, import_card, kind_of, read_tutorial
 
 
 def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
@@ -47,24 +47,35 @@ def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
 def import_tutorial(kind: str, weights: str | Path, vocab: str | Path, out: str | Path,
                     langs: Optional[tuple[str, str]] = None) -> Path:
     """Convert a model a student trained in one of the tutorials (model/foreign/tutorials.py:
-    ``pytorch``, ``bentrevett``, ``d2l``) into a checkpoint folder: the tensors as safetensors
-    under the tutorial's names, ``vocab.json``, ``config.json`` (family "tutorial", the kind, its
-    sizes and languages) and a card saying where it came from. ``langs`` (source, target)
-    defaults to the tutorial's own direction. Everything is read and checked before anything is
-    written."""
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new one")
+    ``pytorch``, ``bentrevett``, ``d2l``) into a checkpoint folder (``write_tutorial``).
+    Everything is read and checked before anything is written."""
+    _refuse_to_overwrite(Path(out))
     found = read_tutorial(kind, Path(weights), Path(vocab))
-    src_lang, tgt_lang = langs or kind_of(kind).module.LANGS
+    return write_tutorial(found, out, langs, f"{Path(weights).name} and {Path(vocab).name}")
+
+
+def write_tutorial(found: TutorialImport, out: str | Path, langs: Optional[tuple[str, str]] = None,
+                   source: str = "a running notebook") -> Path:
+    """A checked tutorial model (from files or a notebook's live objects) as a checkpoint folder:
+    the tensors as safetensors under the tutorial's names, ``vocab.json``, ``config.json`` (family
+    "tutorial", the kind, its sizes and languages: ``langs``, else the tutorial's own direction)
+    and a card saying where it came from (``source``)."""
+    out = Path(out)
+    _refuse_to_overwrite(out)
+    src_lang, tgt_lang = langs or kind_of(found.kind).module.LANGS
     out.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().float().clone().contiguous() for k, v in found.state.items()},
               str(out / (WEIGHTS + ".tmp")))
     (out / (WEIGHTS + ".tmp")).replace(out / WEIGHTS)
     (out / VOCAB_FILE).write_text(json.dumps(found.vocab, ensure_ascii=False) + "\n", encoding="utf-8")
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": TUTORIAL_FAMILY, "train": None,
-              "tutorial": {"kind": kind, "sizes": found.sizes, "src_lang": src_lang, "tgt_lang": tgt_lang}}
+              "tutorial": {"kind": found.kind, "sizes": found.sizes, "src_lang": src_lang, "tgt_lang": tgt_lang}}
     (out / CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    card = import_card(out.name, kind, Path(weights), Path(vocab), found.sizes)
+    card = import_card(out.name, found.kind, source, found.sizes)
     (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out
+
+
+def _refuse_to_overwrite(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new one")

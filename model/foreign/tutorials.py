@@ -156,20 +156,62 @@ class TutorialImport:
 
 def read_tutorial(kind: str, weights: Path, vocab_path: Path) -> TutorialImport:
     """Read and check a student's weights and vocabulary files (``KINDS``)."""
+    return checked(kind, read_weights(Path(weights), kind), read_vocab_json(Path(vocab_path)), str(weights),
+                   str(vocab_path))
+
+
+def checked(kind: str, state: dict, raw: dict, where: str, vocab_where: str) -> TutorialImport:
+    """A tutorial model from its tensors ``state`` (the tutorial's names) and vocabularies ``raw``
+    (as vocab.json holds them), checked: CheckpointError naming ``where`` (the weights) or
+    ``vocab_where`` and what does not fit otherwise."""
     spec = kind_of(kind)
-    state = read_weights(Path(weights), kind)
-    raw = read_vocab_json(Path(vocab_path))
-    vocab = {side: token_list(raw[side], str(vocab_path), side) for side in ("source", "target")}
+    vocab = {side: token_list(raw[side], vocab_where, side) for side in ("source", "target")}
     if spec.steps_key:
         default = pytorch_tutorial.MAX_LENGTH if kind == "pytorch" else None
         steps = raw.get(spec.steps_key, default)
         if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
-            raise CheckpointError(f"{vocab_path}: {spec.steps_key!r} must be a whole number 1..{MAX_STEPS}"
+            raise CheckpointError(f"{vocab_where}: {spec.steps_key!r} must be a whole number 1..{MAX_STEPS}"
                                   f"{'' if default else ' (data.num_steps)'}, got {repr(steps)[:40]}")
         vocab[spec.steps_key] = steps
-    sizes = check(kind, state, vocab, str(weights))
-    spec.vocabularies(vocab["source"], vocab["target"], str(vocab_path), sizes)  # each side has the tutorial's specials
+    sizes = check(kind, state, vocab, where)
+    spec.vocabularies(vocab["source"], vocab["target"], vocab_where, sizes)  # each side has the tutorial's specials
     return TutorialImport(kind, state, vocab, sizes)
+
+
+def from_live_objects(kind: str, *objects) -> TutorialImport:
+    """What the contract saves, taken from the tutorial's own objects in a running notebook:
+    ``("pytorch", encoder, decoder, input_lang, output_lang)``, ``("bentrevett", model, de_vocab,
+    en_vocab)`` or ``("d2l", model, data)``; checked as files are."""
+    kind_of(kind)
+    expected = {"pytorch": "encoder, decoder, input_lang, output_lang", "bentrevett": "model, de_vocab, en_vocab",
+                "d2l": "model, data"}[kind]
+    if len(objects) != len(expected.split(", ")):
+        raise CheckpointError(f"the {kind} tutorial's objects are {expected}; got {len(objects)} object(s)")
+    try:
+        if kind == "pytorch":
+            encoder, decoder, source, target = objects
+            state = {f"{part}.{k}": v for part, module in (("encoder", encoder), ("decoder", decoder))
+                     for k, v in module.state_dict().items()}
+            raw = {"source": dict(source.index2word), "target": dict(target.index2word)}
+        elif kind == "bentrevett":
+            model, source, target = objects
+            state, raw = dict(model.state_dict()), {"source": list(source.get_itos()), "target": list(target.get_itos())}
+        else:
+            model, data = objects
+            state = dict(model.state_dict())
+            raw = {"source": list(data.src_vocab.idx_to_token), "target": list(data.tgt_vocab.idx_to_token),
+                   "num_steps": data.num_steps}
+    except AttributeError as exc:
+        raise CheckpointError(f"not the {kind} tutorial's objects ({expected}): {exc}") from None
+    state = {k: v.detach().float().cpu().clone() for k, v in state.items() if isinstance(v, torch.Tensor)}
+    return checked(kind, state, raw, f"the {kind} tutorial's model", f"the {kind} tutorial's vocabularies")
+
+
+def live_model(found: TutorialImport) -> tuple[Decodable, TutorialVocab, TutorialVocab]:
+    """The checked model with its weights, and its vocabularies, ready to decode (eval mode)."""
+    model, src_vocab, tgt_vocab = build(found.kind, found.sizes, found.vocab, f"the {found.kind} tutorial's model")
+    model.load_state_dict({k: found.state[k].float() for k in model.state_dict()})
+    return model.eval(), src_vocab, tgt_vocab
 
 
 def check(kind: str, state: dict, vocab: dict, where: str) -> dict:
@@ -241,14 +283,15 @@ def describe(kind: str, sizes: dict) -> ModelDescription:
     return module.describe()
 
 
-def import_card(name: str, kind: str, weights: Path, vocab: Path, sizes: dict) -> dict:
-    """The card of an imported tutorial model: where it came from, under which licence, how it
-    differs from the paper's RNNsearch (no scores: run ``python -m model.evaluate`` on it)."""
+def import_card(name: str, kind: str, source: str, sizes: dict) -> dict:
+    """The card of an imported tutorial model: where it came from (``source``: the files, or a
+    running notebook), under which licence, how it differs from the paper's RNNsearch (no scores:
+    run ``python -m model.evaluate`` on it)."""
     module, description = kind_of(kind).module, describe(kind, sizes)
     return {"name": name, "arch": description.arch, "origin": description.origin, "summary": description.summary,
-            "trained_on": f"a model trained in the {module.TITLE}, imported from {weights.name}",
-            "deviations": list(description.differences), "imported_from": f"{weights.name} + {vocab.name}",
+            "trained_on": f"a model trained in the {module.TITLE}, imported from {source}",
+            "deviations": list(description.differences), "imported_from": source,
             "tutorial": {"kind": kind, "title": module.TITLE, "licence": module.LICENCE},
             "how_trained": f"Trained by a student with the tutorial's own code ({module.TITLE}, licence "
-                           f"{module.LICENCE}); imported from {weights.name} and {vocab.name} with "
-                           f"python -m model.checkpoint import-tutorial {kind}."}
+                           f"{module.LICENCE}); imported from {source} (python -m model.checkpoint import-tutorial "
+                           f"{kind}, or viz.notebook.from_tutorial)."}

@@ -1,4 +1,4 @@
-"""Translate page: two models side by side on one sentence, then six views of the evidence.
+"""Translate page: two models side by side on one sentence, then seven views of the evidence.
 
 The flow: restore the view from the URL (first run only), draw the inputs (language pair,
 models, decoding settings, sentence), decode with both models (cached, queued), show the
@@ -15,7 +15,7 @@ import streamlit as st
 from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
-from model.core.errors import UserError
+from model.core.errors import DataError, UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages.parts import nav, translate_views, url_state, widgets
 from viz.pages.parts.examples import examples
@@ -189,12 +189,18 @@ def translate_pair(names: list[str], text: str, search: SearchConfig,
     usable = []
     for name in names:
         try:
-            translator_for_page(name, settings)
-            usable.append(name)
+            translator = translator_for_page(name, settings)
         except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
             reason = hosting.error_text(exc, settings, _("it does not load on this server."),
                                         local=md(error_text(exc)))
             st.error(_("Could not use checkpoint {name}: {reason}").format(name=ltr(md(name)), reason=reason))
+            continue
+        try:
+            translator.source_ids(text)  # a word outside a vocabulary without <unk> (the PyTorch tutorial's)
+            usable.append(name)
+        except DataError as exc:
+            st.error(_("{name} cannot read this sentence: {reason}").format(name=ltr(md(name)),
+                                                                            reason=md(error_text(exc))))
     if not usable:
         return None
     return decode_for_page([Request(name, text, search) for name in usable], settings)

@@ -62,6 +62,7 @@ EVALUATIONS = ResultKind("evaluations", 32)  # a test set's decodes by one model
 PAPER_RUNS = ResultKind("paper runs", 64)  # the Paper page's decodes of joined test sentences
 ALIGNMENTS = ResultKind("alignments", 8)  # a gold set's measurement, with every sentence's matrices
 STATISTICAL_LINKS = ResultKind("statistical links", 128)  # eflomal's links for one translation
+TEACHER_FORCING = ResultKind("teacher forcing", 64)  # one sentence and its reference through both prefixes
 
 
 @shared()

@@ -1,4 +1,4 @@
-"""The Translate page's six views of one decode. Tabs track which one is open, and only the
+"""The Translate page's seven views of one decode. Tabs track which one is open, and only the
 open tab's function runs: saliency (a backward pass per output token) and what-if
 re-decoding cost nothing until their tab is opened. Each view starts with "how to read this",
 open on the first visit and collapsed after.
@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
-from model.core.errors import NoHypothesisError
+from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
@@ -23,14 +24,14 @@ from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
 from viz.pages.parts.url_state import TABS
-from viz.serving import statistical_overlay
+from viz.serving import statistical_overlay, teacher_forcing
 from viz.serving.decodes import Decoded, QueuedSlot, Request
 from viz.serving.settings import AppSettings
 
 # The tabs' labels in English: links and other code set the tabs' state ("tab") to one of these;
 # the tabs show them translated (widgets.tabs_ui moves a label of any language to this one's).
 LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Saliency"),
-                         N_("Downloads")]))
+                         N_("Teacher forcing"), N_("Downloads")]))
 PLAY_INTERVAL_S = 0.7
 _STATUS_NAMES = (N_("pruned"), N_("kept"), N_("finished"), N_("best"))  # a beam node's status, shown through _()
 HOW_TO_READ = {  # shown through _()
@@ -56,6 +57,12 @@ HOW_TO_READ = {  # shown through _()
                    "output piece (rows normalised to 1). Attention says where the model *looks*; saliency "
                    "says what the output *depends on*, so it also works for RNNencdec, which has no attention. "
                    "The two often agree on content words and differ on function words."),
+    "teacher": N_("Models are trained with teacher forcing: at every step they are shown the reference's words so "
+                  "far and asked for the next one. When they translate, they are shown their own words instead. "
+                  "Type the reference translation: each row is one step, with the model's top choices given the "
+                  "reference's prefix (what training showed it) beside its choices given its own prefix (what "
+                  "decoding shows it). The first row where the two outputs differ is marked; after it the model "
+                  "reads its own mistakes, which it never saw in training."),
     "downloads": N_("The full trace as JSON (schema in model/decoding/trace.py) and the alignment in Pharaoh i-j "
                     "format."),
 }
@@ -67,7 +74,8 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
     tabs = widgets.tabs_ui(LABELS, key="tab")  # its state: set by the page from links
     views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results),
              "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, search, settings),
-             "saliency": lambda: saliency_tab(results, settings), "downloads": lambda: downloads_tab(results)}
+             "saliency": lambda: saliency_tab(results, settings),
+             "teacher": lambda: teacher_forcing_tab(results, text, settings), "downloads": lambda: downloads_tab(results)}
     opened = "alignment"
     for (slug, view), tab in zip(views.items(), tabs):
         if tab.open is False:  # None (state not tracked) would mean: run every tab
@@ -294,6 +302,44 @@ def saliency_tab(results: list[Decoded], settings: AppSettings) -> None:
 def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> np.ndarray:
     with QueuedSlot(_settings)():  # a backward pass per output token: it waits its turn like a decode
         return saliency(_result.translator.model, src_ids, out_ids)
+
+
+def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings) -> None:
+    result = pick_model(results, "tf_model")
+    reference = st.text_input(_("Reference translation"), key="tf_reference", max_chars=2000,
+                              placeholder=_("The translation the model should have given"))
+    if not reference.strip():
+        st.info(_("Type a reference translation of the sentence above to compare the two prefixes."))
+        return
+    try:
+        with st.spinner(_("Forcing the model through the reference...")):
+            found = teacher_forcing.compare_prefixes(result.name, text, reference, settings)
+    except UserError as exc:
+        st.error(md(error_text(exc)))
+        return
+    st.markdown((_("The decode follows the reference to its end.") if found.diverges_at is None else
+                 _("The decode leaves the reference at step {step}.").format(step=found.diverges_at + 1)) + " " +
+                _("Given the reference's prefix, the model ranks {share} of the reference's tokens first.").format(
+                    share=f"{found.forced_accuracy:.0%}"))
+    headers = [_("step"), _("reference"), _("given the reference's prefix"), _("decode"), _("given its own prefix")]
+
+    def top(cands) -> str:
+        return ", ".join(f"{c.token} {c.prob:.2f}" for c in cands[:3])
+
+    rows = [[f"{i + 1}{' ◀' if found.diverges_at == i else ''}", s.reference or "", top(s.forced), s.free or "",
+             top(s.free_candidates)] for i, s in enumerate(found.steps)]
+    st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True, key="tf_table")
+    forced_rows = [s.forced_attention for s in found.steps if s.forced_attention is not None]
+    free_rows = [s.free_attention for s in found.steps if s.free_attention is not None]
+    if not forced_rows:
+        return
+    for column, (side, title, matrix, tokens) in zip(st.columns(2), (
+            ("forced", _("{name}: attention given the reference's prefix"), forced_rows, found.reference_tokens),
+            ("free", _("{name}: attention given its own prefix"), free_rows, found.free.target_tokens))):
+        with column:
+            widgets.show_chart(alignment_heatmap(np.stack(matrix), found.source_tokens, tokens[:len(matrix)],
+                                                 title=title.format(name=ltr(result.name))),
+                               key=f"tf_{side}_{result.name}")
 
 
 def downloads_tab(results: list[Decoded]) -> None:

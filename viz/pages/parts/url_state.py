@@ -17,7 +17,7 @@ from viz.i18n import _, ltr, ngettext
 from viz.pages.parts.safe_text import md
 
 MAX_PARAM_CHARS = 2000  # the longest sentence a link may carry (the page's input limit)
-TABS = ("alignment", "steps", "beam", "whatif", "saliency", "downloads")  # the tab slugs used in links
+TABS = ("alignment", "steps", "beam", "whatif", "saliency", "teacher", "downloads")  # the tab slugs used in links
 
 
 @dataclass(frozen=True)
