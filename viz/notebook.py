@@ -7,6 +7,7 @@ themselves.
     t.show("beam")                                     # also "alignment", "steps", "saliency"
     compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
     mine = from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # a tutorial's model, live
+    mine.teacher_forcing("Je suis content.", "I am happy.")   # its choices given the reference, and its own
 
 Figures are plotly; the first one shown in a kernel embeds plotly.js, so notebooks work offline.
 """
@@ -17,8 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+import numpy as np
+
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
+from model.decoding.teacher_forcing import teacher_forcing
 from model.decoding.trace import Trace
 from model.checkpoints.imports import write_tutorial
 from model.decoding.translator import Translator
@@ -181,6 +185,32 @@ class Model:
     translator: Translator
     folder: Optional[Path] = None
     tutorial: Optional[TutorialImport] = None  # what from_tutorial read from the notebook's objects
+
+    def teacher_forcing(self, text: str, reference: str) -> HTML:
+        """What the model predicts given ``reference``'s prefix (teacher forcing, as in training)
+        beside its own greedy decode of ``text``, step by step, with where they first differ and
+        both attention matrices (model/decoding/teacher_forcing.py)."""
+        found = teacher_forcing(self.translator, text, reference)
+        top = lambda cands: ", ".join(f"{html.escape(c.token)} {c.prob:.2f}" for c in cands[:3])  # noqa: E731
+        marked = ' style="background:#fde2e2"'
+        rows = "".join(f"<tr{marked if found.diverges_at == i else ''}><td>{i + 1}</td>"
+                       f"<td>{html.escape(s.reference or '')}</td><td>{top(s.forced)}</td>"
+                       f"<td>{html.escape(s.free or '')}</td><td>{top(s.free_candidates)}</td></tr>"
+                       for i, s in enumerate(found.steps))
+        where = ("The decode follows the reference to its end." if found.diverges_at is None
+                 else f"The decode leaves the reference at step {found.diverges_at + 1} (marked).")
+        out = (f"<p>{where} Given the reference's prefix, the model ranks {found.forced_accuracy:.0%} of the "
+               f"reference's tokens first.</p><table><tr><th>step</th><th>reference</th><th>given the reference's "
+               f"prefix</th><th>decode</th><th>given its own prefix</th></tr>{rows}</table>")
+        forced = [s.forced_attention for s in found.steps if s.forced_attention is not None]
+        free = [s.free_attention for s in found.steps if s.free_attention is not None]
+        for title, matrix, tokens in (("attention given the reference's prefix", forced, found.reference_tokens),
+                                      ("attention given its own prefix", free, found.free.target_tokens)):
+            if matrix:
+                fig = alignment_heatmap(np.stack(matrix), found.source_tokens, tokens[:len(matrix)],
+                                        title=html.escape(f"{self.name}: {title}"), grayscale=True)
+                out += _figure(fig, f"{self.name}_teacher_forcing")
+        return HTML(out)
 
     def save(self, folder: str | Path) -> Path:
         """A model made by ``from_tutorial`` as a checkpoint folder, which the app, the command

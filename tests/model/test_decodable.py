@@ -17,9 +17,10 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "own-model.md"
 
 
 def doc_namespace() -> dict:
-    """The names the page's first three Python blocks define (the model, the vocabulary and the
-    usage example), run in order as a reader would."""
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    """The names the first three Python blocks of the page's "The interface" section define (the
+    model, the vocabulary and the usage example), run in order as a reader would."""
+    text = DOC.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text[text.index("## The interface"):], flags=re.S)
     namespace: dict = {}
     for block in blocks[:3]:
         exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102 (the project's own documentation)

@@ -2,7 +2,9 @@
 the example notebook, executed headlessly against the fixture models."""
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 from viz.figures.download_config import file_stem
 from viz.notebook import VIEWS, UnknownView, compare, load
@@ -92,3 +94,92 @@ def test_a_translation_saves_the_paper_style_figure(models, tmp_path, kind, magi
     assert encdec.translate("a dog").save(tmp_path / f"sal.{kind}", "saliency").read_bytes().startswith(magic)
     with pytest.raises(UnknownView, match="has no attention"):
         encdec.translate("a dog").save(tmp_path / f"x.{kind}")
+
+
+# ---------------------------------------------------------------- a tutorial's model, live
+
+
+def _live_objects(kind: str) -> tuple:
+    """The objects a tutorial's notebook holds at its end, rebuilt from the committed fixture."""
+    from types import SimpleNamespace
+
+    from tests.model import tutorial_references as ref
+    from tests.model.test_tutorials import files, vocab_json
+
+    vocab, state = vocab_json(kind), torch.load(files(kind)[0], weights_only=True)
+    if kind == "pytorch":
+        langs = []
+        for side in ("source", "target"):
+            lang = ref.Lang()
+            lang.index2word = {int(k): w for k, w in vocab[side].items()}  # ints, as in the notebook
+            lang.word2index = {w: i for i, w in lang.index2word.items()}
+            langs.append(lang)
+        hidden = state["encoder"]["embedding.weight"].shape[1]
+        encoder = ref.EncoderRNN(len(langs[0].index2word), hidden)
+        decoder = ref.AttnDecoderRNN(hidden, len(langs[1].index2word))
+        encoder.load_state_dict(state["encoder"])
+        decoder.load_state_dict(state["decoder"])
+        return encoder, decoder, *langs
+    itos = lambda words: SimpleNamespace(get_itos=lambda: list(words))  # noqa: E731 (torchtext's Vocab, as used)
+    if kind == "bentrevett":
+        enc_h, dec_h = state["encoder.rnn.weight_hh_l0"].shape[1], state["decoder.rnn.weight_hh_l0"].shape[1]
+        model = ref.Seq2Seq(ref.BEncoder(len(vocab["source"]), state["encoder.embedding.weight"].shape[1], enc_h, dec_h),
+                            ref.BDecoder(len(vocab["target"]), state["decoder.embedding.weight"].shape[1], enc_h, dec_h))
+        model.load_state_dict(state)
+        return model, itos(vocab["source"]), itos(vocab["target"])
+    layers = sum(1 for k in state if k.startswith("encoder.rnn.rnn.weight_hh_l"))
+    model = ref.EncoderDecoder(ref.Seq2SeqEncoder(len(vocab["source"]), state["encoder.embedding.weight"].shape[1],
+                                     state["encoder.rnn.rnn.weight_hh_l0"].shape[1], layers),
+                  ref.Seq2SeqAttentionDecoder(len(vocab["target"]), state["decoder.embedding.weight"].shape[1],
+                                              state["decoder.rnn.weight_hh_l0"].shape[1], layers))
+    array, valid = ref.d2l_array("a", vocab["source"], vocab["num_steps"])
+    model(array, torch.zeros(1, 1, dtype=torch.long), valid)
+    model.load_state_dict(state)
+    data = SimpleNamespace(src_vocab=SimpleNamespace(idx_to_token=vocab["source"]),
+                           tgt_vocab=SimpleNamespace(idx_to_token=vocab["target"]), num_steps=vocab["num_steps"])
+    return model, data
+
+
+@pytest.mark.parametrize("kind, text", [("pytorch", "Le chien court dans le parc."), ("bentrevett", "Le chat joue."),
+                                        ("d2l", "A dog runs in the park.")])
+def test_a_tutorials_live_objects_translate_as_its_imported_files_do(kind, text, tmp_path):
+    from model.checkpoints.imports import import_tutorial
+    from tests.model.test_tutorials import files
+    from viz.notebook import from_tutorial, load
+
+    live = from_tutorial(kind, *_live_objects(kind))
+    from_files = load(import_tutorial(kind, *files(kind), tmp_path / "files"))
+    a, b = live.translate(text, beam=1), from_files.translate(text, beam=1)
+    assert a.trace.target_tokens == b.trace.target_tokens and np.allclose(a.trace.attention, b.trace.attention)
+    for view in ("alignment", "beam", "steps", "saliency"):
+        assert "<div" in live.translate(text).show(view).html or view == "steps"
+    saved = live.save(tmp_path / "saved")
+    again = load(saved).translate(text, beam=1)
+    assert again.trace.target_tokens == a.trace.target_tokens
+    with pytest.raises(ValueError, match="already a checkpoint folder"):
+        from_files.save(tmp_path / "copy")
+
+
+def test_objects_that_are_not_a_tutorials_are_refused_clearly():
+    from model.core.errors import CheckpointError
+    from viz.notebook import from_tutorial
+
+    with pytest.raises(CheckpointError, match="encoder, decoder, input_lang, output_lang"):
+        from_tutorial("pytorch", object())
+    with pytest.raises(CheckpointError, match="not the d2l tutorial's objects"):
+        from_tutorial("d2l", object(), object())
+    with pytest.raises(CheckpointError, match="unknown tutorial"):
+        from_tutorial("keras", object())
+
+
+def test_the_notebook_shows_teacher_forcing_for_any_model(tmp_path):
+    from model.checkpoints.imports import import_tutorial
+    from tests.model.test_tutorials import files
+    from viz.notebook import from_tutorial, load
+
+    for model in (from_tutorial("pytorch", *_live_objects("pytorch")),
+                  load(import_tutorial("d2l", *files("d2l"), tmp_path / "d2l"))):
+        shown = model.teacher_forcing("Le chien court." if model.name.startswith("pytorch") else "A dog runs.",
+                                      "The dog runs." if model.name.startswith("pytorch") else "Un chien court.")
+        assert "given the reference's prefix" in shown.html and shown.html.count("<tr") >= 4
+        assert "attention given its own prefix" in shown.html
