@@ -24,7 +24,7 @@ import torch
 
 from model.corpus.corpora import corpus_specs, load_split, located_spec
 from model.decoding.translator import Translator
-from model.core.errors import UserError
+from model.core.errors import DataError, UserError
 
 SAMPLE = 20_000  # training sentences whose sentence vectors are kept
 WORD_SAMPLE = 1_000  # sentences whose words' annotations are kept (models with attention; 100 MB a model in all)
@@ -209,7 +209,7 @@ def build_space(translator: Translator, sentences: Sequence[str], size: int = SA
     """Encode a sample of ``sentences`` (see ``sample``) and project it to 2-D; with attention,
     also the annotations of ``word_size`` sampled sentences, evenly spread over the sample."""
     chosen = sample(sentences, size, seed)
-    encoded = [(s, ids) for s in chosen if (ids := translator.source_ids(s)[0])]
+    encoded = [(s, ids) for s in chosen if (ids := _placeable(translator, s))]
     if not encoded:
         raise SpaceError("no sentence to place: the sample is empty or nothing of it can be encoded")
     kind = "s_0" if translator.model.has_attention else "c"
@@ -224,15 +224,21 @@ def build_space(translator: Translator, sentences: Sequence[str], size: int = SA
 
 
 def _placeable(translator: Translator, text: str) -> list[int]:
-    """``text``'s source ids; none when it is blank or nothing of it is in the vocabulary."""
-    return translator.source_ids(text)[0] if text.strip() else []
+    """``text``'s source ids; none when it is blank, nothing of it is in the vocabulary, or the
+    vocabulary cannot read it (a word outside one without <unk>, the PyTorch tutorial's)."""
+    if not text.strip():
+        return []
+    try:
+        return translator.source_ids(text)[0]
+    except DataError:
+        return []
 
 
 def _ids(translator: Translator, text: str) -> list[int]:
     """``_placeable``'s ids of ``text``; SpaceError saying why when there are none."""
     if not isinstance(text, str) or not text.strip():
         raise SpaceError("type a sentence to place it among the training sentences")
-    ids = _placeable(translator, text)
+    ids = translator.source_ids(text)[0]  # a word the vocabulary cannot read: its DataError names the word
     if not ids:
         raise SpaceError("nothing of this sentence is in the model's vocabulary")
     return ids

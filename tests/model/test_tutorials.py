@@ -322,3 +322,18 @@ def test_a_copied_folder_translates_the_same(imported, tmp_path):
     a = Translator.from_checkpoint(imported["bentrevett"]).translate(texts, GREEDY)
     b = Translator.from_checkpoint(copy).translate(texts, GREEDY)
     assert [t.target_tokens for t in a] == [t.target_tokens for t in b]
+
+
+@pytest.mark.parametrize("kind", list(WEIGHTS))
+def test_the_sentence_space_holds_the_tutorial_encoders_sentence_vector(kind, imported, tmp_path):
+    """s_0 (the first decoder state) of each sample sentence; sentences the vocabulary cannot read are left out."""
+    sample = tmp_path / "sample.txt"
+    texts = sentences(kind, 12) + ["Le girafe xyz court."]
+    sample.write_text("\n".join(texts) + "\n")
+    result = run_cli("model.sentence_space", "--checkpoint", imported[kind], "--text", texts[0], "--sentences", sample,
+                     "--k", "3", "--json", "--words")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    readable = len(texts) - (1 if kind == "pytorch" else 0)
+    assert found["vector"] == "s_0" and found["sample"] == readable
+    assert found["neighbours"][0]["sentence"] == texts[0] and found["words"]
