@@ -158,11 +158,11 @@ def test_each_tab_explains_itself_and_collapses_after_the_first_visit(at):
 def test_only_the_open_tab_computes(app_env, monkeypatch):
     """Rendering the Alignment tab runs no saliency and no what-if decode; opening Saliency
     runs one saliency map per model."""
-    import viz.pages.parts.translate_views
+    import viz.serving.decode_views
     from model.decoding.translator import Translator
 
     calls = {"saliency": 0, "what-if": 0}
-    saliency, translate = viz.pages.parts.translate_views.saliency, Translator.translate
+    saliency, translate = viz.serving.decode_views.saliency, Translator.translate
 
     def counted_saliency(*args):
         calls["saliency"] += 1
@@ -172,7 +172,7 @@ def test_only_the_open_tab_computes(app_env, monkeypatch):
         calls["what-if"] += kwargs.get("prefixes") is not None or kwargs.get("attend") is not None
         return translate(self, sentences, cfg, *args, **kwargs)
 
-    monkeypatch.setattr(viz.pages.parts.translate_views, "saliency", counted_saliency)
+    monkeypatch.setattr(viz.serving.decode_views, "saliency", counted_saliency)
     monkeypatch.setattr(Translator, "translate", counted_translate)
     at = AppTest.from_file(APP, default_timeout=120).run()
     type_sentence(at, "a small dog sits on the red ball")

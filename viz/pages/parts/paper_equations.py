@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from model.decoding.search import candidates
-from model.decoding.step_by_step import Anatomy, StepAnatomy, dissect
+from model.decoding.step_by_step import Anatomy, StepAnatomy
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
 from viz.pages.parts import nav, widgets
@@ -17,7 +17,8 @@ from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.safe_text import MAX_INPUT_CHARS, cut_input, md
 from viz.pages.parts.serving_ui import decode_one_for_page
 from viz.serving import offered_models
-from viz.serving.decodes import Decoded, QueuedSlot, Request
+from viz.serving.decodes import Decoded, Request
+from viz.serving import decode_views
 from viz.serving.settings import AppSettings
 
 
@@ -65,15 +66,9 @@ EQUATIONS = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _dissect(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> Anatomy:
-    with QueuedSlot(_settings)():  # a forward pass like a decode, so it waits at the same gate (under the spinner)
-        return dissect(_result.translator.model, src_ids, out_ids)
-
-
 def anatomy_of(result: Decoded, settings: AppSettings) -> Anatomy:
     with st.spinner(_("Following the decode step by step...")):
-        return _dissect(result.name, tuple(result.trace.source_ids), tuple(result.trace.target_ids), result, settings)
+        return decode_views.anatomy_of(result, settings)
 
 
 def decode(name: str, text: str, settings: AppSettings) -> Decoded:

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.core.errors import NoHypothesisError, UserError
@@ -24,8 +23,8 @@ from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
 from viz.pages.parts.url_state import TABS
-from viz.serving import statistical_overlay, teacher_forcing
-from viz.serving.decodes import Decoded, QueuedSlot, Request
+from viz.serving import decode_views, statistical_overlay, teacher_forcing
+from viz.serving.decodes import Decoded, Request
 from viz.serving.settings import AppSettings
 
 # The tabs' labels in English: links and other code set the tabs' state ("tab") to one of these;
@@ -291,17 +290,11 @@ def saliency_tab(results: list[Decoded], settings: AppSettings) -> None:
         with column:
             trace = result.trace
             with st.spinner(_("Computing saliency...")):
-                sal = _saliency(result.name, tuple(trace.source_ids), tuple(trace.target_ids), result, settings)
+                sal = decode_views.saliency_of(result, settings)
             widgets.show_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
                                                  title=_("{name}: saliency").format(name=ltr(result.name)),
                                                  value_name=_("saliency")),
                                key=f"saliency_{result.name}")
-
-
-@st.cache_data(show_spinner=False, max_entries=256)  # the spinner: at the call, in the reader's language
-def _saliency(name: str, src_ids: tuple, out_ids: tuple, _result: Decoded, _settings: AppSettings) -> np.ndarray:
-    with QueuedSlot(_settings)():  # a backward pass per output token: it waits its turn like a decode
-        return saliency(_result.translator.model, src_ids, out_ids)
 
 
 def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings) -> None:
