@@ -32,7 +32,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import AlphaFn, ModelDescription, Step
+from model.foreign.tutorial_model import TutorialModel
 from model.foreign.tutorial_vocab import TutorialVocab, special_ids
 
 KIND = "bentrevett"
@@ -114,28 +115,18 @@ def sizes_of(state: dict[str, torch.Tensor]) -> dict:
             "tgt_embedding": state["decoder.embedding.weight"].shape[1]}
 
 
-class BentrevettModel(nn.Module, Decodable):
+class BentrevettModel(TutorialModel):
     """The notebook's ``Seq2Seq`` (``Encoder``, ``Attention``, ``Decoder``) behind the decoding interface."""
 
     def __init__(self, src_vocab: int, tgt_vocab: int, embedding: int, encoder_hidden: int, decoder_hidden: int,
                  vocabs: tuple[TutorialVocab, TutorialVocab], tgt_embedding: Optional[int] = None):
-        super().__init__()
+        super().__init__(vocabs, MAX_OUTPUT)
         self.encoder = Encoder(src_vocab, embedding, encoder_hidden, decoder_hidden)
         self.decoder = Decoder(tgt_vocab, tgt_embedding or embedding, encoder_hidden, decoder_hidden)
-        self.register_buffer("src_ids", vocabs[0].map.tensor(), persistent=False)
-        self.register_buffer("tgt_ids", vocabs[1].map.tensor(), persistent=False)
-        self.register_buffer("never", vocabs[1].map.missing_mask(), persistent=False)
 
     @property
     def description(self) -> ModelDescription:
         return describe()
-
-    @property
-    def output_length(self) -> OutputLength:
-        return OutputLength(0.0, MAX_OUTPUT, cut_at_cap=True)
-
-    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
-        return self.encoder.embedding(self.src_ids[src])  # (batch, src_len, E)
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> Memory:
         emb = (self.embed_source(src) if embedded is None else embedded).transpose(0, 1)  # (src_len, batch, E)
@@ -165,11 +156,7 @@ class BentrevettModel(nn.Module, Decodable):
         weighted = torch.bmm(alpha.unsqueeze(1).to(memory.annotations.dtype), memory.annotations).squeeze(1)  # (batch, 2He)
         out, hidden = self.decoder.rnn(torch.cat((emb, weighted), dim=1).unsqueeze(0), state.unsqueeze(0).contiguous())
         logits = self.decoder.fc_out(torch.cat((out[0], weighted, emb), dim=1))  # (batch, V) in the notebook's ids
-        logprobs = torch.log_softmax(logits.float(), dim=-1).index_select(1, self.tgt_ids)
-        return Step(logprobs.masked_fill(self.never, float("-inf")), hidden[0], alpha, energies)
-
-    def reorder(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        return state.index_select(0, index)
+        return Step(self.logprobs(logits), hidden[0], alpha, energies)
 
 
 def describe() -> ModelDescription:

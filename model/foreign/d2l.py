@@ -31,7 +31,8 @@ from typing import Optional
 import torch
 from torch import nn
 
-from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import AlphaFn, ModelDescription, Step
+from model.foreign.tutorial_model import TutorialModel
 from model.corpus.vocab import PAD
 from model.foreign.tutorial_vocab import TutorialVocab, special_ids
 
@@ -118,30 +119,20 @@ def sizes_of(state: dict[str, torch.Tensor]) -> dict:
             "align": state["decoder.attention.w_v.weight"].shape[1]}
 
 
-class D2lModel(nn.Module, Decodable):
+class D2lModel(TutorialModel):
     """d2l's ``Seq2SeqEncoder`` and ``Seq2SeqAttentionDecoder`` behind the decoding interface. The
     decoder state is every layer's state side by side, (batch, L*H), so that it is one vector."""
 
     def __init__(self, src_vocab: int, tgt_vocab: int, embedding: int, hidden: int, layers: int, align: int,
                  num_steps: int, vocabs: tuple[TutorialVocab, TutorialVocab], tgt_embedding: Optional[int] = None):
-        super().__init__()
+        super().__init__(vocabs, num_steps)
         self.encoder = Seq2SeqEncoder(src_vocab, embedding, hidden, layers)
         self.decoder = Seq2SeqAttentionDecoder(tgt_vocab, tgt_embedding or embedding, hidden, layers, align)
         self.layers, self.hidden, self.num_steps = layers, hidden, num_steps
-        self.register_buffer("src_ids", vocabs[0].map.tensor(), persistent=False)
-        self.register_buffer("tgt_ids", vocabs[1].map.tensor(), persistent=False)
-        self.register_buffer("never", vocabs[1].map.missing_mask(), persistent=False)
 
     @property
     def description(self) -> ModelDescription:
         return describe(self.layers, self.num_steps)
-
-    @property
-    def output_length(self) -> OutputLength:
-        return OutputLength(0.0, self.num_steps, cut_at_cap=True)
-
-    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
-        return self.encoder.embedding(self.src_ids[src])  # (batch, src_len, E)
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> Memory:
         emb = self.embed_source(src) if embedded is None else embedded
@@ -173,11 +164,7 @@ class D2lModel(nn.Module, Decodable):
         x = torch.cat((context, emb.unsqueeze(1)), dim=-1).transpose(0, 1)  # (1, batch, H+E)
         out, hidden = self.decoder.rnn(x, self._layers(state))
         logits = self.decoder.dense(out[0])  # (batch, V) in d2l's ids
-        logprobs = torch.log_softmax(logits.float(), dim=-1).index_select(1, self.tgt_ids)
-        return Step(logprobs.masked_fill(self.never, float("-inf")), hidden.transpose(0, 1).flatten(1), alpha, energies)
-
-    def reorder(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        return state.index_select(0, index)
+        return Step(self.logprobs(logits), hidden.transpose(0, 1).flatten(1), alpha, energies)
 
 
 def describe(layers: int = 2, num_steps: int = 9) -> ModelDescription:

@@ -45,6 +45,7 @@ from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.corpus.vocab import BOS, EOS, PAD, UNK
 from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
+from model.foreign.restricted_load import load_restricted
 
 FAMILY = "joey-rnn"
 JOEY_SPECIALS = {"unk_token": "<unk>", "pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>"}
@@ -494,16 +495,7 @@ def read_tokens(path: Path) -> list[str]:
 def read_joey_checkpoint(path: Path) -> dict[str, torch.Tensor]:
     """The ``model_state`` of a Joey .ckpt, read with PyTorch's restricted unpickler
     (``weights_only=True``): anything but tensors and plain containers is refused, unrun."""
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing (a Joey checkpoint such as best.ckpt)")
-    if path.stat().st_size > MAX_CKPT_BYTES:
-        raise CheckpointError(f"{path}: larger than {MAX_CKPT_BYTES // 2**30} GiB")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # UnpicklingError, RuntimeError, EOFError...: all mean "not a safe checkpoint"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"{path}: refused by PyTorch's restricted loader (weights_only=True): {first[:300]}") \
-            from None
+    ckpt = load_restricted(path, MAX_CKPT_BYTES, "a Joey checkpoint such as best.ckpt")
     state = ckpt.get("model_state") if isinstance(ckpt, dict) else None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CheckpointError(f"{path}: no model_state of tensors; not a Joey NMT checkpoint")

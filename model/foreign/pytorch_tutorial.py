@@ -32,7 +32,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import AlphaFn, ModelDescription, Step
+from model.foreign.tutorial_model import TutorialModel
 from model.foreign.tutorial_vocab import TutorialVocab, special_ids
 
 KIND = "pytorch"
@@ -109,28 +110,17 @@ def sizes_of(state: dict[str, torch.Tensor]) -> dict:
             "hidden": state["encoder.embedding.weight"].shape[1]}
 
 
-class PytorchTutorialModel(nn.Module, Decodable):
+class PytorchTutorialModel(TutorialModel):
     """The tutorial's ``EncoderRNN`` and ``AttnDecoderRNN`` behind the decoding interface."""
 
     def __init__(self, src_vocab: int, tgt_vocab: int, hidden: int, vocabs: tuple[TutorialVocab, TutorialVocab],
                  max_length: int = MAX_LENGTH):
-        super().__init__()
+        super().__init__(vocabs, max_length)
         self.encoder, self.decoder = EncoderRNN(src_vocab, hidden), AttnDecoderRNN(hidden, tgt_vocab)
-        self.max_length = max_length
-        self.register_buffer("src_ids", vocabs[0].map.tensor(), persistent=False)
-        self.register_buffer("tgt_ids", vocabs[1].map.tensor(), persistent=False)
-        self.register_buffer("never", vocabs[1].map.missing_mask(), persistent=False)
 
     @property
     def description(self) -> ModelDescription:
-        return describe(self.max_length)
-
-    @property
-    def output_length(self) -> OutputLength:
-        return OutputLength(0.0, self.max_length, cut_at_cap=True)
-
-    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
-        return self.encoder.embedding(self.src_ids[src])  # (batch, src_len, H)
+        return describe(self.cap)
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> Memory:
         emb = self.embed_source(src) if embedded is None else embedded
@@ -158,11 +148,7 @@ class PytorchTutorialModel(nn.Module, Decodable):
         context = torch.bmm(alpha.unsqueeze(1).to(memory.annotations.dtype), memory.annotations)  # (batch, 1, H)
         out, hidden = self.decoder.gru(torch.cat((emb, context), dim=2), state.unsqueeze(0).contiguous())
         logits = self.decoder.out(out.squeeze(1))  # (batch, V) in the tutorial's ids
-        logprobs = torch.log_softmax(logits.float(), dim=-1).index_select(1, self.tgt_ids)  # this project's ids
-        return Step(logprobs.masked_fill(self.never, float("-inf")), hidden[0], alpha, energies)
-
-    def reorder(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        return state.index_select(0, index)
+        return Step(self.logprobs(logits), hidden[0], alpha, energies)
 
 
 def describe(max_length: int = MAX_LENGTH) -> ModelDescription:

@@ -28,6 +28,7 @@ from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.core.decodable import Decodable, ModelDescription
 from model.core.errors import CheckpointError
 from model.foreign import bentrevett, d2l, pytorch_tutorial
+from model.foreign.restricted_load import load_restricted
 from model.foreign.tutorial_vocab import TutorialVocab, token_list
 
 FAMILY = "tutorial"
@@ -102,16 +103,8 @@ def read_weights(path: Path, kind: str) -> dict[str, torch.Tensor]:
     PyTorch tutorial's two state dicts under ``encoder.`` and ``decoder.``), read with PyTorch's
     restricted loader: a pickled whole model, or anything but tensors, is refused unrun."""
     spec = kind_of(kind)
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing (the weights file: {spec.saved_as})")
-    if path.stat().st_size > MAX_WEIGHTS_BYTES:
-        raise CheckpointError(f"{path}: larger than {MAX_WEIGHTS_BYTES // 2**30} GiB; not a tutorial's weights")
-    try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # UnpicklingError (a whole model, a class), RuntimeError, EOFError: all refused
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"{path}: refused by PyTorch's restricted loader (weights_only=True; save the "
-                              f"state_dict, not the model: {spec.saved_as}): {first[:200]}") from None
+    saved = load_restricted(path, MAX_WEIGHTS_BYTES, f"the weights file: {spec.saved_as}",
+                            f"; save the state_dict, not the model: {spec.saved_as}")
     if kind == "pytorch":
         if not isinstance(saved, dict) or set(saved) != {"encoder", "decoder"} or \
                 not all(isinstance(v, dict) for v in saved.values()):

@@ -157,28 +157,23 @@ def test_the_command_line_goes_on_after_a_sentence_it_cannot_read(imported):
         assert o["target_tokens"] == tutorial_tokens("pytorch", reference, text)[0]
 
 
-def _edited(kind: str, edit) -> dict:
+def _with_output_bias(kind: str, token: str, value: float) -> dict:
+    """The fixture's weights with the output layer's bias for ``token`` set to ``value``."""
+    vocab = vocab_json(kind)
+    words = list(vocab["target"].values()) if kind == "pytorch" else vocab["target"]
     state = torch.load(files(kind)[0], weights_only=True)
-    edit(state)
+    part, name = {"pytorch": ("decoder", "out.bias"), "bentrevett": (None, "decoder.fc_out.bias"),
+                  "d2l": (None, "decoder.dense.bias")}[kind]
+    (state[part] if part else state)[name][words.index(token)] = value
     return state
 
 
-@pytest.mark.parametrize("kind, role, token", [("pytorch", "eos", "EOS"), ("d2l", "eos", "<eos>"),
-                                               ("bentrevett", "eos", "<eos>")])
-def test_an_output_that_never_ends_stops_at_the_tutorials_cap_without_an_end(kind, role, token, tmp_path):
+@pytest.mark.parametrize("kind, token", [("pytorch", "EOS"), ("d2l", "<eos>"), ("bentrevett", "<eos>")])
+def test_an_output_that_never_ends_stops_at_the_tutorials_cap_without_an_end(kind, token, tmp_path):
     """The end token made impossible: the tutorial's loop runs to its cap (10, 25, num_steps), and so does the import."""
-    vocab = vocab_json(kind)
-    words = list(vocab["target"].values()) if kind == "pytorch" else vocab["target"]
-    bias = {"pytorch": ("decoder", "out.bias"), "bentrevett": (None, "decoder.fc_out.bias"),
-            "d2l": (None, "decoder.dense.bias")}[kind]
-
-    def never_end(state):
-        target = state[bias[0]] if bias[0] else state
-        target[bias[1]][words.index(token)] = -1e4
-
-    state = _edited(kind, never_end)
+    state = _with_output_bias(kind, token, -1e4)
     folder = _import_state(kind, state, tmp_path)
-    cap = {"pytorch": ref.MAX_LENGTH, "bentrevett": 25, "d2l": vocab.get("num_steps")}[kind]
+    cap = {"pytorch": ref.MAX_LENGTH, "bentrevett": 25, "d2l": vocab_json(kind).get("num_steps")}[kind]
     text = sentences(kind, 3)[0]
     trace = Translator.from_checkpoint(folder).translate([text], GREEDY)[0]
     assert len(trace.target_tokens) == cap and "</s>" not in trace.target_tokens
@@ -188,16 +183,7 @@ def test_an_output_that_never_ends_stops_at_the_tutorials_cap_without_an_end(kin
 @pytest.mark.parametrize("kind, token", [("pytorch", "SOS"), ("bentrevett", "<pad>"), ("d2l", "<unk>")])
 def test_a_special_token_the_model_emits_is_shown_as_the_tutorial_shows_it(kind, token, tmp_path):
     """Plain argmax over the whole vocabulary: no token is masked, specials included."""
-    vocab = vocab_json(kind)
-    words = list(vocab["target"].values()) if kind == "pytorch" else vocab["target"]
-    bias = {"pytorch": ("decoder", "out.bias"), "bentrevett": (None, "decoder.fc_out.bias"),
-            "d2l": (None, "decoder.dense.bias")}[kind]
-
-    def favour(state):
-        target = state[bias[0]] if bias[0] else state
-        target[bias[1]][words.index(token)] = 50.0
-
-    state = _edited(kind, favour)
+    state = _with_output_bias(kind, token, 50.0)
     folder = _import_state(kind, state, tmp_path)
     text = sentences(kind, 3)[1]
     trace = Translator.from_checkpoint(folder).translate([text], GREEDY)[0]

@@ -16,6 +16,7 @@ from model.decoding.translator import Translator
 from tests.model.test_tutorials import files
 
 from ..conftest import open_tab, start_app
+from .test_own_model import run_translate
 from .test_translate_page import charts, heatmaps
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -38,14 +39,6 @@ def kind_root(request, imports, tmp_path, monkeypatch):
     root = tmp_path / "checkpoints"
     shutil.copytree(imports[kind], root / f"{kind}-tutorial")
     return kind, start_app(monkeypatch, "--checkpoints", root, "--data-dir", tmp_path / "none")
-
-
-def run_translate(text: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    assert not at.exception, at.exception
-    at.text_area(key="source").input(text).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_the_translate_page_shows_the_imports_own_translation_and_every_tab_draws(kind_root):
