@@ -33,7 +33,7 @@ LONG = (SENTENCE + " A little girl in a pink dress is climbing the stairs of a w
 
 def batch_cli(name: str, sentences: list[str]) -> dict:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "model.decoding.translator", "--checkpoint", str(CHECKPOINTS / name),
+    done = subprocess.run([sys.executable, "-m", "model.translate", "--checkpoint", str(CHECKPOINTS / name),
                            "--beam", "5"], input="\n".join(sentences) + "\n", capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[1])
     seconds = time.perf_counter() - start
