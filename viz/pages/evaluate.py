@@ -9,19 +9,14 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, eval_set_from_files, eval_set_from_table,
-                                    join_consecutive)
+from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, join_consecutive)
 from model.decoding.attention_ablation import ABLATIONS
 from model.decoding.search import SearchConfig
 from model.core.errors import DataError, UserError
 from model.scoring.evaluation import (
     STRESS_K,
     ModelRun,
-    bleu_by_length,
-    paired_significance,
     sentence_rows,
-    stress_report,
-    with_interval,
 )
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
@@ -159,7 +154,7 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
             if upload is None:
                 return None
             with st.spinner(_("Reading the test set...")):
-                return parse_upload((upload.getvalue(),), (upload.name,), take_first)
+                return evaluations.read_upload((upload.getvalue(),), (upload.name,), take_first)
         left, right = st.columns(2)
         src_file = left.file_uploader(_("Source ({language}), one sentence per line, plain or .gz").format(
             language=src_lang), key="eval_src")
@@ -169,7 +164,7 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
             st.info(_("Upload both files, or pick a built-in test set."))
             return None
         with st.spinner(_("Reading the test set...")):
-            return parse_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name),
+            return evaluations.read_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name),
                                 take_first)
     except DataError as exc:
         st.error(error_text(exc))
@@ -187,14 +182,6 @@ def builtin_ui(builtin: dict, direction: tuple[str, str], settings: AppSettings)
         st.error(hosting.error_text(exc, settings, _("The built-in test set {name} could not be read.").format(
             name=ltr(name))))
         return None
-
-
-@st.cache_data(show_spinner=False, max_entries=8)  # its callers show a spinner in the reader's language
-def parse_upload(raws: tuple, names: tuple, take_first: bool) -> EvalSet:
-    """A validated EvalSet from one table or two line files; parsed once per content."""
-    if len(raws) == 1:
-        return eval_set_from_table(raws[0], names[0], take_first=take_first)
-    return eval_set_from_files(raws[0], raws[1], names[0], names[1], take_first=take_first)
 
 
 def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: AppSettings,
@@ -240,28 +227,16 @@ def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: 
     key = (content_digest(test), tuple(r.name for r in runs), search)  # what the runs depend on
     scores_ui(key, test, runs)
     width = st.slider(_("Length bucket width (words)"), 2, 20, 10, key="eval_width")
-    rows = _length_rows(key, width, test, runs)
+    rows = evaluations.length_rows(key, width, test, runs)
     widgets.show_chart(length_chart(rows, _("BLEU by source sentence length, {name}").format(
         name=ltr(html.escape(test.name)))), key="eval_length_chart")
     table_ui(test, runs, pair)
     downloads_ui(test, runs, rows)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)  # scores_ui shows a spinner in the reader's language
-def _scores(key: tuple, _test: EvalSet, _runs: list[ModelRun]) -> tuple[list[dict], dict | None]:
-    rows = [{"model": r.name, **with_interval(r.hyps, _test.ref), "sentences/s": round(len(_test.src) / r.seconds, 1)}
-            for r in _runs]
-    return rows, paired_significance(_runs, _test.ref) if len(_runs) >= 2 else None
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _length_rows(key: tuple, width: int, _test: EvalSet, _runs: list[ModelRun]) -> list[dict]:
-    return bleu_by_length(_test.src, _test.ref, _runs, width)
-
-
 def scores_ui(key: tuple, test: EvalSet, runs: list[ModelRun]) -> None:
     with st.spinner(_("Scoring...")):
-        rows, paired = _scores(key, test, runs)
+        rows, paired = evaluations.scores(key, test, runs)
     table = pd.DataFrame([{"model": r["model"], "BLEU": r["bleu"], "BLEU 95% ±": r["bleu_ci95"], "chrF": r["chrf"],
                            "chrF 95% ±": r["chrf_ci95"], "BLEU (lowercased)": r["bleu_lc"],
                            "sentences/s": r["sentences/s"]} for r in rows])
@@ -343,7 +318,7 @@ def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:
 def stress_ui(test: EvalSet, runs: dict[int, list[ModelRun]]) -> None:
     """BLEU against source length over all joined versions: the paper's Figure 2 on demand."""
     st.subheader(_("Length stress test"))
-    rows, summary = stress_report(test, runs)
+    rows, summary = evaluations.stress_rows(test, runs)
     widgets.show_chart(length_chart(rows, _("BLEU by source length, k = {ks} joined lines").format(
         ks=", ".join(map(str, runs)))), key="eval_stress_chart")
     headers = {"model": _("model"), "items": _("items"), "bleu": _("bleu"), "length_ratio": _("length_ratio")}

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from model.corpus.test_sets import EvalSet, join_consecutive
-from model.scoring.evaluation import STRESS_K, stress_report
+from model.scoring.evaluation import STRESS_K
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart, stress_chart
 from viz.pages.parts import nav, paper_equations, widgets
@@ -127,7 +127,7 @@ def recompute_ui(search: str, encdec: str, direction: tuple[str, str], settings:
         for k in STRESS_K:
             part = join_consecutive(test, k) if k > 1 else test
             runs[k] = [evaluations.paper_run(name, part, label, settings) for name in (search, encdec)]
-    rows, summary = stress_report(test, runs)
+    rows, summary = evaluations.stress_rows(test, runs)
     title = _("BLEU by source length, first {n} of {test}, k = {ks}").format(
         n=len(test.src), test=ltr(label), ks=", ".join(map(str, STRESS_K)))
     widgets.show_chart(length_chart(rows, title), key="paper_fig2_live")

@@ -59,6 +59,7 @@ class ResultKind:
 # Every kind of result a server shares between sessions, declared once.
 TRANSLATIONS = ResultKind("translations", 256)  # a trace with its beam tree is up to a few MB at beam 16
 EVALUATIONS = ResultKind("evaluations", 32)  # a test set's decodes by one model, beams dropped
+SCORES = ResultKind("scores", 128)  # a test set's scores, significance, length buckets and stress rows
 PAPER_RUNS = ResultKind("paper runs", 64)  # the Paper page's decodes of joined test sentences
 ALIGNMENTS = ResultKind("alignments", 8)  # a gold set's measurement, with every sentence's matrices
 STATISTICAL_LINKS = ResultKind("statistical links", 128)  # eflomal's links for one translation
