@@ -234,8 +234,7 @@ def check(kind: str, state: dict, vocab: dict, where: str) -> dict:
                               f"({MAX_VOCAB:,} words, {MAX_UNITS:,} units)")
     if sum(t.numel() for t in state.values()) > MAX_PARAMETERS:
         raise CheckpointError(f"{where}: more than the {MAX_PARAMETERS:,} parameters this loader allows")
-    with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in build_meta(kind, sizes).state_dict().items()}
+    expected = {k: tuple(v.shape) for k, v in structure(kind, sizes).state_dict().items()}
     for name, shape in expected.items():
         tensor = state[name]
         if tuple(tensor.shape) != shape:
@@ -246,9 +245,10 @@ def check(kind: str, state: dict, vocab: dict, where: str) -> dict:
     return sizes
 
 
-def build_meta(kind: str, sizes: dict) -> nn.Module:
-    """The kind's model structure for ``sizes`` (on whatever device is current), with stand-in
-    vocabularies of the right sizes."""
+def structure(kind: str, sizes: dict) -> nn.Module:
+    """The kind's model for ``sizes`` with stand-in vocabularies of the right sizes, to compare
+    shapes with (built on the CPU, within MAX_PARAMETERS: on the meta device its initialisation
+    would import torch._dynamo, a second and a half)."""
     spec = kind_of(kind)
     stand_in = tuple(TutorialVocab([f"w{i}" for i in range(sizes[key])], {"pad": None, "unk": None, "bos": 0, "eos": 0},
                                    str.split) for key in ("src_vocab", "tgt_vocab"))
