@@ -123,10 +123,10 @@ def test_the_evaluate_page_scores_an_imported_tutorial_model(kind_root):
     assert list(at.dataframe[0].value["model"]) == [f"{kind}-tutorial"]
 
 
-def test_a_sentence_the_pytorch_tutorials_model_cannot_read_is_an_error_not_a_crash(kind_root):
-    kind, _ = kind_root
-    if kind != "pytorch":
-        pytest.skip("only the PyTorch tutorial's vocabulary has no <unk>")
+def test_a_sentence_the_pytorch_tutorials_model_cannot_read_is_an_error_not_a_crash(imports, tmp_path, monkeypatch):
+    """Only the PyTorch tutorial's vocabulary has no <unk>."""
+    shutil.copytree(imports["pytorch"], tmp_path / "checkpoints" / "pytorch-tutorial")
+    start_app(monkeypatch, "--checkpoints", tmp_path / "checkpoints")
     at = run_translate("Le girafe court.")
     assert any("cannot read this sentence" in e.value and "girafe" in e.value for e in at.error)
     assert not at.text  # nothing translated, nothing drawn
