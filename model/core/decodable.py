@@ -161,6 +161,13 @@ class Decodable(ABC):
         cap (``SearchConfig.max_len_ratio`` and ``max_len_extra``), ending with </s>."""
         return None
 
+    @property
+    def target_embedding(self) -> Optional["torch.nn.Module"]:
+        """The module ``step`` embeds y_{i-1} with (called with ids (batch,), returning
+        (batch, m)), so that explanations can weigh the words already written
+        (model/explaining/); None (the default): they weigh the source only."""
+        return None
+
     def num_parameters(self) -> int:
         """Number of weights (cards and ``python -m model.checkpoint check`` print it); this
         default counts the parameters of an ``nn.Module``."""

@@ -385,6 +385,10 @@ class JoeyModel(nn.Module, Decodable):
     def reorder(self, state: JoeyState, index: torch.Tensor) -> JoeyState:
         return state.select(index)
 
+    @property
+    def target_embedding(self) -> nn.Module:
+        return self.joey.trg_embed
+
 
 def _length_rule(testing: dict) -> str:
     """The Joey settings that stop its search, in a sentence (``JoeySettings.output_length``)."""

@@ -39,3 +39,7 @@ class TutorialModel(nn.Module, Decodable):
 
     def reorder(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         return state.index_select(0, index)
+
+    @property
+    def target_embedding(self) -> nn.Module:
+        return self.decoder.embedding

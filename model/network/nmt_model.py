@@ -116,6 +116,10 @@ class NMTModel(nn.Module, Decodable):
     def reorder(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         return state.index_select(0, index)
 
+    @property
+    def target_embedding(self) -> nn.Module:
+        return self.decoder.embed  # E y_{i-1} in Decoder.step
+
     def teacher_forced(self, memory: EncoderState, tgt_in: torch.Tensor):
         """The whole-sentence path (``Decoder.forward``): log-probabilities (batch, T, V) and
         alpha (batch, T, src_len) | None, zeros after each row's end."""

@@ -1,0 +1,132 @@
+"""``python -m model.explain`` (``nmt-explain``): which explanation of a translation can you trust?
+
+    python -m model.explain --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
+        --checkpoint checkpoints/everyday-rnnencdec-en-fr --text "She has a white cat." [--json out.jsonl]
+
+Each model translates the sentence (beam 5) and its own output is explained by every method
+that applies to it (model/explaining/methods.py: attention, attention_norm, gradient_x_input,
+integrated_gradients, occlusion; ``--methods`` picks some): for each output token, a score for
+each source token and each word already written, and how the whole splits between the two.
+Each method's faithfulness is then measured (model/explaining/faithfulness.py): source words
+removed most important first (the deletion curve's area: lower is better), added most important
+first (insertion: higher is better), comprehensiveness and sufficiency, beside a random order's,
+and the methods are ranked by their deletion area.
+
+``--contrast WORD --step N`` explains log p(y_N) - log p(WORD) at output step N ("why this word
+and not that one"); the other steps then explain nothing (each is contrasted with itself).
+
+``--json OUT`` writes one JSON object per model: ``model``, ``source_tokens``, ``output_tokens``,
+``methods`` {name: {``source`` and ``prefix`` rows (one per output token, together summing to
+1), ``source_share``, ``deletion_area``, ``insertion_area``, ``comprehensiveness``,
+``sufficiency``}}, ``random`` {the same four for random orders} and
+``integrated_gradients_completeness_gap``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+
+from model.argtypes import int_range
+from model.core.errors import ConfigError, UserError
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
+from model.explaining.explanation import METHODS
+from model.explaining.faithfulness import SEEDS, faithfulness, random_order
+from model.explaining.methods import explain
+
+MAX_TEXT_CHARS = 2000
+
+
+def contrast_ids(translator: Translator, out_ids: list[int], word: str, step: int) -> list[int]:
+    """The output's ids with step ``step`` (1-based) replaced by ``word``'s one id; ConfigError
+    for a word the vocabulary does not hold as one token, or a step outside the output."""
+    if not 1 <= step <= len(out_ids):
+        raise ConfigError(f"--step must be 1..{len(out_ids)} (the output has {len(out_ids)} tokens), got {step}")
+    ids = translator.tgt_vocab.encode(word)
+    if len(ids) != 1:
+        shown = repr(word[:40])
+        raise ConfigError(f"--contrast {shown}: the target vocabulary reads it as {len(ids)} tokens; give one token "
+                          f"(e.g. one of this step's candidates)")
+    return out_ids[:step - 1] + ids + out_ids[step:]
+
+
+def report(translator: Translator, text: str, names: Sequence[str], contrast: Optional[tuple[str, int]],
+           seeds: int) -> dict:
+    trace = translator.translate([text], SearchConfig(beam=5))[0]
+    src, out = trace.source_ids, trace.target_ids
+    if not out:
+        raise ConfigError("nothing to explain: the sentence is blank")
+    other = contrast_ids(translator, out, *contrast) if contrast else None
+    found = explain(translator.model, src, out, names, other)
+    rows = {}
+    for name, explanation in found.items():
+        source, prefix = explanation.normalised()
+        rows[name] = {"source": source.round(5).tolist(), "prefix": prefix.round(5).tolist(),
+                      "source_share": round(float(explanation.shares()[:, 0].mean()), 5),
+                      **faithfulness(translator.model, src, out, explanation.source_importance()).to_json()}
+    gap = found["integrated_gradients"].completeness_gap if "integrated_gradients" in found else None
+    return {"model": translator.name, "source_tokens": trace.source_tokens, "output_tokens": trace.target_tokens,
+            "contrast": None if contrast is None else {"word": contrast[0], "step": contrast[1]},
+            "methods": rows, "random": random_order(translator.model, src, out, seeds).to_json(),
+            "integrated_gradients_completeness_gap": None if gap is None or math.isnan(gap) else round(gap, 5)}
+
+
+def table(found: dict) -> str:
+    lines = [f"{found['model']}: {' '.join(found['output_tokens'])}",
+             f"{'method':<22}{'source share':>13}{'deletion':>10}{'insertion':>11}{'compr.':>8}{'suff.':>8}"]
+    ranked = sorted(found["methods"].items(), key=lambda kv: kv[1]["deletion_area"])
+    for name, row in ranked + [("random order", dict(found["random"], source_share=float("nan")))]:
+        share = "" if math.isnan(row["source_share"]) else f"{row['source_share']:.3f}"
+        lines.append(f"{name:<22}{share:>13}{row['deletion_area']:>10.3f}{row['insertion_area']:>11.3f}"
+                     f"{row['comprehensiveness']:>8.3f}{row['sufficiency']:>8.3f}")
+    gap = found["integrated_gradients_completeness_gap"]
+    if gap is not None:
+        lines.append(f"integrated gradients' completeness gap: {gap:.2%} (largest over the output tokens)")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.explain", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", action="append", required=True, help="a model folder (repeatable)")
+    parser.add_argument("--text", required=True, help="the sentence to translate and explain")
+    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
+    parser.add_argument("--contrast", metavar="WORD", help="explain log p(output) - log p(WORD) at --step")
+    parser.add_argument("--step", type=int_range(1), default=1, help="the output step --contrast applies to (1-based)")
+    parser.add_argument("--seeds", type=int_range(1, 100), default=SEEDS, help="random orders averaged")
+    parser.add_argument("--json", metavar="OUT", help="write one JSON object per model, one per line")
+    parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
+    args = parser.parse_args(argv)
+    names = [m for m in args.methods.split(",") if m]
+    unknown = [m for m in names if m not in METHODS]
+    if unknown or not names:
+        parser.error(f"unknown method {', '.join(repr(m[:30]) for m in unknown) or '(none given)'}; "
+                     f"choose from {', '.join(METHODS)}")
+    if len(args.text) > MAX_TEXT_CHARS or not args.text.strip():
+        parser.error(f"--text must be 1..{MAX_TEXT_CHARS} characters of text")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    results = []
+    try:
+        for folder in args.checkpoint:
+            translator = Translator.from_checkpoint(folder)
+            found = report(translator, args.text, names, (args.contrast, args.step) if args.contrast else None, args.seeds)
+            results.append(found)
+            print(table(found))
+        if args.json:
+            Path(args.json).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results), encoding="utf-8")
+            print(f"wrote {args.json}")
+    except (UserError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""Explanation methods (model/explaining/methods.py) on hand-checkable models and on the tiny
+checkpoints: what each must give where the answer is known, and invariants everywhere."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from model.core.decodable import Decodable, ModelDescription, Step
+from model.decoding.search import SearchConfig
+from model.decoding.translator import Translator
+from model.explaining import forced_scoring, methods
+from model.explaining.explanation import METHODS, Explanation
+
+V, M = 7, 5  # vocabulary and embedding sizes of the toy models
+
+
+@dataclass
+class Memory:
+    values: torch.Tensor  # (batch, src_len, M) the source embeddings themselves
+    mask: torch.Tensor
+
+    def select(self, index):
+        return Memory(self.values.index_select(0, index), self.mask.index_select(0, index))
+
+
+class Linear(nn.Module, Decodable):
+    """logits_i = A Σ_j E x_j + B E' y_{i-1}: linear in every embedding, so a contrast
+    log p(X) - log p(Y) (the normaliser cancels) is linear, and integrated gradients equal
+    gradient x input exactly. ``only_first``: the logits read source position 0 alone."""
+
+    def __init__(self, only_first: bool = False, prefix: bool = True):
+        super().__init__()
+        torch.manual_seed(3)
+        self.src_embed, self.tgt_embed = nn.Embedding(V, M), nn.Embedding(V, M)
+        self.A, self.B = nn.Linear(M, V, bias=False), nn.Linear(M, V, bias=False)
+        self.only_first, self.prefix = only_first, prefix
+
+    @property
+    def description(self):
+        return ModelDescription("linear-toy", False)
+
+    @property
+    def target_embedding(self):
+        return self.tgt_embed
+
+    def embed_source(self, src):
+        return self.src_embed(src)
+
+    def encode(self, src, src_len, embedded=None):
+        return Memory(self.embed_source(src) if embedded is None else embedded, src != 0)
+
+    def init_state(self, memory):
+        return memory.values.new_zeros(memory.values.size(0), 1)
+
+    def step(self, y_prev, state, memory, alpha_override=None, alpha_fn=None):
+        values = memory.values[:, :1] if self.only_first else memory.values * memory.mask[..., None]
+        logits = self.A(values.sum(1)) + (self.B(self.tgt_embed(y_prev)) if self.prefix else 0)
+        return Step(torch.log_softmax(logits, dim=-1), state, None, None)
+
+    def reorder(self, state, index):
+        return state.index_select(0, index)
+
+
+SRC, OUT = [4, 5, 6, 4], [5, 6, 4, 3]  # ids; 3 is </s>
+
+
+def test_integrated_gradients_equal_gradient_x_input_on_a_linear_contrast():
+    model, contrast = Linear(), [6, 4, 5, 5]
+    ig = methods.integrated_gradients(model, SRC, OUT, contrast, steps=5)
+    gxi = methods.gradient_x_input(model, SRC, OUT, contrast)
+    assert np.allclose(ig.source, gxi.source, atol=1e-5) and np.allclose(ig.prefix, gxi.prefix, atol=1e-5)
+    assert ig.completeness_gap < 1e-4  # exact for a linear function, whatever the number of steps
+
+
+def test_a_model_reading_one_source_word_is_explained_by_that_word_alone():
+    model = Linear(only_first=True, prefix=False)
+    for name in ("integrated_gradients", "occlusion", "gradient_x_input"):
+        source, prefix = methods.explain(model, SRC, OUT, [name])[name].normalised()
+        assert np.allclose(source[:, 0], 1.0) and np.allclose(source[:, 1:], 0.0), name
+        assert np.allclose(prefix, 0.0), name
+
+
+def test_contrasting_a_word_with_itself_explains_nothing():
+    model = Linear()
+    for name, found in methods.explain(model, SRC, OUT, ["gradient_x_input", "integrated_gradients", "occlusion"],
+                                       contrast=OUT).items():
+        assert np.allclose(found.source, 0.0) and np.allclose(found.prefix, 0.0), name
+
+
+def test_occlusion_of_a_linear_model_is_each_words_own_term():
+    """Zeroing one embedding removes exactly its term: occlusion of a contrast equals gradient x input."""
+    model, contrast = Linear(), [6, 4, 5, 5]
+    occ = methods.occlusion(model, SRC, OUT, contrast)
+    gxi = methods.gradient_x_input(model, SRC, OUT, contrast)
+    assert np.allclose(occ.source, gxi.source, atol=1e-5) and np.allclose(occ.prefix, gxi.prefix, atol=1e-5)
+
+
+def test_prefix_scores_only_reach_back():
+    found = methods.gradient_x_input(Linear(), SRC, OUT)
+    assert np.allclose(np.triu(found.prefix), 0.0)
+    assert np.abs(found.prefix[1:]).sum() > 0  # the words already written do count
+    with pytest.raises(ValueError, match="on or after its own output token"):
+        Explanation("occlusion", np.zeros((2, 3)), np.ones((2, 2)))
+
+
+@pytest.fixture(scope="module")
+def decoded(tiny_checkpoints) -> dict:
+    found = {}
+    for arch in ("rnnsearch", "rnnencdec"):
+        translator = Translator.from_checkpoint(tiny_checkpoints[arch])
+        trace = translator.translate(["a small dog runs in the park"], SearchConfig(beam=3))[0]
+        found[arch] = (translator.model, trace.source_ids, trace.target_ids)
+    return found
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_source_and_prefix_shares_sum_to_one_for_every_method(arch, decoded):
+    model, src, out = decoded[arch]
+    found = methods.explain(model, src, out, METHODS)
+    assert ("attention" in found) == (arch == "rnnsearch")
+    for name, explanation in found.items():
+        assert explanation.source.shape == (len(out), len(src)) and explanation.prefix.shape == (len(out), len(out))
+        assert np.allclose(explanation.shares().sum(1), 1.0), name
+    if "attention" in found:
+        assert np.allclose(found["attention"].shares()[:, 0], 1.0)  # attention reads the source only
+
+
+def test_batched_equals_one_variant_at_a_time(decoded, monkeypatch):
+    model, src, out = decoded["rnnsearch"]
+    together = methods.explain(model, src, out, ["gradient_x_input", "occlusion"])
+    monkeypatch.setattr(forced_scoring, "MAX_ROWS", 1)
+    monkeypatch.setattr(methods, "MAX_ROWS", 1)
+    alone = methods.explain(model, src, out, ["gradient_x_input", "occlusion"])
+    for name in together:
+        assert np.allclose(together[name].source, alone[name].source, atol=1e-5), name
+        assert np.allclose(together[name].prefix, alone[name].prefix, atol=1e-5), name
+
+
+def test_integrated_gradients_are_complete_on_a_trained_model(decoded):
+    """Σ attributions ≈ log p(y_i | x) - log p(y_i | baseline), per output token (the committed tiny model)."""
+    model, src, out = decoded["rnnsearch"]
+    assert methods.integrated_gradients(model, src, out, steps=64).completeness_gap < 0.05
+
+
+# ---------------------------------------------------------------- faithfulness
+
+
+class Monotone(Linear):
+    """Every source word adds the same positive amount to the output token's logit and nothing
+    to the others: removing any word lowers log p(y_i), adding one raises it."""
+
+    def __init__(self):
+        super().__init__(prefix=False)
+        with torch.no_grad():
+            self.src_embed.weight.fill_(1.0)
+            self.A.weight.zero_()
+            self.A.weight[OUT[0]] = 1.0
+
+
+def test_deletion_falls_and_insertion_rises_for_a_model_every_word_helps():
+    from model.explaining.faithfulness import curves
+
+    deletion, insertion = curves(Monotone(), SRC, OUT[:1], [2, 0, 3, 1])
+    assert np.all(np.diff(deletion) < 0) and np.all(np.diff(insertion) > 0)
+    assert deletion[0] == pytest.approx(insertion[-1]) and deletion[-1] == pytest.approx(insertion[0])
+
+
+def test_the_random_order_is_the_mean_over_its_seeds():
+    from model.explaining import faithfulness as f
+
+    model = Linear()
+    each = [f._summary(*f.curves(model, SRC, OUT, list(np.random.default_rng(s).permutation(len(SRC))))) for s in range(3)]
+    mean = f.random_order(model, SRC, OUT, seeds=3)
+    assert mean.deletion_area == pytest.approx(np.mean([e.deletion_area for e in each]))
+    assert mean.sufficiency == pytest.approx(np.mean([e.sufficiency for e in each]))
+
+
+def test_the_order_an_explanation_gives_is_the_order_words_are_removed(monkeypatch):
+    from model.explaining import faithfulness as f
+
+    seen = []
+    monkeypatch.setattr(f, "curves", lambda m, s, o, order: seen.append(list(order)) or (np.zeros(5), np.zeros(5)))
+    f.faithfulness(Linear(), SRC, OUT, [0.1, 0.4, 0.4, 0.2])
+    assert seen == [[1, 2, 3, 0]]  # most important first, ties by position
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_the_command_explains_each_models_own_output_and_measures_it(tiny_checkpoints, tmp_path):
+    from tests.model.test_cli_errors import run_cli
+
+    out = tmp_path / "explained.jsonl"
+    result = run_cli("model.explain", "--checkpoint", tiny_checkpoints["rnnsearch"], "--checkpoint",
+                     tiny_checkpoints["rnnencdec"], "--text", "a dog runs", "--seeds", "2", "--json", out)
+    assert result.returncode == 0, result.stderr
+    search, encdec = [__import__("json").loads(line) for line in out.read_text().splitlines()]
+    assert set(search["methods"]) == set(METHODS) and set(encdec["methods"]) == set(METHODS) - {"attention",
+                                                                                                 "attention_norm"}
+    for found in (search, encdec):
+        for name, row in found["methods"].items():
+            together = np.asarray(row["source"]).sum(1) + np.asarray(row["prefix"]).sum(1)
+            assert np.allclose(together, 1.0, atol=1e-3), name
+            assert len(row["source"]) == len(found["output_tokens"])
+        assert set(found["random"]) == {"deletion_area", "insertion_area", "comprehensiveness", "sufficiency"}
+        assert 0 <= found["integrated_gradients_completeness_gap"]
+    assert b"random order" in result.stdout
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--methods", "lime"], b"unknown method 'lime'"),
+    (["--contrast", "chien chat"], b"give one token"),
+    (["--contrast", "le", "--step", "99"], b"--step must be 1.."),
+    (["--text", " "], b"--text must be"),
+])
+def test_hostile_method_and_contrast_arguments_get_clear_errors(tiny_checkpoints, args, expected):
+    from tests.model.test_cli_errors import run_cli
+
+    base = ["--checkpoint", tiny_checkpoints["rnnsearch"], "--text", "a dog runs"]
+    result = run_cli("model.explain", *base, *args)
+    assert result.returncode == 2 and expected in result.stderr and b"Traceback" not in result.stderr
