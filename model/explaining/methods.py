@@ -48,10 +48,12 @@ def _gradients(model: Decodable, src_ids, out_ids, positions: list[int], alphas:
     source_scores, prefix_scores, values = [], [], []
     tokens_all = torch.tensor(list(out_ids), device=dev)
     contrast_all = None if contrast is None else torch.tensor(list(contrast), device=dev)
+    T = len(out_ids)
     for start in range(0, len(positions), MAX_ROWS):
         pos = torch.tensor(positions[start:start + MAX_ROWS], device=dev)
         scale = torch.tensor(alphas[start:start + MAX_ROWS], device=dev)
         src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, pos.numel())
+        tgt_in = tgt_in[:, :int(pos.max()) + 1]  # a batch reads the output only as far as its furthest position
         t_scale = scale[:, None].expand(-1, tgt_in.size(1)).clone()
         t_scale[:, 0] = 1.0  # <s> is not a word written
         with torch.enable_grad():
@@ -70,9 +72,10 @@ def _gradients(model: Decodable, src_ids, out_ids, positions: list[int], alphas:
             step_grads = stack_steps([g if g is not None else torch.zeros_like(x) for g, x in zip(grads[1:], leaves)],
                                      tgt_in.size(1))
             unscaled = targets / t_scale[..., None].clamp_min(1e-12)
-            prefix_scores.append((step_grads * unscaled).sum(-1).float().cpu())
+            scores = (step_grads * unscaled).sum(-1).float().cpu()  # (rows, width)
+            prefix_scores.append(torch.nn.functional.pad(scores, (0, T - scores.size(1))))
         else:
-            prefix_scores.append(torch.zeros(pos.numel(), tgt_in.size(1)))
+            prefix_scores.append(torch.zeros(pos.numel(), T))
         values.append(value.detach().float().cpu())
     return (torch.cat(source_scores).numpy(), torch.cat(prefix_scores).numpy(), torch.cat(values).numpy(),
             np.asarray(positions))
