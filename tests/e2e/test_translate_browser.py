@@ -22,6 +22,11 @@ def test_translate_in_browser(page, app_url, tmp_path):
     rows = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first.locator("g.ytick")
     assert rows.count() == 7  # "un chien court dans le parc" and </s>
     page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)  # kept for a look when it fails
+    wait_idle(page)
+    page.get_by_role("tab", name="Explanations").click()
+    page.locator(".js-plotly-plot .barlayer .point").first.wait_for(timeout=60_000)  # the source/prefix bars
+    expect(page.get_by_text("random order").first).to_be_visible(timeout=60_000)  # the faithfulness table
+    page.screenshot(path=str(tmp_path / "explanations.png"), full_page=True)
 
 
 HOSTILE = '<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> a dog'

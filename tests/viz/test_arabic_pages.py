@@ -113,7 +113,7 @@ def _ar(message: str) -> str:
 def _visits():
     """(name, page, what to do before looking): every page, every tab and the results views."""
     yield "translate", "translate", None
-    for tab in ("steps", "beam", "whatif", "saliency", "teacher", "downloads"):
+    for tab in ("steps", "beam", "whatif", "explanations", "teacher", "downloads"):
         yield f"translate:{tab}", "translate", tab
     from viz.pages.paper import SECTIONS
 

@@ -82,11 +82,11 @@ def test_a_registered_model_gets_every_translate_view(toy_root):
     assert len(heat["z"][0]) == 6 and all(abs(sum(row) - 1) < 1e-4 for row in heat["z"])
     assert at.selectbox(key="model_left").value == TOY  # the model with attention goes left
     assert "from the own-model guide" in at.selectbox(key="model_left").format_func(TOY)
-    for tab in ("Step by step", "Beam tree", "What if", "Saliency", "Downloads"):
+    for tab in ("Step by step", "Beam tree", "What if", "Explanations", "Downloads"):
         open_tab(at, tab)
         assert not at.exception, (tab, at.exception)
-    open_tab(at, "Saliency")
-    assert heatmaps(at), "saliency heatmap"
+    open_tab(at, "Explanations")
+    assert heatmaps(at), "explanation heatmap"
     open_tab(at, "Beam tree")
     assert any(t.get("name") == "best path" for spec in charts(at) for t in spec["data"])
 
@@ -136,7 +136,7 @@ def test_an_imported_joey_model_is_labelled_and_every_view_works(joey_root):
     assert len(heat["z"]) == len(expected.target_ids)  # one row per output token
     open_tab(at, "Step by step")
     assert any("energies" in json.dumps(spec.get("layout", {}).get("title", "")) for spec in charts(at))
-    for tab in ("Beam tree", "What if", "Saliency"):
+    for tab in ("Beam tree", "What if", "Explanations"):
         open_tab(at, tab)
         assert not at.exception, (tab, at.exception)
 

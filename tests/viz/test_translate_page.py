@@ -150,34 +150,34 @@ def how_to_read(at):
 
 def test_each_tab_explains_itself_and_collapses_after_the_first_visit(at):
     assert how_to_read(at).proto.expanded  # the first load opens the Alignment tab
-    for label in ("Step by step", "Beam tree", "What if", "Saliency", "Downloads"):
+    for label in ("Step by step", "Beam tree", "What if", "Explanations", "Downloads"):
         assert how_to_read(open_tab(at, label)).proto.expanded, label
     assert not how_to_read(open_tab(at, "Alignment")).proto.expanded
 
 
 def test_only_the_open_tab_computes(app_env, monkeypatch):
-    """Rendering the Alignment tab runs no saliency and no what-if decode; opening Saliency
-    runs one saliency map per model."""
-    import viz.serving.decode_views
+    """Rendering the Alignment tab runs no explanation and no what-if decode; opening
+    Explanations explains each model's output once."""
+    import viz.serving.explanations
     from model.decoding.translator import Translator
 
     calls = {"saliency": 0, "what-if": 0}
-    saliency, translate = viz.serving.decode_views.saliency, Translator.translate
+    saliency, translate = viz.serving.explanations.explain, Translator.translate
 
-    def counted_saliency(*args):
+    def counted_saliency(*args, **kwargs):
         calls["saliency"] += 1
-        return saliency(*args)
+        return saliency(*args, **kwargs)
 
     def counted_translate(self, sentences, cfg, *args, **kwargs):
         calls["what-if"] += kwargs.get("prefixes") is not None or kwargs.get("attend") is not None
         return translate(self, sentences, cfg, *args, **kwargs)
 
-    monkeypatch.setattr(viz.serving.decode_views, "saliency", counted_saliency)
+    monkeypatch.setattr(viz.serving.explanations, "explain", counted_saliency)
     monkeypatch.setattr(Translator, "translate", counted_translate)
     at = AppTest.from_file(APP, default_timeout=120).run()
     type_sentence(at, "a small dog sits on the red ball")
     assert heatmaps(at) and calls == {"saliency": 0, "what-if": 0}
-    open_tab(at, "Saliency")
+    open_tab(at, "Explanations")
     assert calls == {"saliency": 2, "what-if": 0}
 
 
@@ -287,3 +287,38 @@ def test_a_link_carries_the_chosen_models(two_pairs):
     assert not second.exception and not second.warning
     assert (second.selectbox(key="model_left").value, second.selectbox(key="model_right").value) == \
         ("cap-rnnsearch", "eve-rnnsearch")
+
+
+def test_the_explanations_tab_shows_each_methods_faithfulness_for_both_models(at):
+    type_sentence(at, "a small dog sits on the red ball")
+    open_tab(at, "Explanations")
+    tables = [t.value for t in at.dataframe]
+    assert len(tables) == 2  # one faithfulness table per model
+    for table in tables:
+        assert table.iloc[-1, 0] == "random order"  # the yardstick, last
+        deletion = table.columns[2]
+        assert list(table[deletion][:-1]) == sorted(table[deletion][:-1])  # methods ranked by deletion area
+    search, encdec = tables
+    assert "attention α" in set(search.iloc[:, 0]) and "attention α" not in set(encdec.iloc[:, 0])
+    bars = [spec for spec in charts(at) if any(t["type"] == "bar" for t in spec["data"])]
+    assert len(bars) == 2 and all(abs(a + b - 1) < 1e-3 for spec in bars
+                                  for a, b in zip(spec["data"][0]["y"], spec["data"][1]["y"]))
+
+
+def test_a_contrast_explains_why_one_word_and_not_another(at):
+    type_sentence(at, "a small dog sits")
+    open_tab(at, "Explanations")
+    before = at.dataframe[0].value
+    at.selectbox(key="explain_step").set_value(0).run()
+    other = at.selectbox(key="explain_other").options[1]
+    at.selectbox(key="explain_other").select(other).run()
+    assert not at.exception, at.exception
+    after = at.dataframe[0].value
+    assert not before.equals(after)  # the first model's scores now explain a difference of log-probabilities
+
+
+def test_an_old_link_to_the_saliency_tab_opens_explanations(app_env):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["tab"] = "saliency"
+    at.run()
+    assert not at.exception and at.session_state["tab"] == "Explanations"

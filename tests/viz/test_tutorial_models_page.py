@@ -51,7 +51,7 @@ def test_the_translate_page_shows_the_imports_own_translation_and_every_tab_draw
     assert at.text[0].value == expected.translation
     heat = heatmaps(at)[0]
     assert len(heat["z"]) == len(expected.target_ids) and len(heat["z"][0]) == len(expected.source_ids)
-    for tab in ("Step by step", "Beam tree", "What if", "Saliency", "Downloads"):
+    for tab in ("Step by step", "Beam tree", "What if", "Explanations", "Downloads"):
         open_tab(at, tab)
         assert not at.exception, (tab, at.exception)
     open_tab(at, "Teacher forcing")

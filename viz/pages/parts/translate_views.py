@@ -1,11 +1,12 @@
 """The Translate page's seven views of one decode. Tabs track which one is open, and only the
-open tab's function runs: saliency (a backward pass per output token) and what-if
+open tab's function runs: explanations (backward passes per output token) and what-if
 re-decoding cost nothing until their tab is opened. Each view starts with "how to read this",
 open on the first visit and collapsed after.
 """
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -13,25 +14,31 @@ import streamlit as st
 
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
+from model.explaining.explanation import METHODS
 from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
+from viz.figures.explanation_shares import shares_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages.parts import widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
 from viz.pages.parts.url_state import TABS
-from viz.serving import decode_views, statistical_overlay, teacher_forcing
+from viz.serving import explanations, statistical_overlay, teacher_forcing
 from viz.serving.decodes import Decoded, Request
 from viz.serving.settings import AppSettings
 
 # The tabs' labels in English: links and other code set the tabs' state ("tab") to one of these;
 # the tabs show them translated (widgets.tabs_ui moves a label of any language to this one's).
-LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Saliency"),
+LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Explanations"),
                          N_("Teacher forcing"), N_("Downloads")]))
 PLAY_INTERVAL_S = 0.7
+METHOD_NAMES = {"attention": N_("attention α"), "attention_norm": N_("norm-weighted attention"),
+                "gradient_x_input": N_("gradient × input"), "integrated_gradients": N_("integrated gradients"),
+                "occlusion": N_("occlusion")}
+DEFAULT_METHODS = ("attention", "attention_norm", "gradient_x_input", "occlusion")
 _STATUS_NAMES = (N_("pruned"), N_("kept"), N_("finished"), N_("best"))  # a beam node's status, shown through _()
 HOW_TO_READ = {  # shown through _()
     "alignment": N_("Each **row** is one output piece, each **column** one source piece. "
@@ -52,10 +59,14 @@ HOW_TO_READ = {  # shown through _()
                "Click a node to read its text and its attention."),
     "whatif": N_("Force a different piece at one step, or put all attention on one source piece, and decode the "
                  "rest again: how much does one decision change the whole translation?"),
-    "saliency": N_("Gradient × input: how much each source piece's embedding moves the log-probability of each "
-                   "output piece (rows normalised to 1). Attention says where the model *looks*; saliency "
-                   "says what the output *depends on*, so it also works for RNNencdec, which has no attention. "
-                   "The two often agree on content words and differ on function words."),
+    "explanations": N_("Each method says which source words (and which words already written) each output word "
+                       "depends on: attention α; norm-weighted attention ‖α_ij h_j‖, what each word actually adds "
+                       "to the context; gradient × input; integrated gradients, which add up to the change in "
+                       "log-probability from a blank input; occlusion, the log-probability lost without the word. "
+                       "The bars split each output word's explanation between the source sentence and the words "
+                       "already written. Faithfulness: remove the source words a method ranks first and re-score "
+                       "the same output; if the log-probability falls fast (low deletion area, high "
+                       "comprehensiveness), the method found what the model used. A random order is the yardstick."),
     "teacher": N_("Models are trained with teacher forcing: at every step they are shown the reference's words so "
                   "far and asked for the next one. When they translate, they are shown their own words instead. "
                   "Type the reference translation: each row is one step, with the model's top choices given the "
@@ -73,7 +84,7 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
     tabs = widgets.tabs_ui(LABELS, key="tab")  # its state: set by the page from links
     views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results),
              "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, search, settings),
-             "saliency": lambda: saliency_tab(results, settings),
+             "explanations": lambda: explanations_tab(results, settings),
              "teacher": lambda: teacher_forcing_tab(results, text, settings), "downloads": lambda: downloads_tab(results)}
     opened = "alignment"
     for (slug, view), tab in zip(views.items(), tabs):
@@ -285,16 +296,66 @@ def _compare(old: Trace, new: Trace) -> None:
                                    key=f"whatif_heatmap_{label}")
 
 
-def saliency_tab(results: list[Decoded], settings: AppSettings) -> None:
+def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
+    offered = [m for m in METHODS if m not in ("attention", "attention_norm") or any(r.trace.attention is not None
+                                                                                   for r in results)]
+    chosen = widgets.multiselect(_("Methods"), offered, default=[m for m in DEFAULT_METHODS if m in offered],
+                                 format_func=lambda m: _(METHOD_NAMES[m]), key="explain_methods")
+    if "integrated_gradients" in chosen:
+        st.caption(_("Integrated gradients run 32 passes per output word: several seconds for a long sentence."))
+    if not chosen:
+        st.info(_("Choose a method."))
+        return
+    contrast = contrast_ui(results[0])
     for column, result in zip(st.columns(len(results)), results):
         with column:
-            trace = result.trace
-            with st.spinner(_("Computing saliency...")):
-                sal = decode_views.saliency_of(result, settings)
-            widgets.show_chart(alignment_heatmap(sal, trace.source_tokens, trace.target_tokens,
-                                                 title=_("{name}: saliency").format(name=ltr(result.name)),
-                                                 value_name=_("saliency")),
-                               key=f"saliency_{result.name}")
+            with st.spinner(_("Explaining the translation...")):
+                found = explanations.explained(result, tuple(chosen), contrast if result is results[0] else None,
+                                               settings)
+            explanation_view(result, found)
+
+
+def contrast_ui(result: Decoded) -> Optional[tuple[int, int]]:
+    """(step, token id) for "why this word and not that one" in the first model's output, or None."""
+    trace = result.trace
+    with st.expander(_("Why this word and not another? (contrast, {name})").format(name=ltr(result.name))):
+        steps = list(range(len(trace.target_tokens)))
+        step = st.selectbox(_("Output word"), [None] + steps, key="explain_step",
+                            format_func=lambda i: _("none") if i is None else f"{i + 1}: {trace.target_tokens[i]}")
+        if step is None or not trace.topk:
+            return None
+        others = [c for c in trace.topk[step] if c.id != trace.target_ids[step]]
+        other = st.selectbox(_("rather than"), [None] + [c.id for c in others], key="explain_other",
+                             format_func=lambda i: _("none") if i is None else next(
+                                 f"{c.token} (p = {c.prob:.2f})" for c in others if c.id == i))
+    return None if other is None else (step, other)
+
+
+def explanation_view(result: Decoded, found) -> None:
+    trace = result.trace
+    shown = st.radio(_("Show"), list(found.explanations), horizontal=True, key=f"explain_show_{result.name}",
+                     format_func=lambda m: _(METHOD_NAMES[m]))
+    explanation = found.explanations[shown]
+    source, _prefix = explanation.normalised()
+    widgets.show_chart(alignment_heatmap(source, trace.source_tokens, trace.target_tokens,
+                                         title=_("{name}: {method}, source").format(
+                                             name=ltr(result.name), method=_(METHOD_NAMES[shown])),
+                                         value_name=_("share")), key=f"explain_heat_{result.name}")
+    widgets.show_chart(shares_bar(explanation.shares(), trace.target_tokens,
+                                  _("{name}: source or words already written").format(name=ltr(result.name))),
+                       key=f"explain_shares_{result.name}")
+    rows = [[_(METHOD_NAMES[m]), round(float(found.explanations[m].shares()[:, 0].mean()), 3), f.deletion_area,
+             f.insertion_area, f.comprehensiveness, f.sufficiency] for m, f in found.faithfulness.items()]
+    rows.sort(key=lambda row: row[2])
+    r = found.random
+    rows.append([_("random order"), None, r.deletion_area, r.insertion_area, r.comprehensiveness, r.sufficiency])
+    headers = [_("method"), _("source share"), _("deletion (lower is better)"), _("insertion (higher is better)"),
+               _("comprehensiveness"), _("sufficiency")]
+    st.dataframe(pd.DataFrame(rows, columns=headers).round(3), hide_index=True, key=f"explain_faith_{result.name}")
+    gap = explanation.completeness_gap
+    if shown == "integrated_gradients" and gap == gap:  # not NaN
+        st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability).")
+                   .format(gap=f"{gap:.1%}"))
 
 
 def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings) -> None:

@@ -17,7 +17,8 @@ from viz.i18n import _, ltr, ngettext
 from viz.pages.parts.safe_text import md
 
 MAX_PARAM_CHARS = 2000  # the longest sentence a link may carry (the page's input limit)
-TABS = ("alignment", "steps", "beam", "whatif", "saliency", "teacher", "downloads")  # the tab slugs used in links
+TABS = ("alignment", "steps", "beam", "whatif", "explanations", "teacher", "downloads")
+OLD_TABS = {"saliency": "explanations"}  # slugs older links carry  # the tab slugs used in links
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_fo
         "right": lambda v: v if v in models else None,
         "beam": lambda v: _number(v, int, 1, max_beam),
         "lp": lambda v: _number(v, float, 0.0, 2.0),
-        "tab": lambda v: v if v in TABS else None,
+        "tab": lambda v: OLD_TABS.get(v, v) if OLD_TABS.get(v, v) in TABS else None,
         "step": lambda v: _number(v, int, 1, 10_000),
     }
     values = {}

@@ -1,0 +1,45 @@
+"""The Translate page's Explanations tab on the server: a decode's output explained by the
+methods asked for (model/explaining/methods.py), each with its faithfulness for this sentence
+(model/explaining/faithfulness.py) and a random order's, computed at a place of the decode queue
+and kept for every session."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from model.explaining.explanation import Explanation
+from model.explaining.faithfulness import Faithfulness, faithfulness, random_order
+from model.explaining.methods import explain
+from viz.serving.decodes import Decoded, QueuedSlot
+from viz.serving.settings import AppSettings
+from viz.serving.shared_results import EXPLANATIONS, result_store
+
+
+@dataclass(frozen=True)
+class Explained:
+    """One decode's explanations, each with its faithfulness, and the random order's."""
+
+    explanations: dict[str, Explanation]
+    faithfulness: dict[str, Faithfulness]
+    random: Faithfulness
+
+
+def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tuple[int, int]],
+              settings: AppSettings) -> Explained:
+    """``methods`` on ``result``'s output (``contrast``: (step, token id): why that step's token
+    and not this one; every other step is contrasted with itself)."""
+    src, out = list(result.trace.source_ids), list(result.trace.target_ids)
+    other = None
+    if contrast is not None:
+        step, token = contrast
+        other = out[:step] + [token] + out[step + 1:]
+
+    def compute() -> Explained:
+        with QueuedSlot(settings)():
+            found = explain(result.translator.model, src, out, methods, other)
+            faith = {name: faithfulness(result.translator.model, src, out, e.source_importance())
+                     for name, e in found.items()}
+            return Explained(found, faith, random_order(result.translator.model, src, out))
+
+    key = (result.name, id(result.translator), tuple(src), tuple(out), methods, contrast)
+    return result_store(EXPLANATIONS).get_or_compute(key, compute)
