@@ -4,7 +4,8 @@ themselves.
     search = load("everyday-rnnsearch-en-fr")          # a shipped model, or a checkpoint folder
     t = search.translate("I would like a cup of coffee, please.")
     t                                                  # the translation, its heatmap, a beam summary
-    t.show("beam")                                     # also "alignment", "steps", "saliency"
+    t.show("beam")                                     # also "alignment", "steps", "saliency", "explanations"
+    t.explain("integrated_gradients").shares()        # each output word's share on the source and on the prefix
     compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
     mine = from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # a tutorial's model, live
     mine.teacher_forcing("Je suis content.", "I am happy.")   # its choices given the reference, and its own
@@ -20,6 +21,9 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from model.explaining.explanation import METHODS, Explanation
+from model.explaining.faithfulness import faithfulness, random_order
+from model.explaining.methods import explain
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
 from model.decoding.teacher_forcing import teacher_forcing
@@ -33,7 +37,7 @@ from viz.figures.heatmap import alignment_heatmap, merge_to_words
 from viz.html_report import steps_table
 from viz.serving.settings import default_checkpoint_root
 
-VIEWS = ("alignment", "beam", "steps", "saliency", "neighbours")
+VIEWS = ("alignment", "beam", "steps", "saliency", "explanations", "neighbours")
 NEIGHBOURS = 10  # training sentences listed by show("neighbours")
 _PLOTLY_SHOWN = [False]  # plotly.js goes into the first figure a kernel shows
 
@@ -91,7 +95,8 @@ class Translation:
 
     def show(self, view: str = "alignment") -> HTML:
         """One view of this translation: ``alignment`` (attention heatmap), ``beam`` (the search
-        tree), ``steps`` (a table per output piece), ``saliency`` (gradient x input) or
+        tree), ``steps`` (a table per output piece), ``saliency`` (gradient x input),
+        ``explanations`` (the methods' source maps and how faithful each is) or
         ``neighbours`` (the source among the model's training sentences: docs/sentence-space.md;
         the first call per model encodes 20,000 of them, about half a minute on 2 cores)."""
         if view not in VIEWS:
@@ -104,6 +109,8 @@ class Translation:
                                 f"{self.model}_beam_search"))
         if view == "steps":
             return HTML(steps_table(trace))
+        if view == "explanations":
+            return HTML(self._explanations())
         if view == "saliency":
             matrix = saliency(self.translator.model, trace.source_ids, trace.target_ids)
             return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)", f"{self.model}_saliency"))
@@ -111,6 +118,43 @@ class Translation:
             return HTML("<p>An RNNencdec model has no attention: it reads the whole sentence into one fixed vector. "
                         "Try <code>show(\"saliency\")</code>.</p>")
         return HTML(self._heatmap(trace.attention, f"{self.model}: attention α", f"{self.model}_attention"))
+
+    def explain(self, method: str = "integrated_gradients", contrast: Optional[Sequence[int]] = None) -> Explanation:
+        """This translation's output explained by ``method`` (model/explaining/methods.py: one of
+        METHODS): ``.source`` (output x source) and ``.prefix`` (output x output) scores,
+        ``.normalised()``, ``.shares()``; ``contrast``: an id per output position, to explain
+        log p(output) - log p(contrast)."""
+        if method not in METHODS:
+            raise UnknownView(f"no method {method!r}; choose one of: {', '.join(METHODS)}")
+        found = explain(self.translator.model, self.trace.source_ids, self.trace.target_ids, [method], contrast)
+        if method not in found:
+            raise UnknownView(f"{self.model} has no attention; choose one of: {', '.join(METHODS[2:])}")
+        return found[method]
+
+    def _explanations(self) -> str:
+        model, trace = self.translator.model, self.trace
+        src, out = trace.source_ids, trace.target_ids
+        rows, parts = [], []
+        for method in ("attention", "attention_norm", "gradient_x_input", "occlusion"):
+            found = explain(model, src, out, [method]).get(method)
+            if found is None:
+                continue
+            f = faithfulness(model, src, out, found.source_importance())
+            rows.append((method, float(found.shares()[:, 0].mean()), f))
+            if len(parts) < 2:
+                parts.append(_figure(alignment_heatmap(found.normalised()[0], trace.source_tokens, trace.target_tokens,
+                                                       title=html.escape(f"{self.model}: {method}, source"),
+                                                       grayscale=True, value_name="share"), f"{self.model}_{method}"))
+        rows.sort(key=lambda r: r[2].deletion_area)
+        r = random_order(model, src, out)
+        cells = "".join(f"<tr><td>{m}</td><td>{share:.3f}</td><td>{f.deletion_area:.3f}</td><td>{f.insertion_area:.3f}</td>"
+                        f"<td>{f.comprehensiveness:.3f}</td><td>{f.sufficiency:.3f}</td></tr>" for m, share, f in rows)
+        cells += (f"<tr><td>random order</td><td></td><td>{r.deletion_area:.3f}</td><td>{r.insertion_area:.3f}</td>"
+                  f"<td>{r.comprehensiveness:.3f}</td><td>{r.sufficiency:.3f}</td></tr>")
+        return ("".join(parts) + "<p>How faithful each explanation is (remove the source words it ranks first and "
+                "re-score the same output; python -m model.explain adds integrated gradients):</p><table><tr><th>method"
+                "</th><th>source share</th><th>deletion (lower is better)</th><th>insertion (higher is better)</th>"
+                f"<th>comprehensiveness</th><th>sufficiency</th></tr>{cells}</table>")
 
     def save(self, path: str | Path, view: str = "alignment") -> Path:
         """The paper-style figure of ``view`` ("alignment" or "saliency": Figure 3's grayscale

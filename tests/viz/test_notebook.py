@@ -34,7 +34,7 @@ def test_every_view_renders_and_an_unknown_one_names_them(models):
     assert "<b>a</b>" not in t.show("steps").html  # user text escaped
     assert "no attention" in encdec.translate("a dog").show("alignment").html
     assert "heatmap" in encdec.translate("a dog").show("saliency").html  # RNNencdec still gets saliency
-    with pytest.raises(UnknownView, match="no view 'tree'; choose one of: alignment, beam, steps, saliency, neighbours"):
+    with pytest.raises(UnknownView, match="no view .tree.; choose one of: alignment, beam, steps, saliency, explanations, neighbours"):
         t.show("tree")
 
 
@@ -183,3 +183,15 @@ def test_the_notebook_shows_teacher_forcing_for_any_model(tmp_path):
                                       "The dog runs." if model.name.startswith("pytorch") else "Un chien court.")
         assert "given the reference's prefix" in shown.html and shown.html.count("<tr") >= 4
         assert "attention given its own prefix" in shown.html
+
+
+def test_a_translation_explains_itself_and_shows_how_faithful_each_method_is(tiny_checkpoints):
+    search, encdec = load(tiny_checkpoints["rnnsearch"]), load(tiny_checkpoints["rnnencdec"])
+    explained = search.translate("a dog runs").explain("occlusion")
+    assert np.allclose(explained.shares().sum(1), 1.0)
+    shown = encdec.translate("a dog runs").show("explanations").html
+    assert "random order" in shown and "attention" not in shown.split("<table>")[1]  # RNNencdec: no attention rows
+    with pytest.raises(UnknownView, match="has no attention"):
+        encdec.translate("a dog runs").explain("attention")
+    with pytest.raises(UnknownView, match="no method 'lime'"):
+        search.translate("a dog").explain("lime")
