@@ -15,6 +15,12 @@ and the methods are ranked by their deletion area.
 ``--contrast WORD --step N`` explains log p(y_N) - log p(WORD) at output step N ("why this word
 and not that one"); the other steps then explain nothing (each is contrasted with itself).
 
+``--src FILE`` explains every line of a test set instead (at most ``--max-sentences``) and prints,
+per model and method, the mean of each figure over the sentences with its 95% interval (normal
+approximation), beside the random order's; with ``--json``, one object per model: ``model``,
+``sentences``, ``methods`` {name: {figure: {``mean``, ``ci95``}}}, ``random`` (the same). Progress
+goes to stderr.
+
 ``--json OUT`` writes one JSON object per model: ``model``, ``source_tokens``, ``output_tokens``,
 ``methods`` {name: {``source`` and ``prefix`` rows (one per output token, together summing to
 1), ``source_share``, ``deletion_area``, ``insertion_area``, ``comprehensiveness``,
@@ -34,6 +40,7 @@ import torch
 
 from model.argtypes import int_range
 from model.core.errors import ConfigError, UserError
+from model.corpus.textfile import read_text
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from model.explaining.explanation import METHODS
@@ -77,6 +84,51 @@ def report(translator: Translator, text: str, names: Sequence[str], contrast: Op
             "integrated_gradients_completeness_gap": None if gap is None or math.isnan(gap) else round(gap, 5)}
 
 
+FIGURES = ("source_share", "deletion_area", "insertion_area", "comprehensiveness", "sufficiency")
+
+
+def test_set_report(translator: Translator, lines: Sequence[str], names: Sequence[str], seeds: int) -> dict:
+    """The mean of each figure over ``lines`` with a 95% interval, per method and for random orders."""
+    traces = translator.translate(list(lines), SearchConfig(beam=5))
+    per_method: dict[str, dict[str, list[float]]] = {}
+    randoms: dict[str, list[float]] = {k: [] for k in FIGURES[1:]}
+    done = 0
+    for trace in traces:
+        src, out = trace.source_ids, trace.target_ids
+        if not src or not out:
+            continue
+        for name, explanation in explain(translator.model, src, out, names).items():
+            row = per_method.setdefault(name, {k: [] for k in FIGURES})
+            row["source_share"].append(float(explanation.shares()[:, 0].mean()))
+            for key, value in faithfulness(translator.model, src, out, explanation.source_importance()).to_json().items():
+                row[key].append(value)
+        for key, value in random_order(translator.model, src, out, seeds).to_json().items():
+            randoms[key].append(value)
+        done += 1
+        print(f"{translator.name}: {done}/{len(traces)} sentences", file=sys.stderr, flush=True)
+    if not done:
+        raise ConfigError("nothing to explain: every line is blank")
+
+    def summary(values: list[float]) -> dict:
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / max(len(values) - 1, 1)) ** 0.5
+        return {"mean": round(mean, 5), "ci95": round(1.96 * spread / len(values) ** 0.5, 5)}
+
+    return {"model": translator.name, "sentences": done,
+            "methods": {name: {k: summary(v) for k, v in row.items()} for name, row in per_method.items()},
+            "random": {k: summary(v) for k, v in randoms.items()}}
+
+
+def test_set_table(found: dict) -> str:
+    lines = [f"{found['model']}: {found['sentences']} sentences, mean ± 95% interval",
+             f"{'method':<22}" + "".join(f"{k:>22}" for k in FIGURES)]
+    ranked = sorted(found["methods"].items(), key=lambda kv: kv[1]["deletion_area"]["mean"])
+    for name, row in ranked + [("random order", found["random"])]:
+        lines.append(f"{name:<22}" + "".join(f"{row[k]['mean']:>13.3f} ± {row[k]['ci95']:<6.3f}" if k in row else f"{'':>22}"
+                                            for k in FIGURES))
+    return "\n".join(lines) + "\n"
+
+
 def table(found: dict) -> str:
     lines = [f"{found['model']}: {' '.join(found['output_tokens'])}",
              f"{'method':<22}{'source share':>13}{'deletion':>10}{'insertion':>11}{'compr.':>8}{'suff.':>8}"]
@@ -95,7 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.explain", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", action="append", required=True, help="a model folder (repeatable)")
-    parser.add_argument("--text", required=True, help="the sentence to translate and explain")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", help="the sentence to translate and explain")
+    given.add_argument("--src", help="a test set, one sentence per line: the mean of each figure over it")
+    parser.add_argument("--max-sentences", type=int_range(1), default=500, help="lines of --src explained at most")
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
     parser.add_argument("--contrast", metavar="WORD", help="explain log p(output) - log p(WORD) at --step")
     parser.add_argument("--step", type=int_range(1), default=1, help="the output step --contrast applies to (1-based)")
@@ -108,17 +163,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or not names:
         parser.error(f"unknown method {', '.join(repr(m[:30]) for m in unknown) or '(none given)'}; "
                      f"choose from {', '.join(METHODS)}")
-    if len(args.text) > MAX_TEXT_CHARS or not args.text.strip():
+    if args.text is not None and (len(args.text) > MAX_TEXT_CHARS or not args.text.strip()):
         parser.error(f"--text must be 1..{MAX_TEXT_CHARS} characters of text")
     if args.threads:
         torch.set_num_threads(args.threads)
     results = []
     try:
+        lines = None if args.src is None else read_text(args.src, "test set").splitlines()[:args.max_sentences]
         for folder in args.checkpoint:
             translator = Translator.from_checkpoint(folder)
-            found = report(translator, args.text, names, (args.contrast, args.step) if args.contrast else None, args.seeds)
+            if lines is not None:
+                found = test_set_report(translator, lines, names, args.seeds)
+                print(test_set_table(found))
+            else:
+                found = report(translator, args.text, names, (args.contrast, args.step) if args.contrast else None,
+                               args.seeds)
+                print(table(found))
             results.append(found)
-            print(table(found))
         if args.json:
             Path(args.json).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results), encoding="utf-8")
             print(f"wrote {args.json}")

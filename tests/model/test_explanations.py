@@ -223,3 +223,18 @@ def test_hostile_method_and_contrast_arguments_get_clear_errors(tiny_checkpoints
     base = ["--checkpoint", tiny_checkpoints["rnnsearch"], "--text", "a dog runs"]
     result = run_cli("model.explain", *base, *args)
     assert result.returncode == 2 and expected in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_the_test_set_mode_reports_means_with_intervals(tiny_checkpoints, tmp_path):
+    from tests.model.test_cli_errors import run_cli
+
+    src, out = tmp_path / "test.en", tmp_path / "means.jsonl"
+    src.write_text("a dog runs\n\nthe small cat sits\na man eats\n")
+    result = run_cli("model.explain", "--checkpoint", tiny_checkpoints["rnnencdec"], "--src", src, "--methods",
+                     "gradient_x_input,occlusion", "--seeds", "2", "--json", out)
+    assert result.returncode == 0, result.stderr
+    found = __import__("json").loads(out.read_text())
+    assert found["sentences"] == 3 and set(found["methods"]) == {"gradient_x_input", "occlusion"}  # the blank line skipped
+    for row in [*found["methods"].values(), found["random"]]:
+        assert all(v["ci95"] >= 0 for v in row.values())
+    assert b"3/3 sentences" in result.stderr and b"95% interval" in result.stdout
