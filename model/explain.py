@@ -92,11 +92,10 @@ def test_set_report(translator: Translator, lines: Sequence[str], names: Sequenc
     traces = translator.translate(list(lines), SearchConfig(beam=5))
     per_method: dict[str, dict[str, list[float]]] = {}
     randoms: dict[str, list[float]] = {k: [] for k in FIGURES[1:]}
+    todo = [t for t in traces if t.source_ids and t.target_ids]  # blank lines have nothing to explain
     done = 0
-    for trace in traces:
+    for trace in todo:
         src, out = trace.source_ids, trace.target_ids
-        if not src or not out:
-            continue
         for name, explanation in explain(translator.model, src, out, names).items():
             row = per_method.setdefault(name, {k: [] for k in FIGURES})
             row["source_share"].append(float(explanation.shares()[:, 0].mean()))
@@ -105,7 +104,7 @@ def test_set_report(translator: Translator, lines: Sequence[str], names: Sequenc
         for key, value in random_order(translator.model, src, out, seeds).to_json().items():
             randoms[key].append(value)
         done += 1
-        print(f"{translator.name}: {done}/{len(traces)} sentences", file=sys.stderr, flush=True)
+        print(f"{translator.name}: {done}/{len(todo)} sentences", file=sys.stderr, flush=True)
     if not done:
         raise ConfigError("nothing to explain: every line is blank")
 
