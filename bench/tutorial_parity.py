@@ -18,6 +18,16 @@ rules for ``spacy.load("de_core_news_sm")`` (its rules are the language's; pip i
 and a small class for torchtext's vocabulary (``build_vocab_from_iterator``'s order: specials,
 then words by falling frequency, ties alphabetical).
 
+``--d2l-package DIR --d2l-decoder FILE``: d2l's own code: the ``d2l`` package (a folder holding it,
+e.g. the unpacked wheel of ``pip download --no-deps d2l``; torchvision, which d2l imports but this
+chapter does not use, is stubbed where it does not import) and the chapter's ``%%tab pytorch``
+block defining ``Seq2SeqAttentionDecoder``, saved as FILE. The chapter's recipe runs as written
+(``MTFraEng(batch_size=128)``: num_steps 9, 512 training pairs; 256-unit embeddings and GRUs, 2
+layers, dropout 0.2; ``Trainer(max_epochs=30, gradient_clip_val=1)``), with the English-French
+pairs read from Tatoeba (``$NMT_SHARED_DATA/tatoeba/eng-fra.tsv.gz``, the corpus d2l downloads,
+in its order) instead of d2l's download; then ``predict_step`` and the chapter's loop that stops
+at <eos> on ``--sentences`` raw English sentences that follow the training pairs.
+
 ``--fixtures``: the committed tiny models of all three tutorials (tests/fixtures/tutorials)
 against the reference loops written from the tutorials' descriptions
 (tests/model/tutorial_references.py), on ``--sentences`` toy sentences.
@@ -162,6 +172,63 @@ def bentrevett(notebook: Path, pairs: int, epochs: int, n: int, out: Path) -> di
             "identical": same, "share": round(same / n, 4), "max_attention_difference": worst}
 
 
+def d2l_own(package: Path, decoder_file: Path, n: int, out: Path) -> dict:
+    import types
+
+    sys.path.insert(0, str(package))
+    try:
+        import torchvision  # noqa: F401
+    except Exception:  # d2l imports it for its vision chapters; this one does not use it
+        stub = types.ModuleType("torchvision")
+        stub.transforms = types.ModuleType("torchvision.transforms")
+        sys.modules.update({"torchvision": stub, "torchvision.transforms": stub.transforms})
+    from d2l import torch as d2l
+
+    namespace: dict = {}
+    exec(compile(decoder_file.read_text(encoding="utf-8"), str(decoder_file), "exec"), namespace)  # noqa: S102 (the user's file)
+    pairs = gzip.decompress((SHARED.parent / "tatoeba" / "eng-fra.tsv.gz").read_bytes()).decode("utf-8").splitlines()
+
+    class Tatoeba(d2l.MTFraEng):
+        def _download(self):
+            return "\n".join(pairs)
+
+    torch.manual_seed(0)
+    data = Tatoeba(batch_size=128)
+    embed_size, num_hiddens, num_layers, dropout = 256, 256, 2, 0.2
+    encoder = d2l.Seq2SeqEncoder(len(data.src_vocab), embed_size, num_hiddens, num_layers, dropout)
+    decoder = namespace["Seq2SeqAttentionDecoder"](len(data.tgt_vocab), embed_size, num_hiddens, num_layers, dropout)
+    model = d2l.Seq2Seq(encoder, decoder, tgt_pad=data.tgt_vocab["<pad>"], lr=0.005)
+    model.board.display = False
+    start = time.perf_counter()
+    d2l.Trainer(max_epochs=30, gradient_clip_val=1, num_gpus=0).fit(model, data)
+    trained = time.perf_counter() - start
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), out / "model.pt")  # the contract
+    json.dump({"source": data.src_vocab.idx_to_token, "target": data.tgt_vocab.idx_to_token,
+               "num_steps": data.num_steps}, open(out / "vocab.json", "w"))
+    folder = import_tutorial("d2l", out / "model.pt", out / "vocab.json", out / "imported")
+    held_out = [line.split("\t") for line in pairs[data.num_train + data.num_val:] if line.count("\t") == 1][:n]
+    engs, fras = [e for e, _ in held_out], [f for _, f in held_out]
+    model.eval()
+    with torch.no_grad():
+        preds, attention = model.predict_step(data.build(engs, fras), d2l.cpu(), data.num_steps, True)
+    ours = Translator.from_checkpoint(folder).translate(engs, SearchConfig(beam=1, trace=True))
+    same, worst = 0, 0.0
+    for row, (p, trace) in enumerate(zip(preds, ours)):
+        tokens = []
+        for token in data.tgt_vocab.to_tokens(p):  # the chapter's loop
+            if token == "<eos>":
+                tokens.append("</s>")  # where its decode ended, as a trace marks it
+                break
+            tokens.append(token)
+        if tokens == trace.target_tokens:
+            same += 1
+            theirs = np.stack([attention[t][0][row, 0].numpy() for t in range(len(tokens))])
+            worst = max(worst, float(np.abs(theirs - trace.attention).max()))
+    return {"model": "d2l chapter, trained here with its own code", "train_seconds": round(trained, 1),
+            "sentences": n, "identical": same, "share": round(same / n, 4), "max_attention_difference": worst}
+
+
 def fixtures(n: int) -> list[dict]:
     from tests.model import test_tutorials as t
 
@@ -189,6 +256,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bentrevett-notebook", type=Path)
     parser.add_argument("--fixtures", action="store_true")
+    parser.add_argument("--d2l-package", type=Path)
+    parser.add_argument("--d2l-decoder", type=Path)
     parser.add_argument("--pairs", type=int, default=6000)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--sentences", type=int, default=200)
@@ -198,6 +267,9 @@ def main() -> None:
     if args.fixtures:
         for row in fixtures(args.sentences):
             print(json.dumps(row))
+    if args.d2l_package and args.d2l_decoder:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(d2l_own(args.d2l_package, args.d2l_decoder, args.sentences, Path(tmp))))
     if args.bentrevett_notebook:
         with tempfile.TemporaryDirectory() as tmp:
             print(json.dumps(bentrevett(args.bentrevett_notebook, args.pairs, args.epochs, args.sentences, Path(tmp))))
