@@ -38,8 +38,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from model.argtypes import int_range
-from model.core.errors import ConfigError, UserError
+from model.argtypes import int_range, run_command
+from model.core.errors import ConfigError
 from model.corpus.textfile import read_text
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
@@ -166,8 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--text must be 1..{MAX_TEXT_CHARS} characters of text")
     if args.threads:
         torch.set_num_threads(args.threads)
-    results = []
-    try:
+    def work() -> str:
+        results = []
         lines = None if args.src is None else read_text(args.src, "test set").splitlines()[:args.max_sentences]
         for folder in args.checkpoint:
             translator = Translator.from_checkpoint(folder)
@@ -180,13 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(table(found))
             results.append(found)
         if args.json:
-            Path(args.json).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results), encoding="utf-8")
-            print(f"wrote {args.json}")
-    except (UserError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+            Path(args.json).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results),
+                                       encoding="utf-8")
+            return f"wrote {args.json}"
+        return f"explained {len(results)} model(s)"
 
+    return run_command(work)
 
 if __name__ == "__main__":
     raise SystemExit(main())
