@@ -14,7 +14,7 @@ import torch
 from model.checkpoints.folder import CARD
 from model.core.errors import UserError
 from model.scoring import attention_alignment
-from model.scoring.attention_alignment import DEFAULT_EXTRACTION, METHODS, align_report, gold_digest, table
+from model.scoring.attention_alignment import DEFAULT_EXTRACTION, DEFAULT_METHODS, METHODS, align_report, gold_digest, table
 from model.cards.alignment_record import record_in_card
 from model.scoring.word_alignment import EXTRACTIONS, read_gold
 
@@ -28,7 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", default=[],
                         help="parallel text for eflomal (a pair file or a folder of train.{src,tgt} files); "
                              "default: the checkpoints' training corpora")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
+    parser.add_argument("--methods", default=",".join(DEFAULT_METHODS),
+                        help=f"comma-separated, of {', '.join(METHODS)} (default {','.join(DEFAULT_METHODS)}: the "
+                             "explanation methods on request, integrated gradients being slow)")
     parser.add_argument("--extractions", default=DEFAULT_EXTRACTION,
                         help=f"comma-separated, of {', '.join(EXTRACTIONS)} (the first is the diagonal's)")
     parser.add_argument("--src-lang", default="en")

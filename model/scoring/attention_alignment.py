@@ -12,6 +12,8 @@ Sources, all on the same sentences:
   without attention get this row too.
 - ``eflomal``: a statistical aligner trained on the models' training corpora (or ``--corpus``)
   plus the gold sentences, symmetrised (model/scoring/statistical_aligner.py).
+- ``attention_norm``, ``gradient_x_input``, ``integrated_gradients``, ``occlusion``: the explanation
+  methods of model/explaining/methods.py on the same forced output, their source rows merged to words.
 - ``diagonal``: each word linked by its relative position, the baseline that knows no words.
 
 Given models of both directions with attention that trained on the same corpora (en->fr and
@@ -48,7 +50,10 @@ from model.scoring.word_alignment import (
     score,
 )
 
-METHODS = ("attention", "saliency", "eflomal", "diagonal")
+EXPLAINED = ("attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")  # model/explaining/methods.py
+METHODS = ("attention", "saliency", *EXPLAINED, "eflomal", "diagonal")
+MODEL_METHODS = ("attention", "saliency", *EXPLAINED)  # what a model's matrices give
+DEFAULT_METHODS = ("attention", "saliency", "eflomal", "diagonal")  # the explanation methods on request
 SYMMETRISED = "grow-diag-final-and"
 PAIRED = " + "  # joins the names of a model and its opposite direction's in a row of both
 
@@ -94,8 +99,8 @@ class AlignmentReport:
 def model_rows(name: str, matrices: Sequence[Optional[WordMatrices]], gold: GoldSet,
                extractions: Sequence[str]) -> list[Row]:
     rows = []
-    for method in ("attention", "saliency"):
-        picked = [None if m is None else getattr(m, method) for m in matrices]
+    for method in MODEL_METHODS:
+        picked = [None if m is None else m.of(method) for m in matrices]
         if all(p is None for p in picked):
             continue
         for how in extractions:
@@ -165,11 +170,13 @@ def score_model(name: str, translator: Translator, direction: tuple[str, str], g
     could not score, and its word matrices per sentence (None where unscored)."""
     if direction not in ((src_lang, tgt_lang), (tgt_lang, src_lang)):
         raise UserError(f"{name} translates {'-'.join(direction)}; the gold set is {src_lang}-{tgt_lang}")
-    wanted = [m for m in ("attention", "saliency") if m in methods]
-    if not wanted or (wanted == ["attention"] and not translator.model.has_attention):
+    attention_only = ("attention", "attention_norm")
+    wanted = [m for m in MODEL_METHODS if m in methods and (translator.model.has_attention or m not in attention_only)]
+    if not wanted:
         return [], [], []
     matrices, missed = forced_matrices(translator, gold, "saliency" in methods,
-                                       reverse=direction != (src_lang, tgt_lang), name=name)
+                                       reverse=direction != (src_lang, tgt_lang), name=name,
+                                       explained=[m for m in wanted if m in EXPLAINED])
     rows = [r for r in model_rows(name, matrices, gold, extractions) if r.method in methods]
     return rows, missed, matrices
 

@@ -5,7 +5,7 @@ beam search with the target as a forced prefix); its matrices, merged to words
 Sentences a model cannot score are named with why (``Unscored``), never dropped silently."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
@@ -15,6 +15,7 @@ from model.core.decodable import Vocabulary
 from model.corpus.vocab import BOS, EOS, PAD
 from model.decoding.device import device_of
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
+from model.explaining.methods import explain
 from model.explaining.saliency import saliency_many
 from model.scoring.word_alignment import GoldSet, word_matrix
 
@@ -48,6 +49,13 @@ class WordMatrices:
 
     attention: Optional[np.ndarray]  # None for a model without attention
     saliency: Optional[np.ndarray]  # None when saliency was not asked for
+    explained: dict = field(default_factory=dict)  # method of model/explaining/methods.py -> its source matrix
+
+    def of(self, method: str) -> Optional[np.ndarray]:
+        """The matrix of ``method`` ("attention", "saliency" or an explanation method), None if not computed."""
+        if method in ("attention", "saliency"):
+            return getattr(self, method)
+        return self.explained.get(method)
 
 
 def encode_words(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
@@ -81,10 +89,11 @@ def _encode_word_by_word(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[
 
 
 def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, reverse: bool = False,
-                    name: str = "") -> tuple[list[Optional[WordMatrices]], list[Unscored]]:
+                    name: str = "", explained: Sequence[str] = ()) -> tuple[list[Optional[WordMatrices]], list[Unscored]]:
     """Each gold sentence's word matrices from ``translator`` forced to output the gold
     target (``reverse``: the model translates the gold's target language into its source
-    language; its matrices are transposed back to (gold target, gold source))."""
+    language; its matrices are transposed back to (gold target, gold source)); ``explained``:
+    explanation methods (model/explaining/methods.py) whose normalised source rows are added."""
     name = name or translator.name
     encoded, unscored = [], []
     for k, sentence in enumerate(gold.sentences):
@@ -106,7 +115,10 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
         src_ids, src_spans, tgt_ids, tgt_spans = item
         sal = next(saliencies)[:len(tgt_ids)] if with_saliency else None  # the </s> row left out
         words = [None if m is None else word_matrix(m, src_spans, tgt_spans) for m in (alpha, sal)]
-        out.append(WordMatrices(*[None if m is None else (m.T if reverse else m) for m in words]))
+        found = explain(translator.model, src_ids, tgt_ids + [EOS], explained) if explained else {}
+        more = {m: word_matrix(e.normalised()[0][:len(tgt_ids)], src_spans, tgt_spans) for m, e in found.items()}
+        out.append(WordMatrices(*[None if m is None else (m.T if reverse else m) for m in words],
+                                explained={m: (x.T if reverse else x) for m, x in more.items()}))
     return out, unscored
 
 

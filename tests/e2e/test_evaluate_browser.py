@@ -43,6 +43,7 @@ def test_evaluate_in_browser(page, app_url, tmp_path):
     page.get_by_text("BLEU by source sentence length").first.wait_for(timeout=120_000)
     page.get_by_text("Paired bootstrap").first.wait_for(timeout=60_000)
     lines = page.locator(".js-plotly-plot .scatterlayer .trace")
+    lines.nth(1).wait_for(timeout=60_000)  # the chart's title shows before plotly has drawn its lines
     assert lines.count() >= 2  # one line (and its band) per model in the length chart
     assert page.get_by_text("rnnsearch-tiny").count() >= 1 and page.get_by_text("rnnencdec-tiny").count() >= 1
     page.screenshot(path=str(tmp_path / "evaluate.png"), full_page=True)  # kept for a look when it fails

@@ -344,3 +344,26 @@ def test_word_spans_of_a_character_vocabulary_skip_the_space_pieces(eos, ids, sp
     from model.scoring.forced_matrices import encode_words
 
     assert encode_words(_CharVocab(eos), ["ab", "c"]) == (ids, spans)
+
+
+def test_the_explanation_methods_get_alignment_rows_of_their_own(tiny_checkpoints):
+    """Each explanation method asked for is scored like attention: its source rows for the forced
+    gold output, merged to words; the matrices are the method's own (model/explaining/methods.py)."""
+    from model.corpus.vocab import EOS
+    from model.decoding.translator import Translator
+    from model.explaining.methods import explain
+    from model.scoring.attention_alignment import score_model
+    from model.scoring.forced_matrices import encode_words
+    from model.scoring.word_alignment import GoldSentence, GoldSet, word_matrix
+
+    links = frozenset({(0, 0), (1, 1), (2, 2)})
+    gold = GoldSet("toy", (GoldSentence(("a", "dog", "runs"), ("un", "chien", "court"), links, links),))
+    translator = Translator.from_checkpoint(tiny_checkpoints["rnnencdec"])
+    rows, missed, matrices = score_model("encdec", translator, ("en", "fr"), gold,
+                                         ("attention", "gradient_x_input", "occlusion"), ("target",))
+    assert not missed and {r.method for r in rows} == {"gradient_x_input", "occlusion"}  # no attention to score
+    assert all(0.0 <= r.counts.aer <= 1.0 for r in rows)
+    src_ids, src_spans = encode_words(translator.src_vocab, gold.sentences[0].src)
+    tgt_ids, tgt_spans = encode_words(translator.tgt_vocab, gold.sentences[0].tgt)
+    own = explain(translator.model, src_ids, tgt_ids + [EOS], ["occlusion"])["occlusion"].normalised()[0]
+    assert np.allclose(matrices[0].of("occlusion"), word_matrix(own[:len(tgt_ids)], src_spans, tgt_spans))

@@ -11,7 +11,7 @@ import streamlit as st
 
 from model.core.errors import DataError, UserError
 from model.decoding.translator import MAX_SOURCE_TOKENS
-from model.scoring.attention_alignment import METHODS, PAIRED, Row
+from model.scoring.attention_alignment import DEFAULT_METHODS, METHODS, PAIRED, Row
 from model.scoring.statistical_aligner import AlignerText
 from model.scoring.forced_matrices import Unscored, WordMatrices
 from model.scoring.word_alignment import (
@@ -45,6 +45,10 @@ METHOD_HELP = {
     "saliency": N_("gradient × input of the same output (RNNencdec too)"),
     "eflomal": N_("a statistical aligner trained on the models' training text plus these sentences"),
     "diagonal": N_("each word linked by its relative position: knows no words"),
+    "attention_norm": N_("‖α_ij h_j‖: what each source word actually adds to the context"),
+    "gradient_x_input": N_("gradient × input, over the source words and the words already written"),
+    "integrated_gradients": N_("integrated gradients from a blank input (slow: 32 passes per word)"),
+    "occlusion": N_("the log-probability lost when the source word is blanked out"),
 }
 # Where the gold set comes from: the radio's values (kept in session state), shown through _().
 BUILT_IN_GOLD, UPLOAD_GOLD = N_("Built-in gold set"), N_("Upload three files")
@@ -75,7 +79,7 @@ def render(settings: AppSettings) -> None:
         return
     gold, digest = picked
     chosen = models_ui(models)
-    methods = widgets.multiselect(_("Sources"), METHODS, default=[m for m in METHODS if m != "eflomal" or statistical_overlay.available()],
+    methods = widgets.multiselect(_("Sources"), METHODS, default=[m for m in DEFAULT_METHODS if m != "eflomal" or statistical_overlay.available()],
                              format_func=described(METHOD_HELP).get, key="align_methods")
     if not chosen and not set(methods) & {"eflomal", "diagonal"}:
         st.info(_("Choose a model or a baseline."))
@@ -256,7 +260,7 @@ def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[
             matrix[j, i] = 1.0
         return matrix
     words: Optional[WordMatrices] = measured.matrices[row.model.split(PAIRED)[0]][k]  # a pair: its forward model's
-    return None if words is None else getattr(words, row.method)
+    return None if words is None else words.of(row.method)
 
 
 def unscored_text(u: Unscored) -> str:

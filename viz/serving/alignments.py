@@ -12,7 +12,7 @@ from typing import Callable, Optional
 from model.cards.schema import AlignmentScore
 from model.core.errors import DataError
 from model.corpus.corpora import corpus_specs
-from model.scoring.attention_alignment import PAIRED, Row, ScoredModel, both_directions_rows, diagonal_rows, eflomal_row, gold_digest, opposite_pairs, score_model
+from model.scoring.attention_alignment import MODEL_METHODS, PAIRED, Row, ScoredModel, both_directions_rows, diagonal_rows, eflomal_row, gold_digest, opposite_pairs, score_model
 from model.scoring.statistical_aligner import AlignerText, eflomal_gold_links, training_corpus
 from model.scoring.forced_matrices import Unscored
 from model.scoring.word_alignment import BOTH_DIRECTIONS, EXTRACTIONS, GoldSet, read_gold
@@ -69,7 +69,7 @@ def recorded_results(gold: GoldSet, digest: str, models: list[offered_models.Mod
     results = _card_results(gold, digest, models)
     rows, provenance, missing = [], [], []
     for m in models:
-        wanted = [x for x in ("attention", "saliency") if x in methods and (x == "saliency" or m.has_attention)]
+        wanted = [x for x in MODEL_METHODS if x in methods and (x not in ("attention", "attention_norm") or m.has_attention)]
         found = [r for r in results[m.name].rows if r.model == m.name and r.method in wanted and r.extraction == how] \
             if m.name in results else []
         if len(found) < len(wanted):
