@@ -117,10 +117,15 @@ def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequ
 
 
 def _objective_at_ends(model, src_ids, out_ids, contrast) -> np.ndarray:
-    """(T, 2) the objective at each output token with the inputs as they are, and at the baseline."""
-    T = len(out_ids)
-    _, _, values, _ = _gradients(model, src_ids, out_ids, list(range(T)) * 2, [1.0] * T + [0.0] * T, contrast)
-    return np.stack([values[:T], values[T:]], axis=1)
+    """(T, 2) the objective at each output token with the inputs as they are, and at the baseline
+    (every source embedding and every word written set to zero): two forward re-scorings."""
+    S, T = len(src_ids), len(out_ids)
+    scale = torch.tensor([[1.0], [0.0]])
+    values = output_logprobs(model, src_ids, out_ids, scale.expand(2, S), scale.expand(2, T)).numpy()
+    if contrast is not None:
+        values = values - output_logprobs(model, src_ids, out_ids, scale.expand(2, S), scale.expand(2, T),
+                                          gather=contrast).numpy()
+    return values.T
 
 
 def occlusion(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
