@@ -44,7 +44,7 @@ from model.corpus.textfile import read_text
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from model.explaining.explanation import METHODS
-from model.explaining.faithfulness import SEEDS, faithfulness, random_order
+from model.explaining.faithfulness import SEEDS, measure
 from model.explaining.methods import explain
 
 MAX_TEXT_CHARS = 2000
@@ -71,16 +71,17 @@ def report(translator: Translator, text: str, names: Sequence[str], contrast: Op
         raise ConfigError("nothing to explain: the sentence is blank")
     other = contrast_ids(translator, out, *contrast) if contrast else None
     found = explain(translator.model, src, out, names, other)
+    measured = measure(translator.model, src, out, found, seeds)
     rows = {}
     for name, explanation in found.items():
         source, prefix = explanation.normalised()
         rows[name] = {"source": source.round(5).tolist(), "prefix": prefix.round(5).tolist(),
                       "source_share": round(float(explanation.shares()[:, 0].mean()), 5),
-                      **faithfulness(translator.model, src, out, explanation.source_importance()).to_json()}
+                      **measured.methods[name].to_json()}
     gap = found["integrated_gradients"].completeness_gap if "integrated_gradients" in found else None
     return {"model": translator.name, "source_tokens": trace.source_tokens, "output_tokens": trace.target_tokens,
             "contrast": None if contrast is None else {"word": contrast[0], "step": contrast[1]},
-            "methods": rows, "random": random_order(translator.model, src, out, seeds).to_json(),
+            "methods": rows, "random": measured.random.to_json(),
             "integrated_gradients_completeness_gap": None if gap is None or math.isnan(gap) else round(gap, 5)}
 
 
@@ -96,12 +97,14 @@ def test_set_report(translator: Translator, lines: Sequence[str], names: Sequenc
     done = 0
     for trace in todo:
         src, out = trace.source_ids, trace.target_ids
-        for name, explanation in explain(translator.model, src, out, names).items():
+        found = explain(translator.model, src, out, names)
+        measured = measure(translator.model, src, out, found, seeds)
+        for name, explanation in found.items():
             row = per_method.setdefault(name, {k: [] for k in FIGURES})
             row["source_share"].append(float(explanation.shares()[:, 0].mean()))
-            for key, value in faithfulness(translator.model, src, out, explanation.source_importance()).to_json().items():
+            for key, value in measured.methods[name].to_json().items():
                 row[key].append(value)
-        for key, value in random_order(translator.model, src, out, seeds).to_json().items():
+        for key, value in measured.random.to_json().items():
             randoms[key].append(value)
         done += 1
         print(f"{translator.name}: {done}/{len(todo)} sentences", file=sys.stderr, flush=True)

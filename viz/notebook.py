@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from model.explaining.explanation import METHODS, Explanation
-from model.explaining.faithfulness import faithfulness, random_order
+from model.explaining.faithfulness import measure
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
@@ -134,19 +134,18 @@ class Translation:
     def _explanations(self) -> str:
         model, trace = self.translator.model, self.trace
         src, out = trace.source_ids, trace.target_ids
+        found = explain(model, src, out, ["attention", "attention_norm", "gradient_x_input", "occlusion"])
+        measured = measure(model, src, out, found)
         rows, parts = [], []
-        for method in ("attention", "attention_norm", "gradient_x_input", "occlusion"):
-            found = explain(model, src, out, [method]).get(method)
-            if found is None:
-                continue
-            f = faithfulness(model, src, out, found.source_importance())
-            rows.append((method, float(found.shares()[:, 0].mean()), f))
+        for method, explanation in found.items():
+            rows.append((method, float(explanation.shares()[:, 0].mean()), measured.methods[method]))
             if len(parts) < 2:
-                parts.append(_figure(alignment_heatmap(found.normalised()[0], trace.source_tokens, trace.target_tokens,
+                parts.append(_figure(alignment_heatmap(explanation.normalised()[0], trace.source_tokens,
+                                                       trace.target_tokens,
                                                        title=html.escape(f"{self.model}: {method}, source"),
                                                        grayscale=True, value_name="share"), f"{self.model}_{method}"))
         rows.sort(key=lambda r: r[2].deletion_area)
-        r = random_order(model, src, out)
+        r = measured.random
         cells = "".join(f"<tr><td>{m}</td><td>{share:.3f}</td><td>{f.deletion_area:.3f}</td><td>{f.insertion_area:.3f}</td>"
                         f"<td>{f.comprehensiveness:.3f}</td><td>{f.sufficiency:.3f}</td></tr>" for m, share, f in rows)
         cells += (f"<tr><td>random order</td><td></td><td>{r.deletion_area:.3f}</td><td>{r.insertion_area:.3f}</td>"

@@ -155,6 +155,20 @@ class Decodable(ABC):
     def reorder(self, state: Any, index: torch.Tensor) -> Any:
         """The state of rows ``index`` (batch',)."""
 
+    def advance(self, y_prev: torch.Tensor, state: Any, memory: Memory) -> tuple[Any, Any]:
+        """``step`` without its output layer: (the new state, what the output layer reads), for
+        callers that need log-probabilities at a few rows only (an explanation reads one output
+        position per row, model/explaining/forced_scoring.py). The default runs the whole
+        ``step`` and hands its log-probabilities (batch, V) on; a model may defer its output
+        layer to ``read_out`` instead."""
+        out = self.step(y_prev, state, memory)
+        return out.state, out.logprobs
+
+    def read_out(self, readout: Any, rows: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities (len(rows), V) of rows ``rows`` (long) of ``advance``'s readout;
+        the same values ``step`` gives those rows."""
+        return readout.index_select(0, rows)
+
     @property
     def output_length(self) -> Optional[OutputLength]:
         """The model's own output length limits, or None (the default): the search settings'

@@ -21,6 +21,7 @@ class Explanation:
     source: np.ndarray  # (T, S) score of source token j for output token i
     prefix: np.ndarray  # (T, T) score of output token k for output token i; 0 where k >= i
     completeness_gap: float = float("nan")  # integrated gradients only: the largest relative gap over output tokens
+    steps: int = 0  # integrated gradients only: the most interpolation points an output token took
 
     def __post_init__(self):
         T = self.source.shape[0]

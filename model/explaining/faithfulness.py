@@ -4,10 +4,12 @@ curves of Petsiuk et al. 2018).
 
 The output is the same throughout (re-scored with teacher forcing); a word is removed by setting
 its embedding to zero, the baseline integrated gradients and occlusion use. Each curve point is
-the output's mean log-probability per token:
+the output's mean log-probability per token, read at every tenth of the sentence's source tokens
+(0%, 10%, ..., 100%, rounded, and the counts the bins below need; every count for a sentence of
+ten tokens or fewer). A curve's area is its mean over the share removed (trapezoids over 0..1):
 
-- deletion: words removed most important first, from none to all; its area (the mean of the
-  curve) is low when the method found what mattered;
+- deletion: words removed most important first, from none to all; its area is low when the
+  method found what mattered;
 - insertion: words added most important first, from none to all; its area is high when it did;
 - comprehensiveness: log-probability lost when the top 10%, 20% and 50% of the words are
   removed (their mean; higher is better);
@@ -42,37 +44,98 @@ class Faithfulness:
         return {k: round(float(v), 5) for k, v in self.__dict__.items()}
 
 
-def curves(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(deletion, insertion), each (S+1,): the output's mean log-probability per token with the
-    first r words of ``order`` removed (deletion) or alone kept (insertion), r = 0..S."""
+@dataclass(frozen=True)
+class Curves:
+    """The deletion and insertion curves of one order, read at ``counts`` words (K,)."""
+
+    counts: np.ndarray  # (K,) words removed (deletion) or kept (insertion), 0 .. S, ascending
+    deletion: np.ndarray  # (K,) mean log-probability per output token
+    insertion: np.ndarray  # (K,)
+
+
+def read_at(S: int) -> np.ndarray:
+    """The word counts a curve over S source tokens is read at (module docstring)."""
+    counts = {round(f * S / 10) for f in range(11)} | {min(S, max(1, math.ceil(q * S))) for q in BINS}
+    return np.array(sorted(counts))
+
+
+def curves(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], order: Sequence[int]) -> Curves:
+    """The deletion and insertion curves of ``order`` (most important first)."""
+    return _all_curves(model, src_ids, out_ids, [order])[0]
+
+
+def _all_curves(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
+                orders: Sequence[Sequence[int]]) -> list[Curves]:
+    """``curves`` of several orders, scored together (a variant two orders share is scored once:
+    every curve starts and ends at the same two)."""
     S, T = len(src_ids), len(out_ids)
-    deletion, insertion = torch.ones(S + 1, S), torch.zeros(S + 1, S)
-    for r in range(1, S + 1):
-        deletion[r:, order[r - 1]] = 0.0
-        insertion[r:, order[r - 1]] = 1.0
-    both = output_logprobs(model, src_ids, out_ids, torch.cat([deletion, insertion]), torch.ones(2 * (S + 1), T))
-    means = both.mean(1).numpy()
-    return means[:S + 1], means[S + 1:]
+    counts = read_at(S)
+    scales = []
+    for order in orders:
+        deletion, insertion = torch.ones(len(counts), S), torch.zeros(len(counts), S)
+        for row, r in enumerate(counts):
+            deletion[row, list(order[:r])] = 0.0
+            insertion[row, list(order[:r])] = 1.0
+        scales += [deletion, insertion]
+    source = torch.cat(scales)
+    means = output_logprobs(model, src_ids, out_ids, source, torch.ones(source.size(0), T)).mean(1).numpy()
+    means = means.reshape(len(orders), 2, len(counts))
+    return [Curves(counts, m[0], m[1]) for m in means]
+
+
+def _order(importance: Sequence[float]) -> list[int]:
+    """Most important first; ties by position."""
+    return [int(j) for j in np.lexsort((np.arange(len(importance)), -np.asarray(importance, dtype=float)))]
+
+
+def _random_orders(S: int, seeds: int) -> list[list[int]]:
+    return [list(np.random.default_rng(seed).permutation(S)) for seed in range(seeds)]
 
 
 def faithfulness(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
                  importance: Sequence[float]) -> Faithfulness:
     """The curves' areas, comprehensiveness and sufficiency of the order ``importance`` (S,) gives
     (most important first; ties by position)."""
-    order = [int(j) for j in np.lexsort((np.arange(len(importance)), -np.asarray(importance, dtype=float)))]
-    return _summary(*curves(model, src_ids, out_ids, order))
+    return _summary(curves(model, src_ids, out_ids, _order(importance)))
 
 
 def random_order(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], seeds: int = SEEDS) -> Faithfulness:
     """The same figures for random orders, averaged over ``seeds`` orders."""
-    found = [_summary(*curves(model, src_ids, out_ids, list(np.random.default_rng(seed).permutation(len(src_ids)))))
-             for seed in range(seeds)]
+    return _mean([_summary(c) for c in _all_curves(model, src_ids, out_ids, _random_orders(len(src_ids), seeds))])
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Each explanation's faithfulness, and a random order's (the yardstick)."""
+
+    methods: dict  # name -> Faithfulness
+    random: Faithfulness
+
+
+def measure(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], explanations: dict,
+            seeds: int = SEEDS) -> Measured:
+    """``faithfulness`` of every explanation (name -> Explanation) and ``random_order``, all
+    curves scored in one set of batches."""
+    names = list(explanations)
+    orders = [_order(explanations[n].source_importance()) for n in names] + _random_orders(len(src_ids), seeds)
+    found = [_summary(c) for c in _all_curves(model, src_ids, out_ids, orders)]
+    return Measured(dict(zip(names, found[:len(names)])), _mean(found[len(names):]))
+
+
+def _mean(found: list[Faithfulness]) -> Faithfulness:
     return Faithfulness(*(float(np.mean([getattr(f, k) for f in found])) for k in Faithfulness.__dataclass_fields__))
 
 
-def _summary(deletion: np.ndarray, insertion: np.ndarray) -> Faithfulness:
-    S = len(deletion) - 1
-    full = deletion[0]
-    ks = [min(S, max(1, math.ceil(q * S))) for q in BINS]
-    return Faithfulness(float(deletion.mean()), float(insertion.mean()),
-                        float(np.mean([full - deletion[k] for k in ks])), float(np.mean([full - insertion[k] for k in ks])))
+def _summary(curve: Curves) -> Faithfulness:
+    S = int(curve.counts[-1])
+    at = {int(r): i for i, r in enumerate(curve.counts)}
+    full = curve.deletion[0]
+    ks = [at[min(S, max(1, math.ceil(q * S)))] for q in BINS]
+    return Faithfulness(_area(curve.counts / S, curve.deletion), _area(curve.counts / S, curve.insertion),
+                        float(np.mean([full - curve.deletion[k] for k in ks])),
+                        float(np.mean([full - curve.insertion[k] for k in ks])))
+
+
+def _area(x: np.ndarray, y: np.ndarray) -> float:
+    """The mean of y over x in 0..1 (trapezoids)."""
+    return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)))

@@ -3,19 +3,30 @@ explanation method and every faithfulness curve makes.
 
 A variant is the sentence pair (``src_ids``, ``out_ids``) with some source embeddings and some
 embeddings of the words already written changed: scaled (integrated gradients), set to zero
-(occlusion, deletion and insertion curves), or left as leaves to differentiate (gradient x
-input). The model reads each variant with teacher forcing (``Decodable.teacher_forced``'s step
-loop), so the output is the same in every variant and only its log-probabilities move.
+(occlusion, deletion and insertion curves), or differentiated (gradient x input). The model
+reads each variant with teacher forcing, so the output is the same in every variant and only
+its log-probabilities move.
 
 The words already written reach the model through its target embedding
 (``Decodable.target_embedding``); a forward hook there scales each variant's rows. The decoder's
 first input, <s>, is not a word written and is never changed.
+
+Two paths, each doing no more arithmetic than its answer needs:
+
+- ``output_logprobs`` (forward only, every output position): identical variants are scored once,
+  the encoder runs once per distinct source, and variants that leave the words written alone
+  take the model's own whole-sentence teacher forcing (``Decodable.teacher_forced``);
+- ``objective_gradients`` (one output position per variant): variants are sorted by that
+  position, each stops there (the batch shrinks as they finish), and the output layer runs only
+  where a variant's objective is read (``Decodable.advance`` / ``read_out``).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence
 
+import numpy as np
 import torch
 
 from model.core.decodable import Decodable
@@ -23,44 +34,46 @@ from model.corpus.vocab import BOS
 from model.decoding.device import device_of
 
 MAX_ROWS = 128  # variants scored in one batch
+SHRINK = 0.75  # a batch drops its finished variants once at most this share of it is still going
+
+
+@dataclass
+class _TargetControl:
+    """What the target-embedding hook does at the current step: scale each row's embedding by
+    ``scale`` (rows,) (None: unchanged); with ``leaves``, hand the model a leaf to differentiate
+    (appended there) and keep the unscaled embedding in ``raw``."""
+
+    scale: Optional[torch.Tensor] = None
+    leaves: Optional[list] = None
+    raw: list = field(default_factory=list)
 
 
 @contextmanager
-def target_scaled(model: Decodable, scale: Optional[torch.Tensor], leaves: Optional[list] = None) -> Iterator[None]:
-    """While inside, the model's target embeddings of row r at decoder input position t are
-    multiplied by ``scale[r, t]`` (rows, T) (None: unchanged); with ``leaves``, each embedding the
-    model computes is replaced by a leaf that requires grad and appended there."""
+def _target_hook(model: Decodable, control: _TargetControl) -> Iterator[bool]:
+    """While inside, the model's target embedding obeys ``control``; yields False when the model
+    has none (only the source can then be weighed)."""
     module = model.target_embedding
-    if module is None or (scale is None and leaves is None):
-        yield
+    if module is None:
+        yield False
         return
-    calls = []
 
     def hook(_module, _inputs, output):
-        t = len(calls)
-        calls.append(output)
-        if scale is not None:
-            if output.dim() == 3:  # the whole (rows, T, m) at once
-                output = output * scale[:, :output.size(1), None].to(output.dtype)
-            else:  # one step, (rows, m)
-                output = output * scale[:, t, None].to(output.dtype)
-        if leaves is not None:
+        if control.scale is None and control.leaves is None:
+            return None
+        raw = output
+        if control.scale is not None:  # rows first, whatever else the model's embedding shape holds
+            output = output * control.scale.view(-1, *([1] * (output.dim() - 1))).to(output.dtype)
+        if control.leaves is not None:
             output = output.detach().requires_grad_(True)
-            leaves.append(output)
+            control.leaves.append(output)
+            control.raw.append(raw.detach())
         return output
 
     handle = module.register_forward_hook(hook)
     try:
-        yield
+        yield True
     finally:
         handle.remove()
-
-
-def stack_steps(leaves: list[torch.Tensor], width: int) -> torch.Tensor:
-    """The target-embedding leaves of one forward pass as (rows, T, m)."""
-    if len(leaves) == 1 and leaves[0].dim() == 3:
-        return leaves[0][:, :width]
-    return torch.stack(leaves[:width], dim=1)
 
 
 def batch_inputs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], rows: int):
@@ -72,29 +85,135 @@ def batch_inputs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int
     return src, torch.full((rows,), len(src_ids), device=dev), tgt_in
 
 
+def teacher_forced(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int]):
+    """The pair read once as it is: log-probabilities (T, V) and attention (T, S) | None."""
+    src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, 1)
+    with torch.inference_mode():
+        memory = model.encode(src, src_len)
+        logprobs, alpha = model.teacher_forced(memory, tgt_in)
+    return logprobs[0], memory, None if alpha is None else alpha[0]
+
+
+def _objective(logprobs: torch.Tensor, tokens: torch.Tensor, contrast: Optional[torch.Tensor]) -> torch.Tensor:
+    """log p(token) (minus log p(contrast)) from log-probabilities (..., V) and ids (...)."""
+    value = logprobs.gather(-1, tokens.unsqueeze(-1))[..., 0]
+    return value if contrast is None else value - logprobs.gather(-1, contrast.unsqueeze(-1))[..., 0]
+
+
 def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
                     source_scale: torch.Tensor, target_scale: torch.Tensor,
-                    gather: Optional[Sequence[int]] = None) -> torch.Tensor:
+                    contrast: Optional[Sequence[int]] = None) -> torch.Tensor:
     """(rows, T) log p(y_i | y_<i, x) of each variant: source embeddings scaled by
     ``source_scale`` (rows, S), the embeddings of the words already written by ``target_scale``
-    (rows, T; column 0, the decoder's <s>, is kept at 1). ``gather``: read the log-probability of
-    these ids at each position instead of the output's own (the prefix read is still ``out_ids``)."""
-    out = []
-    tokens = torch.tensor(list(gather if gather is not None else out_ids), device=device_of(model))
-    for start in range(0, source_scale.size(0), MAX_ROWS):
-        s_scale, t_scale = source_scale[start:start + MAX_ROWS], target_scale[start:start + MAX_ROWS].clone()
-        t_scale[:, 0] = 1.0
-        src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, s_scale.size(0))
-        with torch.inference_mode():
-            emb = model.embed_source(src) * s_scale[..., None].to(device_of(model))
-            with target_scaled(model, t_scale.to(device_of(model))):
-                logprobs, _ = stepwise(model, model.encode(src, src_len, embedded=emb), tgt_in)
-        out.append(logprobs.float().gather(2, tokens.view(1, -1, 1).expand(logprobs.size(0), -1, 1))[..., 0].cpu())
-    return torch.cat(out)
+    (rows, T; column 0, the decoder's <s>, is kept at 1). With ``contrast`` (an id per output
+    position), log p(y_i) - log p(contrast_i) instead."""
+    dev, S, T = device_of(model), len(src_ids), len(out_ids)
+    t_scale = target_scale.float().clone()
+    t_scale[:, 0] = 1.0
+    variants, inverse = torch.unique(torch.cat([source_scale.float(), t_scale], 1), dim=0, return_inverse=True)
+    tokens = torch.tensor(list(out_ids), device=dev)
+    other = None if contrast is None else torch.tensor(list(contrast), device=dev)
+    whole = (variants[:, S:] == 1).all(1)  # these leave the words written alone: the model's fastest path
+    out = torch.zeros(variants.size(0), T)
+    control = _TargetControl()
+    with torch.inference_mode(), _target_hook(model, control):
+        for group in (torch.nonzero(whole)[:, 0], torch.nonzero(~whole)[:, 0]):
+            for index in group.split(MAX_ROWS) if group.numel() else ():
+                chunk = variants[index]
+                sources, source_of = torch.unique(chunk[:, :S], dim=0, return_inverse=True)
+                src, src_len, _ = batch_inputs(model, src_ids, out_ids, sources.size(0))
+                emb = model.embed_source(src) * sources.to(dev)[..., None]  # one encoder run per distinct source
+                memory = model.encode(src, src_len, embedded=emb).select(source_of.to(dev))
+                _, _, tgt_in = batch_inputs(model, src_ids, out_ids, chunk.size(0))
+                if bool(whole[index[0]]):
+                    logprobs, _ = model.teacher_forced(memory, tgt_in)
+                else:
+                    logprobs = _step_by_step(model, memory, tgt_in, chunk[:, S:].to(dev), control)
+                out[index] = _objective(logprobs.float(), tokens.expand(chunk.size(0), -1),
+                                        None if other is None else other.expand(chunk.size(0), -1)).cpu()
+    return out[inverse.cpu()]
 
 
-def stepwise(model: Decodable, memory, tgt_in: torch.Tensor):
-    """Teacher forcing one ``step`` at a time (``Decodable.teacher_forced``'s own loop, not a
-    model's faster whole-sentence path): the target embedding sees y_{i-1} step by step, as
-    ``target_scaled`` expects."""
-    return Decodable.teacher_forced(model, memory, tgt_in)
+def _step_by_step(model: Decodable, memory, tgt_in: torch.Tensor, scale: torch.Tensor,
+                  control: _TargetControl) -> torch.Tensor:
+    """Teacher forcing one ``step`` at a time with the words written scaled by ``scale``
+    (rows, T): log-probabilities (rows, T, V)."""
+    state, logprobs = model.init_state(memory), []
+    for t in range(tgt_in.size(1)):
+        control.scale = scale[:, t]
+        out = model.step(tgt_in[:, t], state, memory)
+        state = out.state
+        logprobs.append(out.logprobs)
+    control.scale = None
+    return torch.stack(logprobs, dim=1)
+
+
+@dataclass(frozen=True)
+class Gradients:
+    """Gradient x input of each variant's objective (log p(y_i), or minus a contrast's, at the
+    variant's output position i), the embeddings scaled by the variant's factor a and the
+    gradient taken there times the unscaled input (a = 1: plain gradient x input; averaged over
+    a: integrated gradients)."""
+
+    source: np.ndarray  # (rows, S) one score per source token
+    decoder_inputs: np.ndarray  # (rows, T) one score per decoder input (<s> y_1 .. y_{T-1}; 0 for <s>)
+    values: np.ndarray  # (rows,) the objective
+
+
+def objective_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
+                        positions: Sequence[int], scales: Sequence[float],
+                        contrast: Optional[Sequence[int]] = None) -> Gradients:
+    """``Gradients`` of the variants (output position ``positions[r]``, scale ``scales[r]``)."""
+    dev, S, T = device_of(model), len(src_ids), len(out_ids)
+    rows = len(positions)
+    order = sorted(range(rows), key=lambda r: -positions[r])  # longest first: the batch shrinks from its end
+    source, inputs, values = np.zeros((rows, S)), np.zeros((rows, T)), np.zeros(rows)
+    tokens = torch.tensor(list(out_ids), device=dev)
+    other = None if contrast is None else torch.tensor(list(contrast), device=dev)
+    for start in range(0, rows, MAX_ROWS):
+        chunk = order[start:start + MAX_ROWS]
+        pos = torch.tensor([positions[r] for r in chunk], device=dev)  # (k,) descending
+        a = torch.tensor([float(scales[r]) for r in chunk], device=dev)
+        found = _chunk_gradients(model, src_ids, out_ids, pos, a, tokens, other)
+        source[chunk], inputs[chunk, :found[1].shape[1]], values[chunk] = found
+    return Gradients(source, inputs, values)
+
+
+def _chunk_gradients(model, src_ids, out_ids, pos, a, tokens, other):
+    """One batch of ``objective_gradients``, variants sorted by position, longest first."""
+    k = pos.numel()
+    width = int(pos[0]) + 1  # no variant reads further
+    src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, k)
+    control = _TargetControl(leaves=[])
+    with torch.enable_grad(), _target_hook(model, control) as has_target:
+        full = model.embed_source(src).detach()  # (k, S, m)
+        emb = (full * a[:, None, None]).requires_grad_(True)
+        memory = model.encode(src, src_len, embedded=emb)
+        state, going, live = model.init_state(memory), k, memory
+        read, read_at = [], []
+        for t in range(width):
+            still = int((pos >= t).sum())  # variants still reading (a prefix: sorted by position)
+            if still <= SHRINK * going:
+                keep = torch.arange(still, device=pos.device)
+                live, state, going = memory.select(keep), model.reorder(state, keep), still
+            control.scale = a[:going] if t > 0 else torch.ones(going, device=a.device)  # <s> stays whole
+            state, readout = model.advance(tgt_in[:going, t], state, live)
+            ending = torch.nonzero(pos[:going] == t)[:, 0]
+            if ending.numel():
+                logprobs = model.read_out(readout, ending).float()  # the output layer only where it is read
+                at = torch.full_like(ending, t)
+                read.append(_objective(logprobs, tokens[at], None if other is None else other[at]))
+                read_at.append(ending)
+        value = torch.cat(read)
+        grads = torch.autograd.grad(value.sum(), [emb] + control.leaves, allow_unused=True)
+    order = torch.cat(read_at)
+    values = torch.empty(k)
+    values[order.cpu()] = value.detach().float().cpu()
+    source = (grads[0] * full).sum(-1).detach().float().cpu().numpy()  # gradient at the scaled point x the input
+    inputs = np.zeros((k, width))
+    if has_target:
+        for t, (grad, raw) in enumerate(zip(grads[1:], control.raw)):
+            if grad is not None and t > 0:
+                score = (grad * raw).reshape(raw.size(0), -1).sum(-1).float().cpu().numpy()
+                inputs[:score.shape[0], t] = score
+    return source, inputs, values.numpy()

@@ -7,8 +7,9 @@
 - ``gradient_x_input``: ∂ log p(y_i) / ∂e · e for each source embedding and each embedding of a word
   already written.
 - ``integrated_gradients`` (Sundararajan et al. 2017): the same embeddings scaled from a zero
-  baseline to themselves in ``steps`` points (midpoint rule), gradients averaged, times the
-  input; the completeness gap says how far their sum is from log p(y_i | x) - log p(y_i | baseline).
+  baseline to themselves (midpoint rule, more points where a token needs them), gradients
+  averaged, times the input; the completeness gap says how far their sum is from
+  log p(y_i | x) - log p(y_i | baseline).
 - ``occlusion``: log p(y_i) minus its value with one source embedding, or one embedding of a
   word already written, set to zero (the same baseline).
 
@@ -24,61 +25,12 @@ import numpy as np
 import torch
 
 from model.core.decodable import Decodable
-from model.decoding.device import device_of
 from model.explaining.explanation import Explanation
-from model.explaining.forced_scoring import MAX_ROWS, batch_inputs, output_logprobs, stack_steps, stepwise, target_scaled
+from model.explaining.forced_scoring import objective_gradients, output_logprobs, teacher_forced
 
-IG_STEPS = 32
-
-
-def _objective(logprobs: torch.Tensor, positions: torch.Tensor, tokens: torch.Tensor,
-               contrast: Optional[torch.Tensor]) -> torch.Tensor:
-    """(rows,) log p(y_i) (minus log p(contrast_i)) at each row's output position."""
-    rows = torch.arange(logprobs.size(0), device=logprobs.device)
-    value = logprobs[rows, positions, tokens]
-    return value if contrast is None else value - logprobs[rows, positions, contrast]
-
-
-def _gradients(model: Decodable, src_ids, out_ids, positions: list[int], alphas: list[float],
-               contrast: Optional[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For rows (output position i, scale a): the gradient x input of the objective at i with every
-    source embedding and every embedding of a word already written scaled by a (scale 1: plain
-    gradient x input), as (rows, S), (rows, T) grad·e scores, and the objective (rows,)."""
-    dev = device_of(model)
-    source_scores, prefix_scores, values = [], [], []
-    tokens_all = torch.tensor(list(out_ids), device=dev)
-    contrast_all = None if contrast is None else torch.tensor(list(contrast), device=dev)
-    T = len(out_ids)
-    for start in range(0, len(positions), MAX_ROWS):
-        pos = torch.tensor(positions[start:start + MAX_ROWS], device=dev)
-        scale = torch.tensor(alphas[start:start + MAX_ROWS], device=dev)
-        src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, pos.numel())
-        tgt_in = tgt_in[:, :int(pos.max()) + 1]  # a batch reads the output only as far as its furthest position
-        t_scale = scale[:, None].expand(-1, tgt_in.size(1)).clone()
-        t_scale[:, 0] = 1.0  # <s> is not a word written
-        with torch.enable_grad():
-            full = model.embed_source(src).detach()
-            emb = (full * scale[:, None, None]).requires_grad_(True)
-            leaves: list = []
-            with target_scaled(model, t_scale, leaves):
-                logprobs, _ = stepwise(model, model.encode(src, src_len, embedded=emb), tgt_in)
-            value = _objective(logprobs.float(), pos, tokens_all[pos],
-                               None if contrast_all is None else contrast_all[pos])
-            grads = torch.autograd.grad(value.sum(), [emb] + leaves, allow_unused=True)
-        # gradient at the scaled point times the full input: a sum over points is integrated gradients
-        source_scores.append((grads[0] * full).sum(-1).detach().float().cpu())
-        if leaves:
-            targets = stack_steps(leaves, tgt_in.size(1)).detach()  # (rows, T, m) as scaled
-            step_grads = stack_steps([g if g is not None else torch.zeros_like(x) for g, x in zip(grads[1:], leaves)],
-                                     tgt_in.size(1))
-            unscaled = targets / t_scale[..., None].clamp_min(1e-12)
-            scores = (step_grads * unscaled).sum(-1).float().cpu()  # (rows, width)
-            prefix_scores.append(torch.nn.functional.pad(scores, (0, T - scores.size(1))))
-        else:
-            prefix_scores.append(torch.zeros(pos.numel(), T))
-        values.append(value.detach().float().cpu())
-    return (torch.cat(source_scores).numpy(), torch.cat(prefix_scores).numpy(), torch.cat(values).numpy(),
-            np.asarray(positions))
+IG_STEPS = 16  # midpoints per output token to start with
+IG_TOLERANCE = 0.02  # an output token whose completeness gap is larger gets twice the midpoints ...
+IG_MAX_STEPS = 512  # ... up to this many
 
 
 def _prefix_matrix(per_row: np.ndarray, positions: np.ndarray, T: int) -> np.ndarray:
@@ -93,27 +45,41 @@ def _prefix_matrix(per_row: np.ndarray, positions: np.ndarray, T: int) -> np.nda
 def gradient_x_input(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
                      contrast: Optional[Sequence[int]] = None) -> Explanation:
     T = len(out_ids)
-    src, pre, _, pos = _gradients(model, src_ids, out_ids, list(range(T)), [1.0] * T, contrast)
-    return Explanation("gradient_x_input", src, _prefix_matrix(pre, pos, T))
+    found = objective_gradients(model, src_ids, out_ids, list(range(T)), [1.0] * T, contrast)
+    return Explanation("gradient_x_input", found.source, _prefix_matrix(found.decoder_inputs, np.arange(T), T))
 
 
 def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
-                         contrast: Optional[Sequence[int]] = None, steps: int = IG_STEPS) -> Explanation:
-    """Integrated gradients from the zero-embedding baseline, ``steps`` midpoints per output token
-    (all in batches), with the completeness gap (the largest over the output tokens of
-    |Σ attributions − (f(x) − f(baseline))| / |f(x) − f(baseline)|)."""
-    T = len(out_ids)
-    positions = [i for i in range(T) for _ in range(steps)]
-    alphas = [(s + 0.5) / steps for _ in range(T) for s in range(steps)]
-    src, pre, _, _ = _gradients(model, src_ids, out_ids, positions, alphas, contrast)
-    src = src.reshape(T, steps, -1).mean(1)
-    pre_rows = pre.reshape(T, steps, -1).mean(1)
-    prefix = _prefix_matrix(pre_rows, np.arange(T), T)
+                         contrast: Optional[Sequence[int]] = None, steps: int = IG_STEPS,
+                         tolerance: float = IG_TOLERANCE, max_steps: int = IG_MAX_STEPS) -> Explanation:
+    """Integrated gradients from the zero-embedding baseline (every source embedding and every
+    word written set to zero), by the midpoint rule: ``steps`` points per output token, doubled
+    for each output token whose completeness gap |Σ attributions − (f(x) − f(baseline))| /
+    |f(x) − f(baseline)| is above ``tolerance``, up to ``max_steps`` (a kink in the model, such
+    as maxout's, makes the integrand jump, and the midpoint sum then converges slowly). The
+    explanation carries the largest gap left and the most points any token took."""
+    S, T = len(src_ids), len(out_ids)
     ends = _objective_at_ends(model, src_ids, out_ids, contrast)  # (T, 2): f(x), f(baseline)
     change = ends[:, 0] - ends[:, 1]
-    total = src.sum(1) + prefix.sum(1)
-    gap = float(np.max(np.abs(total - change) / np.maximum(np.abs(change), 1e-9))) if T else 0.0
-    return Explanation("integrated_gradients", src, prefix, gap)
+    source, inputs, gaps = np.zeros((T, S)), np.zeros((T, T)), np.zeros(T)
+    points = np.full(T, steps)
+    todo = list(range(T))
+    while todo:
+        positions = [i for i in todo for _ in range(points[i])]
+        scales = [(s + 0.5) / points[i] for i in todo for s in range(points[i])]
+        found = objective_gradients(model, src_ids, out_ids, positions, scales, contrast)
+        row = 0
+        for i in todo:
+            n = points[i]
+            source[i], inputs[i] = found.source[row:row + n].mean(0), found.decoder_inputs[row:row + n].mean(0)
+            row += n
+            total = source[i].sum() + inputs[i, 1:i + 1].sum()
+            gaps[i] = abs(total - change[i]) / max(abs(change[i]), 1e-9)
+        todo = [i for i in todo if gaps[i] > tolerance and 2 * points[i] <= max_steps]
+        points[todo] *= 2
+    prefix = _prefix_matrix(inputs, np.arange(T), T)
+    return Explanation("integrated_gradients", source, prefix, float(gaps.max()) if T else 0.0,
+                       int(points.max()) if T else 0)
 
 
 def _objective_at_ends(model, src_ids, out_ids, contrast) -> np.ndarray:
@@ -121,11 +87,7 @@ def _objective_at_ends(model, src_ids, out_ids, contrast) -> np.ndarray:
     (every source embedding and every word written set to zero): two forward re-scorings."""
     S, T = len(src_ids), len(out_ids)
     scale = torch.tensor([[1.0], [0.0]])
-    values = output_logprobs(model, src_ids, out_ids, scale.expand(2, S), scale.expand(2, T)).numpy()
-    if contrast is not None:
-        values = values - output_logprobs(model, src_ids, out_ids, scale.expand(2, S), scale.expand(2, T),
-                                          gather=contrast).numpy()
-    return values.T
+    return output_logprobs(model, src_ids, out_ids, scale.expand(2, S), scale.expand(2, T), contrast).numpy().T
 
 
 def occlusion(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
@@ -138,9 +100,7 @@ def occlusion(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
         source_scale[1 + j, j] = 0.0
     for k in range(T - 1):  # the word y_k (0-based) is the decoder's input k+1
         target_scale[1 + S + k, k + 1] = 0.0
-    logp = output_logprobs(model, src_ids, out_ids, source_scale, target_scale).numpy()  # (rows, T)
-    if contrast is not None:
-        logp = logp - output_logprobs(model, src_ids, out_ids, source_scale, target_scale, gather=contrast).numpy()
+    logp = output_logprobs(model, src_ids, out_ids, source_scale, target_scale, contrast).numpy()  # (rows, T)
     base = logp[0]
     source = (base[None, :] - logp[1:1 + S]).T  # (T, S)
     prefix = np.zeros((T, T))
@@ -154,11 +114,8 @@ def attention(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
     """α_ij read with teacher forcing (``norm``: ‖α_ij h_j‖ renormalised); None without attention."""
     if not model.has_attention:
         return None
-    src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, 1)
-    with torch.inference_mode():
-        memory = model.encode(src, src_len)
-        _, alpha = stepwise(model, memory, tgt_in)
-    alpha = alpha[0].float().cpu().numpy()  # (T, S)
+    _, memory, alpha = teacher_forced(model, src_ids, out_ids)
+    alpha = alpha.float().cpu().numpy()  # (T, S)
     if norm:
         values = getattr(memory, "annotations", None)
         values = getattr(memory, "values", None) if values is None else values

@@ -137,11 +137,23 @@ class Decoder(nn.Module):
     def step(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: EncoderState,
              alpha_override=None, alpha_fn=None) -> Step:
         """One decoding step: y_prev (batch,) ids, s_prev (batch, n)."""
+        s, features, alpha, energies = self.recur(y_prev, s_prev, enc, alpha_override, alpha_fn)
+        return Step(self.output_logprobs(features, None), s, alpha, energies)
+
+    def recur(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None,
+              alpha_fn=None):
+        """The step up to the deep output: -> s_i (batch, n), what the deep output reads
+        (s_i, E y_{i-1}, c_i), alpha | None, energies | None."""
         emb = self.embed(y_prev)  # (batch, m)
         c, c_gates, alpha, energies = self.context(s_prev, enc, alpha_override, alpha_fn)
         s = self.gru(self.W(emb) + c_gates, s_prev)
-        logprobs = torch.log_softmax(self.readout(s, emb, self.C_o(c)).float(), dim=-1)
-        return Step(logprobs, s, alpha, energies)
+        return s, (s, emb, c), alpha, energies
+
+    def output_logprobs(self, features: tuple, rows: Optional[torch.Tensor]) -> torch.Tensor:
+        """log p(y_i) (len(rows), V) from ``recur``'s (s_i, E y_{i-1}, c_i), for rows ``rows``
+        (None: every row)."""
+        s, emb, c = features if rows is None else (t.index_select(0, rows) for t in features)
+        return torch.log_softmax(self.readout(s, emb, self.C_o(c)).float(), dim=-1)
 
     def forward(self, tgt_in: torch.Tensor, enc: EncoderState):
         """Teacher forcing, the fast path of ``step``. tgt_in (batch, T): each row's real tokens

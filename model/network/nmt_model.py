@@ -116,6 +116,13 @@ class NMTModel(nn.Module, Decodable):
     def reorder(self, state: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         return state.index_select(0, index)
 
+    def advance(self, y_prev: torch.Tensor, state: torch.Tensor, memory: EncoderState):
+        s, features, _, _ = self.decoder.recur(y_prev, state, memory)
+        return s, features  # the deep output waits until read_out asks for some rows
+
+    def read_out(self, readout: tuple, rows: torch.Tensor) -> torch.Tensor:
+        return self.decoder.output_logprobs(readout, rows)
+
     @property
     def target_embedding(self) -> nn.Module:
         return self.decoder.embed  # E y_{i-1} in Decoder.step

@@ -133,7 +133,6 @@ def test_batched_equals_one_variant_at_a_time(decoded, monkeypatch):
     model, src, out = decoded["rnnsearch"]
     together = methods.explain(model, src, out, ["gradient_x_input", "occlusion"])
     monkeypatch.setattr(forced_scoring, "MAX_ROWS", 1)
-    monkeypatch.setattr(methods, "MAX_ROWS", 1)
     alone = methods.explain(model, src, out, ["gradient_x_input", "occlusion"])
     for name in together:
         assert np.allclose(together[name].source, alone[name].source, atol=1e-5), name
@@ -164,7 +163,9 @@ class Monotone(Linear):
 def test_deletion_falls_and_insertion_rises_for_a_model_every_word_helps():
     from model.explaining.faithfulness import curves
 
-    deletion, insertion = curves(Monotone(), SRC, OUT[:1], [2, 0, 3, 1])
+    found = curves(Monotone(), SRC, OUT[:1], [2, 0, 3, 1])
+    deletion, insertion = found.deletion, found.insertion
+    assert list(found.counts) == [0, 1, 2, 3, 4]  # a short sentence: every count
     assert np.all(np.diff(deletion) < 0) and np.all(np.diff(insertion) > 0)
     assert deletion[0] == pytest.approx(insertion[-1]) and deletion[-1] == pytest.approx(insertion[0])
 
@@ -173,7 +174,7 @@ def test_the_random_order_is_the_mean_over_its_seeds():
     from model.explaining import faithfulness as f
 
     model = Linear()
-    each = [f._summary(*f.curves(model, SRC, OUT, list(np.random.default_rng(s).permutation(len(SRC))))) for s in range(3)]
+    each = [f._summary(f.curves(model, SRC, OUT, list(np.random.default_rng(s).permutation(len(SRC))))) for s in range(3)]
     mean = f.random_order(model, SRC, OUT, seeds=3)
     assert mean.deletion_area == pytest.approx(np.mean([e.deletion_area for e in each]))
     assert mean.sufficiency == pytest.approx(np.mean([e.sufficiency for e in each]))
@@ -183,7 +184,8 @@ def test_the_order_an_explanation_gives_is_the_order_words_are_removed(monkeypat
     from model.explaining import faithfulness as f
 
     seen = []
-    monkeypatch.setattr(f, "curves", lambda m, s, o, order: seen.append(list(order)) or (np.zeros(5), np.zeros(5)))
+    flat = f.Curves(np.arange(5), np.zeros(5), np.zeros(5))
+    monkeypatch.setattr(f, "curves", lambda m, s, o, order: seen.append(list(order)) or flat)
     f.faithfulness(Linear(), SRC, OUT, [0.1, 0.4, 0.4, 0.2])
     assert seen == [[1, 2, 3, 0]]  # most important first, ties by position
 
@@ -238,3 +240,82 @@ def test_the_test_set_mode_reports_means_with_intervals(tiny_checkpoints, tmp_pa
     for row in [*found["methods"].values(), found["random"]]:
         assert all(v["ci95"] >= 0 for v in row.values())
     assert b"3/3 sentences" in result.stderr and b"95% interval" in result.stdout
+
+
+@pytest.mark.parametrize("S, expected", [(3, [0, 1, 2, 3]), (10, list(range(11))),
+                                         (28, [0, 3, 6, 8, 11, 14, 17, 20, 22, 25, 28]),
+                                         (57, [0, 6, 11, 12, 17, 23, 28, 29, 34, 40, 46, 51, 57])])
+def test_long_curves_are_read_at_every_tenth_and_where_the_bins_need(S, expected):
+    from model.explaining.faithfulness import read_at
+
+    assert list(read_at(S)) == expected
+
+
+def test_a_curves_area_is_its_mean_over_the_share_removed():
+    from model.explaining.faithfulness import Curves, _summary
+
+    # a straight line from 0 to -1 over the share removed has area -0.5, however it is sampled
+    for counts in ([0, 1, 2, 3, 4], [0, 3, 6, 8, 11, 14, 17, 20, 22, 25, 28]):
+        x = np.array(counts) / counts[-1]
+        found = _summary(Curves(np.array(counts), -x, x - 1))
+        assert found.deletion_area == pytest.approx(-0.5) and found.insertion_area == pytest.approx(-0.5)
+
+
+class Unsqueezed(Linear):
+    """``Linear`` whose target embedding is called with (batch, 1) ids, as Joey NMT's step does."""
+
+    def step(self, y_prev, state, memory, alpha_override=None, alpha_fn=None):
+        values = memory.values * memory.mask[..., None]
+        logits = self.A(values.sum(1)) + self.B(self.tgt_embed(y_prev[:, None])[:, 0])
+        return Step(torch.log_softmax(logits, dim=-1), state, None, None)
+
+
+@pytest.mark.parametrize("method", ["gradient_x_input", "occlusion", "integrated_gradients"])
+def test_the_words_written_are_weighed_whatever_shape_the_embedding_returns(method):
+    flat = methods.explain(Linear(), SRC, OUT, [method])[method]
+    shaped = methods.explain(Unsqueezed(), SRC, OUT, [method])[method]
+    assert np.abs(flat.prefix).sum() > 0
+    assert np.allclose(flat.prefix, shaped.prefix, atol=1e-5) and np.allclose(flat.source, shaped.source, atol=1e-5)
+
+
+class StepOnly:
+    """A model seen through the decoding interface's defaults only: ``advance`` runs the whole
+    step and ``read_out`` picks rows of its log-probabilities."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def advance(self, y_prev, state, memory):
+        return Decodable.advance(self, y_prev, state, memory)
+
+    def read_out(self, readout, rows):
+        return Decodable.read_out(self, readout, rows)
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_the_deferred_output_layer_gives_what_the_whole_step_gives(arch, decoded):
+    model, src, out = decoded[arch]
+    src_t, src_len, tgt_in = forced_scoring.batch_inputs(model, src, out, 3)
+    with torch.inference_mode():
+        memory = model.encode(src_t, src_len)
+        state = model.init_state(memory)
+        whole = model.step(tgt_in[:, 0], state, memory)
+        new_state, readout = model.advance(tgt_in[:, 0], state, memory)
+        rows = torch.tensor([2, 0])
+        assert torch.allclose(model.read_out(readout, rows), whole.logprobs[rows], atol=1e-5)
+        assert torch.allclose(new_state, whole.state)
+    fast = methods.gradient_x_input(model, src, out)
+    slow = methods.gradient_x_input(StepOnly(model), src, out)
+    assert np.allclose(fast.source, slow.source, atol=1e-5) and np.allclose(fast.prefix, slow.prefix, atol=1e-5)
+
+
+def test_integrated_gradients_add_points_until_every_token_is_complete(decoded):
+    model, src, out = decoded["rnnencdec"]
+    found = methods.integrated_gradients(model, src, out, steps=2)
+    assert found.completeness_gap <= methods.IG_TOLERANCE or found.steps == methods.IG_MAX_STEPS
+    assert found.steps > 2  # two midpoints are not enough for a trained GRU: some token asked for more
+    capped = methods.integrated_gradients(model, src, out, steps=2, max_steps=2)
+    assert capped.steps == 2 and capped.completeness_gap > methods.IG_TOLERANCE  # and the gap left is reported

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from model.explaining.explanation import Explanation
-from model.explaining.faithfulness import Faithfulness, faithfulness, random_order
+from model.explaining.faithfulness import Faithfulness, measure
 from model.explaining.methods import explain
 from viz.serving.decodes import Decoded, QueuedSlot
 from viz.serving.settings import AppSettings
@@ -37,9 +37,8 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
     def compute() -> Explained:
         with QueuedSlot(settings)():
             found = explain(result.translator.model, src, out, methods, other)
-            faith = {name: faithfulness(result.translator.model, src, out, e.source_importance())
-                     for name, e in found.items()}
-            return Explained(found, faith, random_order(result.translator.model, src, out))
+            measured = measure(result.translator.model, src, out, found)
+            return Explained(found, measured.methods, measured.random)
 
     key = (result.name, id(result.translator), tuple(src), tuple(out), methods, contrast)
     return result_store(EXPLANATIONS).get_or_compute(key, compute)
