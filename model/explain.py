@@ -46,6 +46,7 @@ from model.decoding.translator import Translator
 from model.explaining.explanation import METHODS
 from model.explaining.faithfulness import SEEDS, measure
 from model.explaining.methods import explain
+from model.explaining.test_set import FIGURES, FaithfulnessTable, faithfulness_table
 
 MAX_TEXT_CHARS = 2000
 
@@ -85,49 +86,24 @@ def report(translator: Translator, text: str, names: Sequence[str], contrast: Op
             "integrated_gradients_completeness_gap": None if gap is None or math.isnan(gap) else round(gap, 5)}
 
 
-FIGURES = ("source_share", "deletion_area", "insertion_area", "comprehensiveness", "sufficiency")
-
-
-def test_set_report(translator: Translator, lines: Sequence[str], names: Sequence[str], seeds: int) -> dict:
+def test_set_report(translator: Translator, lines: Sequence[str], names: Sequence[str], seeds: int) -> FaithfulnessTable:
     """The mean of each figure over ``lines`` with a 95% interval, per method and for random orders."""
     traces = translator.translate(list(lines), SearchConfig(beam=5))
-    per_method: dict[str, dict[str, list[float]]] = {}
-    randoms: dict[str, list[float]] = {k: [] for k in FIGURES[1:]}
-    todo = [t for t in traces if t.source_ids and t.target_ids]  # blank lines have nothing to explain
-    done = 0
-    for trace in todo:
-        src, out = trace.source_ids, trace.target_ids
-        found = explain(translator.model, src, out, names)
-        measured = measure(translator.model, src, out, found, seeds)
-        for name, explanation in found.items():
-            row = per_method.setdefault(name, {k: [] for k in FIGURES})
-            row["source_share"].append(float(explanation.shares()[:, 0].mean()))
-            for key, value in measured.methods[name].to_json().items():
-                row[key].append(value)
-        for key, value in measured.random.to_json().items():
-            randoms[key].append(value)
-        done += 1
-        print(f"{translator.name}: {done}/{len(todo)} sentences", file=sys.stderr, flush=True)
-    if not done:
-        raise ConfigError("nothing to explain: every line is blank")
-
-    def summary(values: list[float]) -> dict:
-        mean = sum(values) / len(values)
-        spread = (sum((v - mean) ** 2 for v in values) / max(len(values) - 1, 1)) ** 0.5
-        return {"mean": round(mean, 5), "ci95": round(1.96 * spread / len(values) ** 0.5, 5)}
-
-    return {"model": translator.name, "sentences": done,
-            "methods": {name: {k: summary(v) for k, v in row.items()} for name, row in per_method.items()},
-            "random": {k: summary(v) for k, v in randoms.items()}}
+    return faithfulness_table(translator.model, translator.name, [(t.source_ids, t.target_ids) for t in traces], names,
+                              seeds, lambda done, total: print(f"{translator.name}: {done}/{total} sentences",
+                                                               file=sys.stderr, flush=True))
 
 
-def test_set_table(found: dict) -> str:
-    lines = [f"{found['model']}: {found['sentences']} sentences, mean ± 95% interval",
+def test_set_table(found: FaithfulnessTable) -> str:
+    lines = [f"{found.model}: {found.sentences} sentences, mean ± 95% interval",
              f"{'method':<22}" + "".join(f"{k:>22}" for k in FIGURES)]
-    ranked = sorted(found["methods"].items(), key=lambda kv: kv[1]["deletion_area"]["mean"])
-    for name, row in ranked + [("random order", found["random"])]:
-        lines.append(f"{name:<22}" + "".join(f"{row[k]['mean']:>13.3f} ± {row[k]['ci95']:<6.3f}" if k in row else f"{'':>22}"
+    for name, row in found.ranked() + [("random order", found.random)]:
+        lines.append(f"{name:<22}" + "".join(f"{row[k].mean:>13.3f} ± {row[k].ci95:<6.3f}" if k in row else f"{'':>22}"
                                             for k in FIGURES))
+    verdict = found.best_beats_random()
+    if verdict is not None:
+        lines.append(f"the best method's deletion interval is {'wholly below' if verdict else 'not wholly below'} "
+                     "the random order's")
     return "\n".join(lines) + "\n"
 
 
@@ -175,8 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for folder in args.checkpoint:
             translator = Translator.from_checkpoint(folder)
             if lines is not None:
-                found = test_set_report(translator, lines, names, args.seeds)
-                print(test_set_table(found))
+                table_found = test_set_report(translator, lines, names, args.seeds)
+                print(test_set_table(table_found))
+                found = table_found.to_json()
             else:
                 found = report(translator, args.text, names, (args.contrast, args.step) if args.contrast else None,
                                args.seeds)

@@ -112,3 +112,21 @@ def test_ablated_runs_sit_beside_the_model_and_are_tested_against_the_first(at):
     chart = json.loads(at.get("plotly_chart")[0].proto.spec)
     lines = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
     assert [t["name"] for t in lines] == list(scores["model"])  # one BLEU-by-length line per run
+
+
+def test_the_test_set_faithfulness_table_ranks_methods_beside_a_random_order(at):
+    upload(at, SRC.encode(), REF.encode())
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    at.number_input(key="eval_faith_n").set_value(3).run()
+    assert not at.exception
+    at.button(key="eval_faith_run").click().run()
+    assert not at.exception, at.exception
+    tables = [d.value for d in at.dataframe if "deletion (lower is better)" in d.value.columns]
+    assert len(tables) == 2  # one per model
+    search, encdec = tables
+    assert list(search["method"])[-1] == "random order" and "attention α" in list(search["method"])
+    assert "attention α" not in list(encdec["method"])  # RNNencdec has no attention to explain with
+    deletion = [float(cell.split(" ± ")[0]) for cell in search["deletion (lower is better)"][:-1]]
+    assert deletion == sorted(deletion)  # ranked, lowest deletion area first
+    assert any("3 sentences" in m.value for m in at.markdown)

@@ -13,6 +13,8 @@ from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, join_con
 from model.decoding.attention_ablation import ABLATIONS
 from model.decoding.search import SearchConfig
 from model.core.errors import DataError, UserError
+from model.explaining.explanation import METHODS
+from model.explaining.test_set import FIGURES
 from model.scoring.evaluation import (
     STRESS_K,
     ModelRun,
@@ -24,7 +26,8 @@ from viz.pages.parts import nav, widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
-from viz.serving import evaluations, hosting, offered_models
+from viz.pages.parts.translate_views import DEFAULT_METHODS, METHOD_NAMES
+from viz.serving import evaluations, explanations, hosting, offered_models
 from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
 from viz.serving.settings import AppSettings
@@ -90,7 +93,7 @@ def render(settings: AppSettings) -> None:
     runs = {k: decode_all(chosen, join_consecutive(test, k) if k > 1 else test, search, settings,
                           ablations if k == 1 else ())
             for k in (STRESS_K if stress else (1,)) if len(test.src) >= k}
-    results_ui(test, runs[1], search, pair)
+    results_ui(test, runs[1], search, pair, settings)
     if stress:
         stress_ui(test, runs)
 
@@ -223,7 +226,7 @@ def decode_run(name: str, arch: str, test: EvalSet, search: SearchConfig, settin
                                       lambda text: bar.progress(shown[0], text=f"{ltr(name_shown)}: {text}"))
 
 
-def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str) -> None:
+def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: str, settings: AppSettings) -> None:
     key = (content_digest(test), tuple(r.name for r in runs), search)  # what the runs depend on
     scores_ui(key, test, runs)
     width = st.slider(_("Length bucket width (words)"), 2, 20, 10, key="eval_width")
@@ -232,6 +235,7 @@ def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: 
         name=ltr(html.escape(test.name)))), key="eval_length_chart")
     table_ui(test, runs, pair)
     downloads_ui(test, runs, rows)
+    faithfulness_ui(test, [r for r in runs if r.name.rpartition("+")[2] not in ABLATIONS], settings)
 
 
 def scores_ui(key: tuple, test: EvalSet, runs: list[ModelRun]) -> None:
@@ -313,6 +317,57 @@ def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:
     columns[-1].download_button(_("Length chart (HTML)"), length_chart(rows).to_html(include_plotlyjs="cdn"),
                                 file_name="length_chart.html", mime="text/html", key="eval_dl_chart")
     st.caption(_("PNG/SVG of any chart: the camera icon in its toolbar."))
+
+
+FAITHFULNESS_MAX = 500  # sentences measured at most
+
+
+def faithfulness_ui(test: EvalSet, runs: list[ModelRun], settings: AppSettings) -> None:
+    """Which explanation is faithful on this test set: each method's mean figures with 95%
+    intervals beside a random order's (model/explaining/test_set.py), on request."""
+    st.subheader(_("How faithful is each explanation on this test set?"))
+    st.caption(_("For each sentence, the source words a method ranks first are removed and the model's own "
+                 "translation is re-scored; the figures are means over the sentences, and ± marks a confidence "
+                 "interval (95%). A method whose deletion interval lies wholly below the random order's found what "
+                 "the model used. The Translate page's Explanations tab shows the same for one sentence."))
+    offered = [m for m in METHODS if m not in ("attention", "attention_norm")
+               or any(r.traces and r.traces[0].attention is not None for r in runs)]
+    chosen = tuple(widgets.multiselect(_("Methods"), offered, default=[m for m in DEFAULT_METHODS if m in offered],
+                                       format_func=lambda m: _(METHOD_NAMES[m]), key="eval_faith_methods"))
+    limit = int(st.number_input(_("Sentences (the first ones)"), 1, min(FAITHFULNESS_MAX, len(test.src)),
+                                min(50, len(test.src)), key="eval_faith_n"))
+    wanted = (content_digest(test), tuple(r.name for r in runs), chosen, limit)
+    if st.button(_("Measure faithfulness"), key="eval_faith_run", disabled=not chosen):
+        st.session_state["eval_faith_request"] = wanted
+    if st.session_state.get("eval_faith_request") != wanted:
+        st.caption(_("About a second per sentence and model (integrated gradients: several)."))
+        return
+    for run in runs:
+        bar = st.progress(0.0, text=_("{name}: starting").format(name=ltr(run.name)))
+        found = explanations.test_set_faithfulness(
+            run, wanted[0], chosen, limit, settings,
+            lambda done, total, bar=bar, name=run.name: bar.progress(done / total, text=_(
+                "{name}: {done}/{total} sentences").format(name=ltr(name), done=done, total=total)))
+        bar.empty()
+        faithfulness_table_ui(found)
+
+
+def faithfulness_table_ui(found) -> None:
+    def cell(row: dict, key: str) -> str:
+        return f"{row[key].mean:.3f} ± {row[key].ci95:.3f}" if key in row else ""
+
+    rows = [[_(METHOD_NAMES[m]) if m in METHOD_NAMES else _("random order")] + [cell(row, k) for k in FIGURES]
+            for m, row in found.ranked() + [("random", found.random)]]
+    headers = [_("method"), _("source share"), _("deletion (lower is better)"), _("insertion (higher is better)"),
+               _("comprehensiveness"), _("sufficiency")]
+    st.markdown(f"**{md(found.model)}** · " + ngettext("{n} sentence", "{n} sentences", found.sentences).format(
+        n=found.sentences))
+    st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True, key=f"eval_faith_{found.model}")
+    if found.best_beats_random():
+        st.caption(_("The best method's deletion interval lies wholly below the random order's."))
+    else:
+        st.caption(_("The best method's deletion interval is not wholly below the random order's: on these "
+                     "sentences no method is clearly more faithful than chance."))
 
 
 def stress_ui(test: EvalSet, runs: dict[int, list[ModelRun]]) -> None:

@@ -184,6 +184,14 @@ def measured_alignment(search: str, encdec: str, settings: AppSettings) -> None:
                       "parliament and news text, whose alignments Figure 3 shows."))
     st.page_link(nav.link("alignment"), label=_("Measure it yourself, sentence by sentence"),
                  icon=":material/arrow_forward:")
+    st.markdown(_("**Is attention an explanation?** Aligning well is not the same as showing what the model used "
+                  "(Jain & Wallace 2019; Wiegreffe & Pinter 2019). The Translate page's Explanations tab sets "
+                  "attention beside norm-weighted attention, gradient × input, integrated gradients and occlusion, "
+                  "for both models, and measures how faithful each one is: remove the source words it ranks first "
+                  "and see whether the output's probability falls faster than in a random order. The Evaluate page "
+                  "measures the same over a whole test set."))
+    st.page_link(nav.link("translate"), label=_("Compare the explanations of a translation"),
+                 query_params={"tab": "explanations", **widgets.app_params()}, icon=":material/arrow_forward:")
 
 
 def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> None:

@@ -1,18 +1,21 @@
 """The Translate page's Explanations tab on the server: a decode's output explained by the
 methods asked for (model/explaining/methods.py), each with its faithfulness for this sentence
 (model/explaining/faithfulness.py) and a random order's, computed at a place of the decode queue
-and kept for every session."""
+and kept for every session; and the Evaluate page's test-set table of the same figures
+(``test_set_faithfulness``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Faithfulness, measure
 from model.explaining.methods import explain
-from viz.serving.decodes import Decoded, QueuedSlot
+from model.explaining.test_set import FaithfulnessTable, faithfulness_table
+from model.scoring.evaluation import ModelRun
+from viz.serving.decodes import Decoded, QueuedSlot, load_translator
 from viz.serving.settings import AppSettings
-from viz.serving.shared_results import EXPLANATIONS, result_store
+from viz.serving.shared_results import EXPLANATIONS, FAITHFULNESS_TABLES, result_store
 
 
 @dataclass(frozen=True)
@@ -42,3 +45,17 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
 
     key = (result.name, id(result.translator), tuple(src), tuple(out), methods, contrast)
     return result_store(EXPLANATIONS).get_or_compute(key, compute)
+
+
+def test_set_faithfulness(run: ModelRun, digest: str, methods: tuple[str, ...], limit: int, settings: AppSettings,
+                          progress: Optional[Callable[[int, int], None]] = None) -> FaithfulnessTable:
+    """The faithfulness table (model/explaining/test_set.py) of ``run``'s first ``limit`` sentences
+    as the model translated them; ``digest`` names the test set's content. Computed once per
+    server at a place of the decode queue, one sentence at a time, ``progress(done, total)``."""
+    def compute() -> FaithfulnessTable:
+        translator = load_translator(run.name, settings)
+        pairs = [(t.source_ids, t.target_ids) for t in run.traces[:limit]]
+        with QueuedSlot(settings)():
+            return faithfulness_table(translator.model, run.name, pairs, methods, progress=progress)
+
+    return result_store(FAITHFULNESS_TABLES).get_or_compute((run.name, digest, methods, limit), compute)

@@ -302,7 +302,8 @@ def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
     chosen = widgets.multiselect(_("Methods"), offered, default=[m for m in DEFAULT_METHODS if m in offered],
                                  format_func=lambda m: _(METHOD_NAMES[m]), key="explain_methods")
     if "integrated_gradients" in chosen:
-        st.caption(_("Integrated gradients run 32 passes per output word: several seconds for a long sentence."))
+        st.caption(_("Integrated gradients run 16 passes per output word, more where a word's scores do not yet add "
+                     "up to its change in log-probability (to within 2%): several seconds for a long sentence."))
     if not chosen:
         st.info(_("Choose a method."))
         return
@@ -354,8 +355,8 @@ def explanation_view(result: Decoded, found) -> None:
     st.dataframe(pd.DataFrame(rows, columns=headers).round(3), hide_index=True, key=f"explain_faith_{result.name}")
     gap = explanation.completeness_gap
     if shown == "integrated_gradients" and gap == gap:  # not NaN
-        st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability).")
-                   .format(gap=f"{gap:.1%}"))
+        st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability), "
+                     "with up to {steps} passes per output word.").format(gap=f"{gap:.1%}", steps=explanation.steps))
 
 
 def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings) -> None:
