@@ -17,7 +17,7 @@ and not that one"); the other steps then explain nothing (each is contrasted wit
 
 ``--src FILE`` explains every line of a test set instead (at most ``--max-sentences``) and prints,
 per model and method, the mean of each figure over the sentences with its 95% interval (normal
-approximation), beside the random order's; with ``--json``, one object per model: ``model``,
+approximation), beside random orders' (by default one per sentence, each sentence its own); with ``--json``, one object per model: ``model``,
 ``sentences``, ``methods`` {name: {figure: {``mean``, ``ci95``}}}, ``random`` (the same). Progress
 goes to stderr.
 
@@ -47,6 +47,7 @@ from model.explaining.explanation import METHODS
 from model.explaining.faithfulness import SEEDS, measure
 from model.explaining.methods import explain
 from model.explaining.test_set import FIGURES, FaithfulnessTable, faithfulness_table
+from model.explaining.test_set import SEEDS as TEST_SET_SEEDS
 
 MAX_TEXT_CHARS = 2000
 
@@ -132,7 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
     parser.add_argument("--contrast", metavar="WORD", help="explain log p(output) - log p(WORD) at --step")
     parser.add_argument("--step", type=int_range(1), default=1, help="the output step --contrast applies to (1-based)")
-    parser.add_argument("--seeds", type=int_range(1, 100), default=SEEDS, help="random orders averaged")
+    parser.add_argument("--seeds", type=int_range(1, 100), help=f"random orders averaged per sentence (default {SEEDS} "
+                        f"for --text, {TEST_SET_SEEDS} for --src: there each sentence takes its own)")
     parser.add_argument("--json", metavar="OUT", help="write one JSON object per model, one per line")
     parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     args = parser.parse_args(argv)
@@ -151,12 +153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for folder in args.checkpoint:
             translator = Translator.from_checkpoint(folder)
             if lines is not None:
-                table_found = test_set_report(translator, lines, names, args.seeds)
+                table_found = test_set_report(translator, lines, names, args.seeds or TEST_SET_SEEDS)
                 print(test_set_table(table_found))
                 found = table_found.to_json()
             else:
                 found = report(translator, args.text, names, (args.contrast, args.step) if args.contrast else None,
-                               args.seeds)
+                               args.seeds or SEEDS)
                 print(table(found))
             results.append(found)
         if args.json:

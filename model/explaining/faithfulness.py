@@ -88,8 +88,8 @@ def _order(importance: Sequence[float]) -> list[int]:
     return [int(j) for j in np.lexsort((np.arange(len(importance)), -np.asarray(importance, dtype=float)))]
 
 
-def _random_orders(S: int, seeds: int) -> list[list[int]]:
-    return [list(np.random.default_rng(seed).permutation(S)) for seed in range(seeds)]
+def _random_orders(S: int, seeds: int, first: int = 0) -> list[list[int]]:
+    return [list(np.random.default_rng(seed).permutation(S)) for seed in range(first, first + seeds)]
 
 
 def faithfulness(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
@@ -113,11 +113,12 @@ class Measured:
 
 
 def measure(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], explanations: dict,
-            seeds: int = SEEDS) -> Measured:
-    """``faithfulness`` of every explanation (name -> Explanation) and ``random_order``, all
-    curves scored in one set of batches."""
+            seeds: int = SEEDS, first_seed: int = 0) -> Measured:
+    """``faithfulness`` of every explanation (name -> Explanation) and ``random_order`` (seeds
+    ``first_seed`` onwards), all curves scored in one set of batches."""
     names = list(explanations)
-    orders = [_order(explanations[n].source_importance()) for n in names] + _random_orders(len(src_ids), seeds)
+    orders = [_order(explanations[n].source_importance()) for n in names] + _random_orders(len(src_ids), seeds,
+                                                                                             first_seed)
     found = [_summary(c) for c in _all_curves(model, src_ids, out_ids, orders)]
     return Measured(dict(zip(names, found[:len(names)])), _mean(found[len(names):]))
 

@@ -319,3 +319,40 @@ def test_integrated_gradients_add_points_until_every_token_is_complete(decoded):
     assert found.steps > 2  # two midpoints are not enough for a trained GRU: some token asked for more
     capped = methods.integrated_gradients(model, src, out, steps=2, max_steps=2)
     assert capped.steps == 2 and capped.completeness_gap > methods.IG_TOLERANCE  # and the gap left is reported
+
+
+# ---------------------------------------------------------------- test-set tables
+
+
+def test_a_test_sets_intervals_are_normal_approximations():
+    from model.explaining.test_set import Interval
+
+    found = Interval.of([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert found.mean == pytest.approx(3.0) and found.ci95 == pytest.approx(1.96 * np.std([1, 2, 3, 4, 5], ddof=1) / 5 ** 0.5)
+    assert Interval(0.0, 0.5).overlaps(Interval(0.9, 0.5)) and not Interval(0.0, 0.3).overlaps(Interval(0.9, 0.5))
+
+
+@pytest.mark.parametrize("best, random, beats", [((-2.5, 0.1), (-2.0, 0.1), True), ((-2.5, 0.3), (-2.0, 0.3), False),
+                                                 ((-1.5, 0.1), (-2.0, 0.1), False)])
+def test_the_best_method_beats_chance_only_when_its_interval_lies_below(best, random, beats):
+    from model.explaining.test_set import FaithfulnessTable, Interval
+
+    table = FaithfulnessTable("m", 7, {"occlusion": {"deletion_area": Interval(*best)},
+                                       "gradient_x_input": {"deletion_area": Interval(best[0] + 1, 0.1)}},
+                              {"deletion_area": Interval(*random)})
+    assert table.ranked()[0][0] == "occlusion"
+    assert table.best_beats_random() is beats
+
+
+def test_each_sentence_of_a_test_set_gets_its_own_random_order(monkeypatch):
+    from model.explaining import faithfulness as f
+    from model.explaining.test_set import faithfulness_table
+
+    seen = []
+    real = f._random_orders
+    monkeypatch.setattr(f, "_random_orders", lambda S, seeds, first=0: seen.append(first) or real(S, seeds, first))
+    table = faithfulness_table(Linear(), "linear", [(SRC, OUT), ([], OUT), (SRC[:3], OUT[:2]), (SRC, OUT)],
+                               ["gradient_x_input", "occlusion"], seeds=2)
+    assert table.sentences == 3  # the blank source is left out
+    assert seen == [0, 2, 4]
+    assert set(table.methods) == {"gradient_x_input", "occlusion"} and "source_share" not in table.random

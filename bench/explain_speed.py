@@ -1,0 +1,133 @@
+"""How long explaining a translation takes, and how complete integrated gradients are.
+
+    python bench/explain_speed.py [--threads 2] [--repeats 3] [--sentences 20] [--completeness 0]
+
+With the shipped everyday English-French RNNsearch and RNNencdec, each translating a 25-word
+sentence (beam 5) and explaining its own output:
+
+- each method's time (the median of ``--repeats``), and the four methods beside attention
+  (norm-weighted attention, gradient x input, integrated gradients, occlusion) for both models;
+- the faithfulness curves of one sentence: every method's and five random orders', per model;
+- a test-set faithfulness table's pace: ``--sentences`` lines of Multi30k test_2016_flickr
+  (or synthetic stand-ins) with the default methods (no integrated gradients), and that pace
+  for 500 sentences;
+- ``--completeness N``: integrated gradients on the first N test_2016_flickr lines per model,
+  every output token's completeness gap (|sum of attributions - (f(x) - f(baseline))| /
+  |f(x) - f(baseline)|), how many midpoints the tokens took, and the time.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from bench.common import CHECKPOINTS, corpus  # noqa: E402
+from model.decoding.search import SearchConfig  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
+from model.explaining import methods  # noqa: E402
+from model.explaining.faithfulness import measure  # noqa: E402
+from model.explaining.test_set import faithfulness_table  # noqa: E402
+
+MODELS = ("everyday-rnnsearch-en-fr", "everyday-rnnencdec-en-fr")
+SENTENCE = ("The man in the red jacket is standing next to the old stone wall while his friends are "
+            "waiting for the bus in the rain.")  # 25 words
+FOUR = ("attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")
+TABLE_METHODS = ("attention", "attention_norm", "gradient_x_input", "occlusion")
+
+
+def timed(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def one_sentence(translators: dict, repeats: int) -> None:
+    print(f"one sentence of {len(SENTENCE.split())} words, median of {repeats}:")
+    totals = {"four": 0.0, "without_ig": 0.0, "curves": 0.0}
+    for name, tr in translators.items():
+        trace = tr.translate([SENTENCE], SearchConfig(beam=5))[0]
+        src, out = trace.source_ids, trace.target_ids
+        row = []
+        for method in methods.explain(tr.model, src, out, ("attention",) + FOUR):  # the ones that apply
+            seconds = timed(lambda: methods.explain(tr.model, src, out, [method]), repeats)
+            row.append(f"{method} {seconds:.2f} s")
+            if method in FOUR:
+                totals["four"] += seconds
+                totals["without_ig"] += 0 if method == "integrated_gradients" else seconds
+        found = methods.explain(tr.model, src, out, ("attention",) + FOUR)
+        curves = timed(lambda: measure(tr.model, src, out, found), repeats)
+        totals["curves"] = max(totals["curves"], curves)
+        print(f"  {name}: {len(src)} source tokens, {len(out)} output tokens; " + ", ".join(row)
+              + f"; faithfulness curves of all {len(found)} methods and 5 random orders {curves:.2f} s")
+    print(f"  the four methods ({', '.join(FOUR)}), both models: {totals['four']:.2f} s; "
+          f"without integrated gradients: {totals['without_ig']:.2f} s")
+    print(f"  faithfulness curves of one sentence, the slower model: {totals['curves']:.2f} s")
+
+
+def test_set_pace(translators: dict, n: int) -> None:
+    lines = corpus("test_2016_flickr")[0][:n]
+    for name, tr in translators.items():
+        traces = tr.translate(lines, SearchConfig(beam=5))
+        pairs = [(t.source_ids, t.target_ids) for t in traces]
+        start = time.perf_counter()
+        faithfulness_table(tr.model, name, pairs, TABLE_METHODS)
+        seconds = time.perf_counter() - start
+        print(f"  {name}: test-set table of {n} sentences ({', '.join(TABLE_METHODS)}) {seconds:.1f} s, "
+              f"{seconds / n:.2f} s per sentence: {500 * seconds / n / 60:.1f} min for 500")
+
+
+def completeness(translators: dict, n: int) -> None:
+    lines = corpus("test_2016_flickr")[0][:n]
+    for name, tr in translators.items():
+        traces = tr.translate(lines, SearchConfig(beam=5))
+        gaps, steps, tokens, start = [], [], 0, time.perf_counter()
+        for trace in traces:
+            if not trace.target_ids:
+                continue
+            found = methods.integrated_gradients(tr.model, trace.source_ids, trace.target_ids)
+            gaps.append(found.completeness_gap)
+            steps.append(found.steps)
+            tokens += len(trace.target_ids)
+        seconds = time.perf_counter() - start
+        gaps = np.array(gaps)
+        print(f"  {name}: {len(gaps)} sentences, {tokens} output tokens; largest gap per sentence: max "
+              f"{gaps.max():.2%}, median {np.median(gaps):.2%}; sentences whose every token is within "
+              f"{methods.IG_TOLERANCE:.0%}: {(gaps <= methods.IG_TOLERANCE).sum()}/{len(gaps)}; most midpoints a token "
+              f"took: " + ", ".join(f"{s}: {steps.count(s)} sentences" for s in sorted(set(steps)))
+              + f"; {seconds:.0f} s ({seconds / len(gaps):.2f} s per sentence)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sentences", type=int, default=20, help="test-set pace over this many sentences (0: skip)")
+    parser.add_argument("--completeness", type=int, default=0, help="integrated gradients on this many sentences")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"{platform.machine()} {platform.processor() or ''}, torch {torch.__version__}, {args.threads} threads")
+    translators = {name: Translator.from_checkpoint(CHECKPOINTS / name) for name in MODELS}
+    one_sentence(translators, args.repeats)
+    if args.sentences:
+        print("test-set pace:")
+        test_set_pace(translators, args.sentences)
+    if args.completeness:
+        print(f"integrated gradients' completeness (default {methods.IG_STEPS} midpoints, doubled per token "
+              f"up to {methods.IG_MAX_STEPS} until within {methods.IG_TOLERANCE:.0%}):")
+        completeness(translators, args.completeness)
+
+
+if __name__ == "__main__":
+    main()
