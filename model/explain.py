@@ -101,6 +101,10 @@ def test_set_table(found: FaithfulnessTable) -> str:
     for name, row in found.ranked() + [("random order", found.random)]:
         lines.append(f"{name:<22}" + "".join(f"{row[k].mean:>13.3f} ± {row[k].ci95:<6.3f}" if k in row else f"{'':>22}"
                                             for k in FIGURES))
+    if found.completeness_gaps:
+        gaps = found.to_json()["integrated_gradients_completeness_gap"]
+        lines.append(f"integrated gradients' completeness gap, largest in a sentence: {gaps['largest']:.2%} at most, "
+                     f"{gaps['median']:.2%} in the median sentence")
     verdict = found.best_beats_random()
     if verdict is not None:
         lines.append(f"the best method's deletion interval is {'wholly below' if verdict else 'not wholly below'} "

@@ -48,6 +48,7 @@ class FaithfulnessTable:
     sentences: int
     methods: dict  # name -> {figure: Interval}
     random: dict  # figure -> Interval
+    completeness_gaps: tuple = ()  # integrated gradients' largest gap in each sentence, when they were asked for
 
     def ranked(self) -> list[tuple[str, dict]]:
         """(method, figures), lowest (best) deletion area first."""
@@ -62,9 +63,14 @@ class FaithfulnessTable:
         return best.mean < self.random["deletion_area"].mean and not best.overlaps(self.random["deletion_area"])
 
     def to_json(self) -> dict:
-        return {"model": self.model, "sentences": self.sentences,
-                "methods": {name: {k: v.to_json() for k, v in row.items()} for name, row in self.methods.items()},
-                "random": {k: v.to_json() for k, v in self.random.items()}}
+        found = {"model": self.model, "sentences": self.sentences,
+                 "methods": {name: {k: v.to_json() for k, v in row.items()} for name, row in self.methods.items()},
+                 "random": {k: v.to_json() for k, v in self.random.items()}}
+        if self.completeness_gaps:
+            gaps = sorted(self.completeness_gaps)
+            found["integrated_gradients_completeness_gap"] = {"largest": round(gaps[-1], 5),
+                                                              "median": round(gaps[len(gaps) // 2], 5)}
+        return found
 
 
 def faithfulness_table(model: Decodable, name: str, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
@@ -78,8 +84,11 @@ def faithfulness_table(model: Decodable, name: str, pairs: Sequence[tuple[Sequen
         raise ConfigError("nothing to explain: every line is blank")
     per_method: dict[str, dict[str, list[float]]] = {}
     randoms: dict[str, list[float]] = {k: [] for k in FIGURES[1:]}
+    gaps = []
     for done, (src, out) in enumerate(todo, 1):
         found = explain(model, src, out, methods)
+        if "integrated_gradients" in found:
+            gaps.append(found["integrated_gradients"].completeness_gap)
         measured = measure(model, src, out, found, seeds, first_seed=(done - 1) * seeds)
         for method, explanation in found.items():
             row = per_method.setdefault(method, {k: [] for k in FIGURES})
@@ -90,7 +99,7 @@ def faithfulness_table(model: Decodable, name: str, pairs: Sequence[tuple[Sequen
             progress(done, len(todo))
     return FaithfulnessTable(name, len(todo),
                              {m: {k: Interval.of(v) for k, v in row.items()} for m, row in per_method.items()},
-                             {k: Interval.of(v) for k, v in randoms.items()})
+                             {k: Interval.of(v) for k, v in randoms.items()}, tuple(gaps))
 
 
 def _add(row: dict, found: Faithfulness) -> None:

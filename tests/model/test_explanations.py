@@ -356,3 +356,13 @@ def test_each_sentence_of_a_test_set_gets_its_own_random_order(monkeypatch):
     assert table.sentences == 3  # the blank source is left out
     assert seen == [0, 2, 4]
     assert set(table.methods) == {"gradient_x_input", "occlusion"} and "source_share" not in table.random
+
+
+def test_a_test_set_table_reports_integrated_gradients_completeness():
+    from model.explaining.test_set import faithfulness_table
+
+    table = faithfulness_table(Linear(), "linear", [(SRC, OUT), (SRC[:3], OUT[:2])], ["integrated_gradients"])
+    assert len(table.completeness_gaps) == 2 and max(table.completeness_gaps) <= methods.IG_TOLERANCE
+    assert table.to_json()["integrated_gradients_completeness_gap"]["largest"] == round(max(table.completeness_gaps), 5)
+    assert "integrated_gradients_completeness_gap" not in faithfulness_table(
+        Linear(), "linear", [(SRC, OUT)], ["occlusion"]).to_json()
