@@ -1,5 +1,5 @@
 """Entry point: ``streamlit run app.py [-- --checkpoints DIR --production --decode-slots N --data-dir DIR
---align-dir DIR]`` (docs/hosting.md lists the flags).
+--align-dir DIR --cache-dir DIR --no-cache --no-warm]`` (docs/hosting.md lists the flags).
 
 Parses the flags once per process into one AppSettings value and starts the pages with it; the pages live in
 ``viz/pages/``.
@@ -12,6 +12,7 @@ from viz.pages.parts.language import language_ui
 from viz.pages.parts.menu import all_pages
 from viz.pages.parts.widgets import chart_format_ui
 from viz.serving.hosting import production
+from viz.serving.sentence_space import warm_in_background
 from viz.serving.settings import SettingsError, settings_once
 from viz.i18n import _
 
@@ -24,6 +25,7 @@ except SettingsError as exc:
     st.error(_("The app's flags could not be read:"))
     st.code(str(exc), language=None)
     st.stop()
+warm_in_background(settings)  # once per process: the sentence spaces, at low priority
 if production(settings):
     st.set_option("client.showErrorDetails", "none")  # no stack traces for people other than whoever started it
 pages = st.navigation(all_pages(settings))

@@ -1,10 +1,14 @@
 """``python -m model.sentence_space`` (``nmt-sentence-space``): place a sentence in a model's sentence space
 and list the training sentences nearest to it (model/decoding/sentence_space.py).
+
+A space built from the checkpoint's own training corpora is kept on disk, in the same cache the
+app uses (model/decoding/sentence_space_cache.py), so the second run reads it.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -14,6 +18,7 @@ from model.argtypes import int_range, run_command
 from model.corpus.textfile import read_text
 from model.decoding import sentence_space
 from model.decoding.sentence_space import MAX_K, SAMPLE, WORD_SAMPLE, build_space, training_sentences
+from model.decoding.sentence_space_cache import SpaceCache, default_cache_dir
 from model.decoding.translator import Translator
 
 
@@ -28,13 +33,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--words", action="store_true", help="also each word's nearest words in context (attention models)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--threads", type=int_range(1), default=1, help="torch threads")
+    parser.add_argument("--cache-dir", help="where spaces are kept (default: the app's, "
+                                            "~/.cache/inside-attention-nmt/sentence-spaces)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor keep a space on disk")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
     def work() -> str:
         translator = Translator.from_checkpoint(args.checkpoint)
-        pool = read_text(args.sentences).splitlines() if args.sentences else training_sentences(Path(args.checkpoint))
-        space = build_space(translator, pool, args.sample, WORD_SAMPLE if args.words else 0)
+        if args.sentences or args.no_cache:
+            pool = read_text(args.sentences).splitlines() if args.sentences else training_sentences(Path(args.checkpoint))
+            space = build_space(translator, pool, args.sample, WORD_SAMPLE if args.words else 0)
+        else:  # the checkpoint's own corpora: the space the app keeps too (words included)
+            cache = SpaceCache(Path(args.cache_dir) if args.cache_dir else default_cache_dir(),
+                               notes=lambda text: print(f"note: {text}", file=sys.stderr))
+            space = cache.get_or_build(SpaceCache.key(Path(args.checkpoint), args.sample, WORD_SAMPLE), lambda: build_space(
+                translator, training_sentences(Path(args.checkpoint)), args.sample, WORD_SAMPLE))
         vector = space.embed(translator, args.text)
         found = space.nearest(vector, args.k)
         words = space.nearest_words(translator, args.text, min(args.k, 5)) if args.words else []

@@ -5,6 +5,7 @@ import gzip
 import os
 import random
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ import torch
 # default ../shared/data/multi30k beside the repository (as in bench/common.py).
 SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data") \
     / "multi30k"
+
+# Sentence spaces the tests build are kept in a folder of their own, never in the user's cache
+# (model/decoding/sentence_space_cache.py); servers the tests start inherit it.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="nmt-test-cache-")
 
 if os.environ.get("PYTEST_XDIST_WORKER"):  # the suite runs on as many workers as cores: one thread each
     torch.set_num_threads(1)

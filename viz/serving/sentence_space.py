@@ -1,17 +1,29 @@
-"""Each offered model's sentence space (model/decoding/sentence_space.py), built on first use and
-kept for every session of the server: about 80 MB a model, at most ``MAX_SPACES`` at once. A
-space belongs to the checkpoint's files as they were when it was built: a checkpoint replaced
-in its folder gets a new space."""
+"""Each offered model's sentence space (model/decoding/sentence_space.py), kept for every session
+of the server: about 80 MB a model, at most ``MAX_SPACES`` at once. A space belongs to the
+checkpoint's files as they were when it was built: a checkpoint replaced in its folder gets a
+new space.
+
+Spaces are also kept on disk (model/decoding/sentence_space_cache.py, ``--cache-dir``), so a
+restarted server reads them instead of encoding again; and ``warm_in_background`` builds (or
+reads) every offered model's space when the server starts, in a thread of the lowest priority
+that takes no decode slot, so that no translation waits for it."""
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
+import threading
 from pathlib import Path
 from typing import Callable, ContextManager, Optional
 
-from model.decoding.sentence_space import SentenceSpace, SharedParts, build_space, shared_parts, training_sentences
+from model.decoding.sentence_space import (SAMPLE, WORD_SAMPLE, SentenceSpace, SharedParts, SpaceError, build_space,
+                                           shared_parts, training_sentences)
+from model.decoding.sentence_space_cache import SpaceCache, default_cache_dir
 from model.decoding.translator import Translator
 from viz.serving.decodes import load_translator
 from viz.serving.hosting import resolve_checkpoint
+from viz.serving import offered_models
+from model.core.errors import UserError
 from viz.serving.settings import REPO, AppSettings
 from viz.serving.shared_cache import shared
 
@@ -44,11 +56,54 @@ def space_of_folder(folder: Path, translator: Translator) -> SentenceSpace:
 def _space(path: Path, stamp: tuple, name: str, settings: Optional[AppSettings],
            translator: Optional[Translator] = None,
            admitted: Callable[[], ContextManager] = contextlib.nullcontext) -> SentenceSpace:
-    """Built from ``translator`` when given, else from the server's Translator for ``name``,
-    holding ``admitted()`` (not part of the key)."""
-    with admitted():
-        translator = translator if translator is not None else load_translator(name, settings)
-        return build_space(translator, training_sentences(path, REPO))
+    """Read from the disk cache, else built from ``translator`` when given (else the server's
+    Translator for ``name``) holding ``admitted()`` (not part of the key), and kept there."""
+    folder = default_cache_dir() if settings is None else settings.cache_dir
+
+    def build() -> SentenceSpace:
+        with admitted():
+            model = translator if translator is not None else load_translator(name, settings)
+            return build_space(model, training_sentences(path, REPO))
+
+    if folder is None:
+        return build()
+    cache = SpaceCache(folder, notes=_log.warning)
+    return cache.get_or_build(SpaceCache.key(path, SAMPLE, WORD_SAMPLE), build)
+
+
+_log = logging.getLogger(__name__)
+_warming: dict = {}
+_warming_lock = threading.Lock()
+
+
+def warm_in_background(settings: AppSettings) -> Optional[threading.Thread]:
+    """Once per process and settings: a daemon thread that makes every offered model's space
+    ready (``sentence_space``), one after another, at the lowest scheduling priority and without
+    a decode slot. Models whose training corpora are not on this server are passed over. None
+    when ``settings.warm`` is off."""
+    if not settings.warm:
+        return None
+    with _warming_lock:
+        if settings not in _warming:
+            thread = threading.Thread(target=_warm, args=(settings,), name="warm sentence spaces", daemon=True)
+            _warming[settings] = thread
+            thread.start()
+        return _warming[settings]
+
+
+def _warm(settings: AppSettings) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # this thread only (Linux)
+    except (AttributeError, OSError):
+        pass
+    import torch
+
+    torch.set_num_threads(1)
+    for model in offered_models.offered(settings):
+        try:
+            sentence_space(model.name, settings)
+        except (SpaceError, UserError) as exc:  # no corpora here, or a checkpoint that does not load
+            _log.info("no sentence space for %s at start: %s", model.name, exc)
 
 
 MEASURED_SENTENCES = 1_000  # test sentences the page measures what the vector keeps on

@@ -2,7 +2,8 @@
 
 ``app.py`` parses its flags with ``parse_settings`` and hands the one ``AppSettings`` value to
 the pages, which hand it to the serving functions that need it. Every setting is a flag
-(docs/hosting.md lists them); nothing is read from the environment.
+(docs/hosting.md lists them); nothing else is read from the environment (the default cache
+folder follows $XDG_CACHE_HOME, as every program's does).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from model.core.errors import UserError
+from model.decoding.sentence_space_cache import default_cache_dir
 
 REPO = Path(__file__).resolve().parents[2]
 PROG = "streamlit run app.py --"
@@ -50,6 +52,8 @@ class AppSettings:
     data_dir: Optional[Path] = None  # test*.en / test*.fr files the Evaluate page offers beside uploads
     align_dir: Path = field(default_factory=default_align_dir)  # gold word alignments (NAME.en, NAME.fr, NAME.wa)
     server_address: str = ""  # Streamlit's server.address ("" when unset): the hosting rules read it
+    cache_dir: Optional[Path] = field(default_factory=default_cache_dir)  # sentence spaces on disk; None: none kept
+    warm: bool = True  # build the offered models' sentence spaces in the background when the server starts
 
     def __post_init__(self):
         if self.decode_slots < 1:
@@ -96,6 +100,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--align-dir", type=_folder, default=None, metavar="DIR",
                    help="a folder of gold word alignments (NAME.en, NAME.fr, NAME.wa) the Alignment page offers "
                         "beside uploads (default: data/alignments in the repository)")
+    p.add_argument("--cache-dir", type=_folder, default=None, metavar="DIR",
+                   help="where sentence spaces are kept between runs (default: ~/.cache/inside-attention-nmt/"
+                        "sentence-spaces, or under $XDG_CACHE_HOME)")
+    p.add_argument("--no-cache", action="store_true", help="keep no sentence space on disk")
+    p.add_argument("--no-warm", action="store_true",
+                   help="do not build the sentence spaces in the background at start (only on first use)")
     return p
 
 
@@ -105,9 +115,12 @@ def parse_settings(argv: Sequence[str], server_address: str = "") -> AppSettings
     SettingsError with argparse's message."""
     args, _ = parser().parse_known_args(list(argv))
     chosen = {name: value for name, value in (("checkpoints", args.checkpoints), ("decode_slots", args.decode_slots),
-                                              ("align_dir", args.align_dir)) if value is not None}
+                                              ("align_dir", args.align_dir), ("cache_dir", args.cache_dir))
+              if value is not None}
+    if args.no_cache:
+        chosen["cache_dir"] = None
     return AppSettings(production=args.production, data_dir=args.data_dir, server_address=server_address or "",
-                       **chosen)
+                       warm=not args.no_warm, **chosen)
 
 
 @functools.lru_cache(maxsize=8)
