@@ -1,7 +1,7 @@
 """What a user waits for, timed in a real browser (headless Chromium) against ``streamlit run app.py``.
 
     python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 10] [--cold-starts 3] [--threads 2]
-                               [--align-dir DIR]
+                               [--align-dir DIR] [--space] [--space-cold]
 
 1. cold start, ``--cold-starts`` times (a new server and a fresh browser context each): from
    launching ``streamlit run app.py`` to the first translation rendered (the first-launch
@@ -11,7 +11,12 @@
 3. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
-   shows within 30 s without pressing Measure).
+   shows within 30 s without pressing Measure);
+4. with ``--space``: the Sentence space page's first use, from opening its address to the first
+   model's map drawn, (a) on a running server, once its background warm-up (started by the first
+   visit) has kept the default pair's spaces in a fresh ``--cache-dir`` (also timed, from launch), and (b) on a restarted
+   server reading that cache, opened as soon as it answers; ``--space-cold`` also times it on a
+   server with neither (``--no-cache --no-warm``: the space is built on that first use).
 
 ``--repo`` runs another checkout of the app (e.g. a worktree of an older commit) for "before"
 figures; both use the same ``--checkpoints``. Prints one JSON object. Localhost only.
@@ -114,6 +119,37 @@ def alignment_table(page, url: str) -> dict:
     return {"from_link": from_link, "from_address": shown(start)}
 
 
+def space_map(page, url: str) -> float:
+    """Seconds from opening the Sentence space page's address to its first map drawn."""
+    start = time.perf_counter()
+    page.goto(f"{url}/space", wait_until="domcontentloaded")
+    page.locator(".js-plotly-plot").first.wait_for(timeout=300_000)
+    return round(time.perf_counter() - start, 2)
+
+
+def space_first_use(browser, repo: Path, checkpoints: Path, threads: int, cold: bool) -> dict:
+    import tempfile
+
+    found = {}
+    with tempfile.TemporaryDirectory() as cache:
+        flags = ["--cache-dir", cache]
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        with app_server(repo, checkpoints, threads, flags) as (url, start):
+            context.new_page().goto(url, wait_until="domcontentloaded")  # a first visitor starts the warm-up
+            while len(list(Path(cache).glob("*.npz"))) < 2:  # the default pair's spaces, kept by the warm-up
+                time.sleep(0.5)
+            found["warm_up_s"] = round(time.perf_counter() - start, 1)
+            found["running_server_s"] = space_map(context.new_page(), url)
+        with app_server(repo, checkpoints, threads, flags) as (url, start):
+            found["restarted_server_s"] = space_map(context.new_page(), url)
+            found["restarted_from_launch_s"] = round(time.perf_counter() - start, 2)
+        if cold:
+            with app_server(repo, checkpoints, threads, ["--no-cache", "--no-warm"]) as (url, start):
+                found["no_cache_no_warm_s"] = space_map(context.new_page(), url)
+        context.close()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", default=str(REPO), help="checkout of the app to run")
@@ -122,6 +158,8 @@ def main() -> None:
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh servers to time from launch")
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
     parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
+    parser.add_argument("--space", action="store_true", help="also time the Sentence space page's first use")
+    parser.add_argument("--space-cold", action="store_true", help="and on a server without cache or warm-up")
     args = parser.parse_args()
     flags = ["--align-dir", args.align_dir] if args.align_dir else []
     from playwright.sync_api import sync_playwright
@@ -139,13 +177,16 @@ def main() -> None:
                     if args.align_dir:
                         alignment = alignment_table(page, url)
             context.close()
+        space = space_first_use(browser, Path(args.repo), Path(args.checkpoints), args.threads,
+                                args.space_cold) if args.space or args.space_cold else None
         browser.close()
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints, "cold_starts_s": cold,
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),
                       "ctrl_enter_to_run_finished_s": [round(r, 2) for r in runs],
                       "median_s": round(statistics.median(runs), 2) if runs else None, "threads": args.threads,
-                      **({"alignment_table_s": alignment} if args.align_dir else {})}))
+                      **({"alignment_table_s": alignment} if args.align_dir else {}),
+                      **({"sentence_space_first_use": space} if space else {})}))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ new space.
 
 Spaces are also kept on disk (model/decoding/sentence_space_cache.py, ``--cache-dir``), so a
 restarted server reads them instead of encoding again; and ``warm_in_background`` builds (or
-reads) every offered model's space when the server starts, in a thread of the lowest priority
-that takes no decode slot, so that no translation waits for it."""
+reads) every offered model's space from the server's first script run on (app.py calls it; a
+Streamlit server runs no code of the app before a first visitor), in a thread of the lowest
+priority that takes no decode slot, so that no translation waits for it."""
 from __future__ import annotations
 
 import contextlib
@@ -78,8 +79,8 @@ _warming_lock = threading.Lock()
 
 def warm_in_background(settings: AppSettings) -> Optional[threading.Thread]:
     """Once per process and settings: a daemon thread that makes every offered model's space
-    ready (``sentence_space``), one after another, at the lowest scheduling priority and without
-    a decode slot. Models whose training corpora are not on this server are passed over. None
+    ready (``sentence_space``), one after another (the default pair first), at the lowest
+    scheduling priority and without a decode slot. Models whose training corpora are not on this server are passed over. None
     when ``settings.warm`` is off."""
     if not settings.warm:
         return None
@@ -99,11 +100,13 @@ def _warm(settings: AppSettings) -> None:
     import torch
 
     torch.set_num_threads(1)
-    for model in offered_models.offered(settings):
+    models = offered_models.offered(settings)
+    first = list(dict.fromkeys(offered_models.default_pair(models))) if models else []  # what the page opens with
+    for name in first + [m.name for m in models if m.name not in first]:
         try:
-            sentence_space(model.name, settings)
+            sentence_space(name, settings)
         except (SpaceError, UserError) as exc:  # no corpora here, or a checkpoint that does not load
-            _log.info("no sentence space for %s at start: %s", model.name, exc)
+            _log.info("no sentence space for %s at start: %s", name, exc)
 
 
 MEASURED_SENTENCES = 1_000  # test sentences the page measures what the vector keeps on
