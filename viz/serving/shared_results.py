@@ -65,7 +65,6 @@ ALIGNMENTS = ResultKind("alignments", 8)  # a gold set's measurement, with every
 STATISTICAL_LINKS = ResultKind("statistical links", 128)  # eflomal's links for one translation
 EXPLANATIONS = ResultKind("explanations", 64)  # one decode's explanations with their faithfulness
 FAITHFULNESS_TABLES = ResultKind("faithfulness tables", 32)  # a test set's mean faithfulness per method, one model
-SALIENCIES = ResultKind("saliencies", 256)  # gradient x input of one decode
 ANATOMIES = ResultKind("anatomies", 64)  # the paper's quantities of one decode, step by step
 TEACHER_FORCING = ResultKind("teacher forcing", 64)  # one sentence and its reference through both prefixes
 

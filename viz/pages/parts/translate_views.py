@@ -117,7 +117,7 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
     for result in results:
         if result.trace.attention is None:
             st.info(_("{name} is an RNNencdec model: it has no attention. It reads the whole sentence "
-                      "into one fixed vector. See the Saliency tab for what its output depends on.")
+                      "into one fixed vector. See the Explanations tab for what its output depends on.")
                     .format(name=ltr(md(result.name))))
     attended = [r for r in results if r.trace.attention is not None]
     for column, result in zip(st.columns(max(len(attended), 1)), attended):
