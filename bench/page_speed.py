@@ -159,9 +159,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
     parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
     parser.add_argument("--space", action="store_true", help="also time the Sentence space page's first use")
+    parser.add_argument("--app-flag", action="append", default=[], help="a flag for the app (repeatable), e.g. --no-warm")
     parser.add_argument("--space-cold", action="store_true", help="and on a server without cache or warm-up")
     args = parser.parse_args()
-    flags = ["--align-dir", args.align_dir] if args.align_dir else []
+    flags = (["--align-dir", args.align_dir] if args.align_dir else []) + args.app_flag
     from playwright.sync_api import sync_playwright
 
     cold, runs, alignment = [], [], None

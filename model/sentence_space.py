@@ -25,7 +25,7 @@ from model.decoding.translator import Translator
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.sentence_space", description=sentence_space.__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
-    parser.add_argument("--text", required=True, help="the sentence to place")
+    parser.add_argument("--text", help="the sentence to place")
     parser.add_argument("--k", type=int_range(1, MAX_K), default=10, help=f"neighbours to list (1..{MAX_K}, default 10)")
     parser.add_argument("--sample", type=int_range(1), default=SAMPLE, help=f"training sentences to encode (default {SAMPLE:,})")
     parser.add_argument("--sentences", help="a file of sentences to sample from, one per line (default: the "
@@ -36,7 +36,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", help="where spaces are kept (default: the app's, "
                                             "~/.cache/inside-attention-nmt/sentence-spaces)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor keep a space on disk")
+    parser.add_argument("--keep-only", action="store_true",
+                        help="build the space into the cache (or find it there) and place nothing: what the app "
+                             "runs in the background at start, at the lowest priority")
     args = parser.parse_args(argv)
+    if args.keep_only and (args.no_cache or args.sentences):
+        parser.error("--keep-only keeps the space of the checkpoint's own corpora in the cache: "
+                     "not with --no-cache or --sentences")
+    if args.text is None and not args.keep_only:
+        parser.error("--text is required (or --keep-only)")
     torch.set_num_threads(args.threads)
 
     def work() -> str:
@@ -49,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                notes=lambda text: print(f"note: {text}", file=sys.stderr))
             space = cache.get_or_build(SpaceCache.key(Path(args.checkpoint), args.sample, WORD_SAMPLE), lambda: build_space(
                 translator, training_sentences(Path(args.checkpoint)), args.sample, WORD_SAMPLE))
+            if args.keep_only:
+                return f"kept the space of {len(space.sentences):,} sentences in {cache.folder}"
         vector = space.embed(translator, args.text)
         found = space.nearest(vector, args.k)
         words = space.nearest_words(translator, args.text, min(args.k, 5)) if args.words else []

@@ -107,8 +107,8 @@ def test_the_command_keeps_the_space_and_reads_it_the_next_time(tiny_checkpoints
 
 
 def test_warming_at_start_never_holds_up_a_translation(checkpoint_dir, tmp_path, monkeypatch):
-    """The background build is stopped mid-way (an event); a translation asked for meanwhile
-    finishes; then the build is let go and its space lands on disk."""
+    """The background build (another process) is held mid-way by an event; a translation asked
+    for meanwhile finishes; then the build is let go and both spaces land on disk."""
     from model.decoding.search import SearchConfig
     from viz.serving import sentence_space as serving
     from viz.serving.decodes import Request, shared_decode
@@ -120,14 +120,14 @@ def test_warming_at_start_never_holds_up_a_translation(checkpoint_dir, tmp_path,
     settings = parse_settings(["--checkpoints", str(models), "--cache-dir", str(tmp_path / "cache"),
                                "--decode-slots", "1"])
     started, release = threading.Event(), threading.Event()
-    real = serving.build_space
+    real = serving.keep_elsewhere
 
     def held(*args, **kwargs):
         started.set()
         assert release.wait(timeout=120)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(serving, "build_space", held)
+    monkeypatch.setattr(serving, "keep_elsewhere", held)
     thread = serving.warm_in_background(settings)
     assert serving.warm_in_background(settings) is thread  # once per process and settings
     assert started.wait(timeout=120)
@@ -144,9 +144,21 @@ def test_warming_at_start_never_holds_up_a_translation(checkpoint_dir, tmp_path,
     assert not thread.is_alive() and len(list((tmp_path / "cache").glob("*.npz"))) == 2  # both models' spaces kept
 
 
-def test_no_warming_when_asked_not_to(checkpoint_dir):
+@pytest.mark.parametrize("flags", [["--no-warm"], ["--no-cache"]])
+def test_no_warming_when_asked_not_to(flags, checkpoint_dir):
     from viz.serving import sentence_space as serving
     from viz.serving.settings import parse_settings
 
-    assert serving.warm_in_background(parse_settings(["--checkpoints", str(checkpoint_dir), "--no-warm"])) is None
-    assert parse_settings(["--no-cache"]).cache_dir is None
+    assert serving.warm_in_background(parse_settings(["--checkpoints", str(checkpoint_dir), *flags])) is None
+
+
+def test_the_command_keeps_a_space_without_placing_a_sentence(tiny_checkpoints, tmp_path, capsys):
+    from model import sentence_space as command
+
+    assert command.main(["--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--cache-dir", str(tmp_path),
+                         "--keep-only"]) == 0
+    assert "kept the space" in capsys.readouterr().out and len(list(tmp_path.glob("*.npz"))) == 1
+    with pytest.raises(SystemExit):
+        command.main(["--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--keep-only", "--no-cache"])
+    with pytest.raises(SystemExit):
+        command.main(["--checkpoint", str(tiny_checkpoints["rnnsearch"])])  # neither --text nor --keep-only

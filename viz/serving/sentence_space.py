@@ -4,15 +4,17 @@ checkpoint's files as they were when it was built: a checkpoint replaced in its 
 new space.
 
 Spaces are also kept on disk (model/decoding/sentence_space_cache.py, ``--cache-dir``), so a
-restarted server reads them instead of encoding again; and ``warm_in_background`` builds (or
-reads) every offered model's space from the server's first script run on (app.py calls it; a
-Streamlit server runs no code of the app before a first visitor), in a thread of the lowest
-priority that takes no decode slot, so that no translation waits for it."""
+restarted server reads them instead of encoding again; and ``warm_in_background`` makes the
+default pair's spaces ready from the server's first script run on (app.py calls it; a Streamlit
+server runs no code of the app before a first visitor), building them in a process of the
+lowest priority that takes no decode slot, so that no translation waits for it."""
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Callable, ContextManager, Optional
@@ -78,11 +80,12 @@ _warming_lock = threading.Lock()
 
 
 def warm_in_background(settings: AppSettings) -> Optional[threading.Thread]:
-    """Once per process and settings: a daemon thread that makes every offered model's space
-    ready (``sentence_space``), one after another (the default pair first), at the lowest
-    scheduling priority and without a decode slot. Models whose training corpora are not on this server are passed over. None
-    when ``settings.warm`` is off."""
-    if not settings.warm:
+    """Once per process and settings: a daemon thread that makes the default pair's spaces ready
+    (the models the Sentence space page opens with). Each space missing from the disk cache is
+    built by ``python -m model.sentence_space --keep-only`` in a process of the lowest priority
+    (a thread of this one would hold the interpreter's lock and slow every page), then read into
+    memory. None when ``settings.warm`` is off or there is no disk cache."""
+    if not settings.warm or settings.cache_dir is None:
         return None
     with _warming_lock:
         if settings not in _warming:
@@ -93,20 +96,25 @@ def warm_in_background(settings: AppSettings) -> Optional[threading.Thread]:
 
 
 def _warm(settings: AppSettings) -> None:
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # this thread only (Linux)
-    except (AttributeError, OSError):
-        pass
-    import torch
-
-    torch.set_num_threads(1)
     models = offered_models.offered(settings)
-    first = list(dict.fromkeys(offered_models.default_pair(models))) if models else []  # what the page opens with
-    for name in first + [m.name for m in models if m.name not in first]:
+    for name in list(dict.fromkeys(offered_models.default_pair(models))) if models else []:
         try:
-            sentence_space(name, settings)
-        except (SpaceError, UserError) as exc:  # no corpora here, or a checkpoint that does not load
+            path = resolve_checkpoint(name, settings)
+            if SpaceCache(settings.cache_dir).load(SpaceCache.key(path, SAMPLE, WORD_SAMPLE)) is None:
+                keep_elsewhere(path, settings.cache_dir)
+            sentence_space(name, settings)  # from the disk cache now (built here if that failed)
+        except (SpaceError, UserError, OSError) as exc:  # no corpora here, a checkpoint that does not load
             _log.info("no sentence space for %s at start: %s", name, exc)
+
+
+def keep_elsewhere(checkpoint: Path, cache_dir: Path) -> None:
+    """Build the checkpoint's space into ``cache_dir`` in another process, at the lowest priority;
+    returns when it is done (its failure is logged: the space is then built on first use)."""
+    lowest = ["nice", "-n", "19"] if shutil.which("nice") else []  # every other process comes first
+    done = subprocess.run([*lowest, sys.executable, "-m", "model.sentence_space", "--checkpoint", str(checkpoint),
+                           "--cache-dir", str(cache_dir), "--keep-only"], cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        _log.warning("building the sentence space of %s failed: %s", checkpoint.name, done.stderr[-500:])
 
 
 MEASURED_SENTENCES = 1_000  # test sentences the page measures what the vector keeps on
