@@ -113,6 +113,16 @@ def checkpoint_dir(tiny_checkpoints, tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def no_warm_up(request, monkeypatch):
+    """Apps the tests run build no sentence space in the background (app.py's warm-up): it would
+    only compete with the other tests for the cores. Tests marked ``warm_up`` test it."""
+    if "warm_up" not in request.keywords:
+        import viz.serving.sentence_space as serving
+
+        monkeypatch.setattr(serving, "warm_in_background", lambda settings: None)
+
+
 def start_app(monkeypatch, *flags):
     """The app as ``streamlit run app.py -- FLAGS`` starts it: ``sys.argv`` set for
     ``AppTest.from_file(app.py)``, and the AppSettings app.py parses from it, returned for a page

@@ -59,7 +59,7 @@ def app_url(checkpoint_dir, align_dir, tmp_path_factory):
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--", "--checkpoints", str(checkpoint_dir), "--align-dir", str(align_dir)],
+             "--", "--checkpoints", str(checkpoint_dir), "--align-dir", str(align_dir), "--no-warm"],
             cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

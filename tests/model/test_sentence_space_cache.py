@@ -106,6 +106,7 @@ def test_the_command_keeps_the_space_and_reads_it_the_next_time(tiny_checkpoints
     assert command.main(args + ["--no-cache"]) == 0 and builds == [1, 1]
 
 
+@pytest.mark.warm_up
 def test_warming_at_start_never_holds_up_a_translation(checkpoint_dir, tmp_path, monkeypatch):
     """The background build (another process) is held mid-way by an event; a translation asked
     for meanwhile finishes; then the build is let go and both spaces land on disk."""
@@ -144,6 +145,7 @@ def test_warming_at_start_never_holds_up_a_translation(checkpoint_dir, tmp_path,
     assert not thread.is_alive() and len(list((tmp_path / "cache").glob("*.npz"))) == 2  # both models' spaces kept
 
 
+@pytest.mark.warm_up
 @pytest.mark.parametrize("flags", [["--no-warm"], ["--no-cache"]])
 def test_no_warming_when_asked_not_to(flags, checkpoint_dir):
     from viz.serving import sentence_space as serving
