@@ -262,7 +262,7 @@ def test_a_curves_area_is_its_mean_over_the_share_removed():
 
 
 class Unsqueezed(Linear):
-    """``Linear`` whose target embedding is called with (batch, 1) ids, as Joey NMT's step does."""
+    """``Linear`` whose target embedding is called with (batch, 1) ids (a step that keeps a time axis)."""
 
     def step(self, y_prev, state, memory, alpha_override=None, alpha_fn=None):
         values = memory.values * memory.mask[..., None]
