@@ -86,12 +86,12 @@ def batch_inputs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int
 
 
 def teacher_forced(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int]):
-    """The pair read once as it is: log-probabilities (T, V) and attention (T, S) | None."""
+    """The pair read once as it is: the encoder's memory (one row) and the attention (T, S) | None."""
     src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, 1)
     with torch.inference_mode():
         memory = model.encode(src, src_len)
-        logprobs, alpha = model.teacher_forced(memory, tgt_in)
-    return logprobs[0], memory, None if alpha is None else alpha[0]
+        _, alpha = model.teacher_forced(memory, tgt_in)
+    return memory, None if alpha is None else alpha[0]
 
 
 def _objective(logprobs: torch.Tensor, tokens: torch.Tensor, contrast: Optional[torch.Tensor]) -> torch.Tensor:

@@ -114,7 +114,7 @@ def attention(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
     """α_ij read with teacher forcing (``norm``: ‖α_ij h_j‖ renormalised); None without attention."""
     if not model.has_attention:
         return None
-    _, memory, alpha = teacher_forced(model, src_ids, out_ids)
+    memory, alpha = teacher_forced(model, src_ids, out_ids)
     alpha = alpha.float().cpu().numpy()  # (T, S)
     if norm:
         values = getattr(memory, "annotations", None)

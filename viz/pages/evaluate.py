@@ -26,7 +26,7 @@ from viz.pages.parts import nav, widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
-from viz.pages.parts.translate_views import DEFAULT_METHODS, METHOD_NAMES
+from viz.pages.parts.translate_views import DEFAULT_METHODS, METHOD_NAMES, faithfulness_headers
 from viz.serving import evaluations, explanations, hosting, offered_models
 from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
@@ -358,11 +358,9 @@ def faithfulness_table_ui(found) -> None:
 
     rows = [[_(METHOD_NAMES[m]) if m in METHOD_NAMES else _("random order")] + [cell(row, k) for k in FIGURES]
             for m, row in found.ranked() + [("random", found.random)]]
-    headers = [_("method"), _("source share"), _("deletion (lower is better)"), _("insertion (higher is better)"),
-               _("comprehensiveness"), _("sufficiency")]
     st.markdown(f"**{md(found.model)}** · " + ngettext("{n} sentence", "{n} sentences", found.sentences).format(
         n=found.sentences))
-    st.dataframe(pd.DataFrame(rows, columns=headers), hide_index=True, key=f"eval_faith_{found.model}")
+    st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()), hide_index=True, key=f"eval_faith_{found.model}")
     if found.best_beats_random():
         st.caption(_("The best method's deletion interval lies wholly below the random order's."))
     else:

@@ -100,9 +100,9 @@ def _warm(settings: AppSettings) -> None:
     for name in list(dict.fromkeys(offered_models.default_pair(models))) if models else []:
         try:
             path = resolve_checkpoint(name, settings)
-            if SpaceCache(settings.cache_dir).load(SpaceCache.key(path, SAMPLE, WORD_SAMPLE)) is None:
+            if not SpaceCache(settings.cache_dir).path(SpaceCache.key(path, SAMPLE, WORD_SAMPLE)).is_file():
                 keep_elsewhere(path, settings.cache_dir)
-            sentence_space(name, settings)  # from the disk cache now (built here if that failed)
+            sentence_space(name, settings)  # read once from the disk cache (built here if that file is unusable)
         except (SpaceError, UserError, OSError) as exc:  # no corpora here, a checkpoint that does not load
             _log.info("no sentence space for %s at start: %s", name, exc)
 

@@ -350,13 +350,17 @@ def explanation_view(result: Decoded, found) -> None:
     rows.sort(key=lambda row: row[2])
     r = found.random
     rows.append([_("random order"), None, r.deletion_area, r.insertion_area, r.comprehensiveness, r.sufficiency])
-    headers = [_("method"), _("source share"), _("deletion (lower is better)"), _("insertion (higher is better)"),
-               _("comprehensiveness"), _("sufficiency")]
-    st.dataframe(pd.DataFrame(rows, columns=headers).round(3), hide_index=True, key=f"explain_faith_{result.name}")
+    st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()).round(3), hide_index=True, key=f"explain_faith_{result.name}")
     gap = explanation.completeness_gap
     if shown == "integrated_gradients" and gap == gap:  # not NaN
         st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability), "
                      "with up to {steps} passes per output word.").format(gap=f"{gap:.1%}", steps=explanation.steps))
+
+
+def faithfulness_headers() -> list[str]:
+    """A faithfulness table's columns, as shown: method, then test_set.FIGURES in order."""
+    return [_("method"), _("source share"), _("deletion (lower is better)"), _("insertion (higher is better)"),
+            _("comprehensiveness"), _("sufficiency")]
 
 
 def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings) -> None:
