@@ -1,18 +1,23 @@
 """What a user waits for, timed in a real browser (headless Chromium) against ``streamlit run app.py``.
 
     python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 10] [--cold-starts 3] [--threads 2]
-                               [--align-dir DIR] [--space] [--space-cold]
+                               [--visitors 5] [--align-dir DIR] [--space] [--space-cold]
 
-1. cold start, ``--cold-starts`` times (a new server and a fresh browser context each): from
+1. the floor: a Streamlit app holding one text area, served the same way; a new visitor (a fresh
+   browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box;
+2. cold start, ``--cold-starts`` times (a new server and a fresh browser context each): from
    launching ``streamlit run app.py`` to the first translation rendered (the first-launch
    example, both models), and on to its alignment heatmap drawn;
-2. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
+3. a new visitor on the warm server (after the first cold start: models loaded, one translation
+   done), ``--visitors`` fresh browser contexts: seconds from opening the address to the text box,
+   to the first translation and to the first chart;
+4. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
    finishing its run (the new translation shown and Streamlit's "running" indicator gone);
-3. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
+5. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
    shows within 30 s without pressing Measure);
-4. with ``--space``: the Sentence space page's first use, from opening its address to the first
+6. with ``--space``: the Sentence space page's first use, from opening its address to the first
    model's map drawn, (a) on a running server, once its background warm-up (started by the first
    visit) has kept the default pair's spaces in a fresh ``--cache-dir`` (also timed, from launch), and (b) on a restarted
    server reading that cache, opened as soon as it answers; ``--space-cold`` also times it on a
@@ -83,6 +88,50 @@ def first_translation(page, url: str, start: float) -> dict:
     heatmap = time.perf_counter() - start
     wait_idle(page)
     return {"translation": round(translation, 2), "heatmap": round(heatmap, 2)}
+
+
+FLOOR_APP = 'import streamlit as st\n\nst.text_area("Source")\n'
+
+
+def text_box(page, url: str) -> float:
+    """Seconds from opening ``url`` to its first text box on screen."""
+    start = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    page.locator("textarea").first.wait_for(timeout=120_000)
+    return time.perf_counter() - start
+
+
+def floor(browser, threads: int, visitors: int) -> list[float]:
+    """A one-text-area app with this checkout's Streamlit settings: each new visitor's seconds to its text box."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "app.py").write_text(FLOOR_APP)
+        shutil.copytree(REPO / ".streamlit", Path(folder) / ".streamlit")
+        with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, _):
+            return [round(new_visitor(browser, url, lambda page: text_box(page, url)), 2) for _ in range(visitors)]
+
+
+def new_visitor(browser, url: str, visit):
+    """``visit(page)`` in a fresh browser context (no cache, no cookies, a new Streamlit session)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        return visit(context.new_page())
+    finally:
+        context.close()
+
+
+def visitor_on_warm_server(page, url: str) -> dict:
+    """Seconds from opening ``url`` to the text box, the first translation and the first chart."""
+    start = time.perf_counter()
+    box = text_box(page, url)
+    page.locator("[data-testid=stText]").first.wait_for(timeout=120_000)
+    translation = time.perf_counter() - start
+    page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    chart = time.perf_counter() - start
+    wait_idle(page)
+    return {"text_box": round(box, 2), "translation": round(translation, 2), "chart": round(chart, 2)}
 
 
 def time_sentence(page, sentence: str) -> float:
@@ -156,6 +205,7 @@ def main() -> None:
     parser.add_argument("--checkpoints", default=str(CHECKPOINTS))
     parser.add_argument("--sentences", type=int, default=10)
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh servers to time from launch")
+    parser.add_argument("--visitors", type=int, default=5, help="new visitors timed on the floor app and the warm server")
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
     parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
     parser.add_argument("--space", action="store_true", help="also time the Sentence space page's first use")
@@ -165,15 +215,18 @@ def main() -> None:
     flags = (["--align-dir", args.align_dir] if args.align_dir else []) + args.app_flag
     from playwright.sync_api import sync_playwright
 
-    cold, runs, alignment = [], [], None
+    cold, runs, alignment, visitors = [], [], None, []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        floor_s = floor(browser, args.threads, args.visitors)
         for i in range(args.cold_starts):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
             with app_server(Path(args.repo), Path(args.checkpoints), args.threads, flags) as (url, start):
                 cold.append(first_translation(page, url, start))
                 if i == 0:
+                    visitors = [new_visitor(browser, url, lambda page: visitor_on_warm_server(page, url))
+                                for _ in range(args.visitors)]
                     runs = [time_sentence(page, s) for s in long_captions(args.sentences)]
                     if args.align_dir:
                         alignment = alignment_table(page, url)
@@ -181,7 +234,14 @@ def main() -> None:
         space = space_first_use(browser, Path(args.repo), Path(args.checkpoints), args.threads,
                                 args.space_cold) if args.space or args.space_cold else None
         browser.close()
-    print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints, "cold_starts_s": cold,
+    def median(key: str):
+        return statistics.median(v[key] for v in visitors) if visitors else None
+
+    print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints,
+                      "floor_text_box_s": floor_s, "floor_text_box_median_s": statistics.median(floor_s) if floor_s else None,
+                      "new_visitor_on_warm_server_s": visitors,
+                      "new_visitor_median_s": {k: median(k) for k in ("text_box", "translation", "chart")},
+                      "cold_starts_s": cold,
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),
                       "ctrl_enter_to_run_finished_s": [round(r, 2) for r in runs],

@@ -123,6 +123,16 @@ def no_warm_up(request, monkeypatch):
         monkeypatch.setattr(serving, "warm_in_background", lambda settings: None)
 
 
+@pytest.fixture(autouse=True)
+def whole_first_run(request, monkeypatch):
+    """Apps the tests run draw their charts on a session's first run (the browser's first-paint
+    deferral, viz/pages/parts/first_paint.py, needs a browser). Tests marked ``first_paint`` test it."""
+    if "first_paint" not in request.keywords:
+        import viz.pages.parts.first_paint as first_paint
+
+        monkeypatch.setattr(first_paint, "ENABLED", False)
+
+
 def start_app(monkeypatch, *flags):
     """The app as ``streamlit run app.py -- FLAGS`` starts it: ``sys.argv`` set for
     ``AppTest.from_file(app.py)``, and the AppSettings app.py parses from it, returned for a page

@@ -29,6 +29,16 @@ def test_translate_in_browser(page, app_url, tmp_path):
     page.screenshot(path=str(tmp_path / "explanations.png"), full_page=True)
 
 
+def test_a_new_visitor_gets_the_text_box_then_the_heatmap_without_touching_anything(page, app_url):
+    page.goto(app_url, wait_until="domcontentloaded")
+    page.locator("textarea").first.wait_for(timeout=60_000)
+    # the first run's probe asks for the rerun that draws the charts: nothing is clicked or typed here
+    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    assert page.get_by_text("Drawing the charts...").count() == 0
+    assert page.get_by_role("tab", name="Alignment").count() == 1
+
+
 HOSTILE = '<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> a dog'
 
 

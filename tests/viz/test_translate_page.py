@@ -322,3 +322,28 @@ def test_an_old_link_to_the_saliency_tab_opens_explanations(app_env):
     at.query_params["tab"] = "saliency"
     at.run()
     assert not at.exception and at.session_state["tab"] == "Explanations"
+
+
+@pytest.mark.first_paint
+def test_a_sessions_first_run_draws_the_controls_and_translations_then_the_charts(app_env):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="source").value and len(at.text) == 2  # the text box and both translations
+    assert charts(at) == [] and not at.tabs  # no chart, no tab yet: the browser would wait for plotly's code
+    assert any(c.value == "Drawing the charts..." for c in at.caption)
+    at.run()  # the rerun the browser's probe asks for (or any later run, if its script never ran)
+    assert not at.exception, at.exception
+    assert heatmaps(at) and at.tabs
+    assert not any(c.value == "Drawing the charts..." for c in at.caption)
+
+
+@pytest.mark.first_paint
+def test_the_browsers_report_of_its_first_paint_lets_the_charts_draw(app_env):
+    from viz.pages.parts import first_paint
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert charts(at) == []
+    at.session_state[first_paint.DRAWN] = True  # what the probe's callback sets
+    at.session_state[first_paint.FIRST_RUN_SEEN] = False  # so only the report can make this run whole
+    at.run()
+    assert heatmaps(at)

@@ -17,7 +17,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
 from model.core.errors import DataError, UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
-from viz.pages.parts import nav, translate_views, url_state, widgets
+from viz.pages.parts import first_paint, nav, translate_views, url_state, widgets
 from viz.pages.parts.examples import examples
 from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
@@ -66,6 +66,9 @@ def render(settings: AppSettings) -> None:
     if results is None:
         return
     outputs_ui(results, settings)
+    if not first_paint.ready():  # a new visitor: the text box and translations first, the charts next run
+        first_paint.waiting_ui()
+        return
     tab = translate_views.render(results, text, search, settings)
     share_ui(current_view(tab), defaults_for(pair), default_pair)
 
