@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -39,7 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep-only", action="store_true",
                         help="build the space into the cache (or find it there) and place nothing: what the app "
                              "runs in the background at start, at the lowest priority")
+    parser.add_argument("--stop-with", type=int_range(1), metavar="PID",
+                        help="stop when the process PID has exited (the app passes its own, so that a stopped "
+                             "server leaves no build behind; POSIX only)")
     args = parser.parse_args(argv)
+    if args.stop_with:
+        stop_with(args.stop_with)
     if args.keep_only and (args.no_cache or args.sentences):
         parser.error("--keep-only keeps the space of the checkpoint's own corpora in the cache: "
                      "not with --no-cache or --sentences")
@@ -77,6 +85,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return "\n".join(lines)
 
     return run_command(work)
+
+
+def stop_with(pid: int, every_s: float = 1.0) -> None:
+    """A daemon thread that ends this process (exit status 3) once process ``pid`` no longer exists,
+    checking every ``every_s`` seconds. A space half built is lost (one cut off while being written
+    leaves a ``.part`` file in the cache folder, never read). Nothing is checked where signal 0 does
+    not mean "does it exist" (Windows)."""
+    if os.name != "posix":
+        return
+
+    def watch() -> None:
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(3)
+            except PermissionError:  # it exists, under another user
+                pass
+            time.sleep(every_s)
+
+    threading.Thread(target=watch, name=f"stop with {pid}", daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 them, and the server building them in the background without holding up a translation."""
 from __future__ import annotations
 
+import os
 import shutil
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from model.decoding.sentence_space import build_space
 from model.decoding.sentence_space_cache import SpaceCache
 from model.decoding.translator import Translator
 
+REPO = Path(__file__).resolve().parents[2]
 SENTENCES = ["a dog runs in the park", "the small cat sits", "a man eats a red ball", "child plays on the street",
              "a woman sits in the park", "the big dog eats"]
 
@@ -164,3 +167,41 @@ def test_the_command_keeps_a_space_without_placing_a_sentence(tiny_checkpoints, 
         command.main(["--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--keep-only", "--no-cache"])
     with pytest.raises(SystemExit):
         command.main(["--checkpoint", str(tiny_checkpoints["rnnsearch"])])  # neither --text nor --keep-only
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signal 0 asks whether a process exists on POSIX only")
+def test_a_background_build_stops_once_the_server_that_started_it_has(tmp_path):
+    """``--stop-with PID``: the watcher ends its process (status 3) when PID exits, and not before."""
+    import subprocess
+    import sys
+
+    server = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    build = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                              "from model.sentence_space import stop_with\n"
+                              f"stop_with({server.pid}, every_s=0.05)\n"
+                              "print('watching', flush=True)\n"
+                              "sys.stdin.read()"],  # would wait for ever: only the watcher ends it
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    assert build.stdout.readline().strip() == "watching"
+    assert build.poll() is None  # the "server" is alive, so the build goes on
+    server.stdin.close()
+    server.wait(timeout=60)
+    assert build.wait(timeout=60) == 3
+    build.stdin.close()
+
+
+def test_the_app_passes_its_own_process_to_the_build(monkeypatch, tmp_path):
+    from viz.serving import sentence_space as serving
+
+    calls = []
+    monkeypatch.setattr(serving.subprocess, "run", lambda command, **kw: calls.append(command) or
+                        subprocess_done())
+    serving.keep_elsewhere(tmp_path / "model", tmp_path / "cache")
+    (command,) = calls
+    assert command[command.index("--stop-with") + 1] == str(os.getpid()) and "--keep-only" in command
+
+
+def subprocess_done():
+    import subprocess
+
+    return subprocess.CompletedProcess(args=[], returncode=0, stdout="", stderr="")

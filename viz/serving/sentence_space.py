@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -108,11 +109,13 @@ def _warm(settings: AppSettings) -> None:
 
 
 def keep_elsewhere(checkpoint: Path, cache_dir: Path) -> None:
-    """Build the checkpoint's space into ``cache_dir`` in another process, at the lowest priority;
-    returns when it is done (its failure is logged: the space is then built on first use)."""
+    """Build the checkpoint's space into ``cache_dir`` in another process, at the lowest priority,
+    which stops when this one does; returns when it is done (its failure is logged: the space is
+    then built on first use)."""
     lowest = ["nice", "-n", "19"] if shutil.which("nice") else []  # every other process comes first
     done = subprocess.run([*lowest, sys.executable, "-m", "model.sentence_space", "--checkpoint", str(checkpoint),
-                           "--cache-dir", str(cache_dir), "--keep-only"], cwd=REPO, capture_output=True, text=True)
+                           "--cache-dir", str(cache_dir), "--keep-only",
+                           "--stop-with", str(os.getpid())], cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
         _log.warning("building the sentence space of %s failed: %s", checkpoint.name, done.stderr[-500:])
 
