@@ -21,11 +21,12 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
-from model.decoding.sentence_space import SentenceSpace, WordSpace
+if TYPE_CHECKING:  # imported where a space is made: reading the settings (default_cache_dir) needs no torch
+    from model.decoding.sentence_space import SentenceSpace
 
 FORMAT = 1  # bump when what a file holds changes: older files are then rebuilt
 _KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -129,6 +130,8 @@ def _texts(array: np.ndarray) -> tuple[str, ...]:
 
 
 def _space_of(found, key: str) -> SentenceSpace:
+    from model.decoding.sentence_space import SentenceSpace, WordSpace
+
     if int(found["format"]) != FORMAT:
         raise ValueError(f"format {int(found['format'])}, this version reads {FORMAT}")
     if str(found["key"]) != key:

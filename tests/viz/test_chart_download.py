@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from viz.figures.download_config import DEFAULT_FORMAT, MAX_STEM_CHARS, PARAM, file_stem, parse_format, plotly_config
 
 REPO = Path(__file__).resolve().parents[2]
-APP = str(REPO / "app.py")
+APP = str(REPO / "viz" / "pages" / "main.py")
 
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])

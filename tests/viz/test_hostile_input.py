@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from ..conftest import start_app
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 
 CASES = {
     "empty": "",

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 ARABIC = range(0x0600, 0x0700)
 
 

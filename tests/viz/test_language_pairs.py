@@ -11,7 +11,7 @@ from viz.pages.parts.examples import examples, reordering
 
 from ..conftest import start_app
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from tests.model.test_decodable import doc_namespace
 from ..conftest import open_tab, start_app
 from .test_translate_page import charts, heatmaps
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 TOY = "tiny-attention-doc"
 WORDS_EN = "a the dog cat man woman child runs sits plays eats red blue big small in on park street ball".split()
 WORDS_FR = "un le chien chat homme femme enfant court assis joue mange rouge bleu grand petit dans sur parc rue balle".split()

@@ -18,7 +18,7 @@ from viz.serving.settings import (
     parse_settings,
 )
 
-APP = str(REPO / "app.py")
+APP = str(REPO / "viz" / "pages" / "main.py")
 DEFAULTS = AppSettings()
 
 

@@ -12,7 +12,7 @@ from viz.pages.parts.examples import examples
 from ..conftest import start_app
 
 REPO = Path(__file__).resolve().parents[2]
-APP = str(REPO / "app.py")
+APP = str(REPO / "viz" / "pages" / "main.py")
 SHIPPED = REPO / "checkpoints"
 
 

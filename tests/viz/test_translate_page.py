@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from ..conftest import open_tab, start_app
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 
 
 def charts(at) -> list[dict]:

@@ -19,7 +19,7 @@ from ..conftest import open_tab, start_app
 from .test_own_model import run_translate
 from .test_translate_page import charts, heatmaps
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 SENTENCE = {"pytorch": "Le chien court dans le parc.", "bentrevett": "Le petit chat joue.",
             "d2l": "A dog runs in the park."}
 REFERENCE = {"pytorch": "The dog runs in the park.", "bentrevett": "The small cat plays.",

@@ -23,7 +23,7 @@ from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
 from viz.pages.parts.serving_ui import decode_for_page, translator_for_page
 from viz.pages.parts.url_state import View
-from viz.serving import hosting, offered_models
+from viz.serving import decodes, hosting, offered_models
 from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
@@ -71,6 +71,23 @@ def render(settings: AppSettings) -> None:
         return
     tab = translate_views.render(results, text, search, settings)
     share_ui(current_view(tab), defaults_for(pair), default_pair)
+
+
+def warm(settings: AppSettings) -> None:
+    """The work of the landing page's first visit, done before anyone visits (app.py, at server
+    start): the default pair loaded, the first example decoded with the settings the page opens
+    with (kept in the shared store, where the first visitor's page finds it) and its alignment
+    heatmap built once (plotly imported, the figure code run)."""
+    models = offered_models.offered(settings)
+    if not models:
+        return
+    view = default_view(widgets.direction_code(widgets.directions(models)[0]), models)
+    text = cut_input(view.src)[0]
+    if not text.strip():
+        return
+    search = widgets.search_config(view.beam, view.lp)
+    names = [view.left] if view.right == view.left else [view.left, view.right]
+    translate_views.warm_figures(decodes.shared_decodes([Request(name, text, search) for name in names], settings))
 
 
 def intro_ui() -> None:

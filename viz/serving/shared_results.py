@@ -31,6 +31,11 @@ class ResultStore:
                 return self._items[key]
         return None
 
+    def items(self) -> list[tuple[Hashable, object]]:
+        """What is stored, least recently used first."""
+        with self._lock:
+            return list(self._items.items())
+
     def put(self, key: Hashable, value) -> None:
         with self._lock:
             self._items[key] = value

@@ -97,6 +97,18 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
     return opened
 
 
+def warm_figures(results: list[Decoded]) -> None:
+    """Build the Alignment tab's heatmap of each attention model's result once and serialise it as
+    the page would, so that plotly's import and first use are paid before the first visitor."""
+    import plotly.io
+
+    for result in results:
+        trace = result.trace
+        if trace.attention is not None:
+            plotly.io.to_json(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
+                                                title=result.name, grayscale=True))
+
+
 def how_to_read(slug: str) -> None:
     visited = st.session_state.setdefault("tabs_visited", set())
     with st.expander(_("How to read this"), expanded=slug not in visited, icon=":material/help:"):

@@ -36,8 +36,15 @@ def search_settings_ui(prefix: str = "") -> SearchConfig:
                               **keep)
     forbid_unk = st.sidebar.checkbox(_("Forbid <unk>"), key=f"{prefix}forbid_unk", **keep)
     topk = st.sidebar.slider(_("Top-k candidates shown"), 2, 10, key=f"{prefix}topk", **keep)
-    return SearchConfig(beam=beam, length_norm=round(length_norm, 1), max_len_ratio=round(ratio, 1),
-                        forbid_unk=forbid_unk, topk=topk)
+    return search_config(beam, length_norm, ratio, forbid_unk, topk)
+
+
+def search_config(beam: int, length_norm: float, max_len_ratio: float = DEFAULTS.max_len_ratio,
+                  forbid_unk: bool = DEFAULTS.forbid_unk, topk: int = DEFAULTS.topk) -> SearchConfig:
+    """The SearchConfig the sidebar's values stand for (the sliders' values rounded to their step),
+    unset ones at their defaults: what ``search_settings_ui`` returns for these values."""
+    return SearchConfig(beam=int(beam), length_norm=round(length_norm, 1), max_len_ratio=round(max_len_ratio, 1),
+                        forbid_unk=forbid_unk, topk=int(topk))
 
 
 def direction_code(direction: tuple[str, str]) -> str:

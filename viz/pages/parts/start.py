@@ -1,0 +1,62 @@
+"""What the server does when it starts, before any visitor: ``warm_at_start``, the lifespan
+``app.py`` gives ``st.App``.
+
+Streamlit runs a page's script only when someone visits, so without this the first visitor
+would wait for torch's import, the models' loading and the first decode. Here a thread does that
+work while the server already answers: the default pair is loaded and the landing page's example
+translated and drawn once (``translate.warm``), then the sentence spaces are made ready at low
+priority (``viz/serving/sentence_space.py`` · ``warm_in_background``; ``--no-warm`` turns that off).
+A visitor who comes meanwhile waits only for what is not done yet (the shared caches compute each
+value once). Nothing here is required: a failure is logged and the pages do the work on first use.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+import time
+from typing import AsyncIterator, Optional, Sequence
+
+import streamlit as st
+
+from viz.serving.settings import SettingsError, settings_once
+
+_log = logging.getLogger(__name__)
+
+
+@contextlib.asynccontextmanager
+async def warm_at_start(app) -> AsyncIterator[None]:
+    """``st.App``'s lifespan: starts ``warm`` in a daemon thread, and returns at once (the server
+    takes visitors while it runs)."""
+    start_warming(tuple(sys.argv[1:]))
+    yield
+
+
+def start_warming(argv: Sequence[str]) -> threading.Thread:
+    thread = threading.Thread(target=warm, args=(tuple(argv),), name="warm at start", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm(argv: tuple[str, ...]) -> Optional[str]:
+    """Load and decode what the landing page shows, then start the sentence spaces' warm-up;
+    returns what stopped it (None when all went), for the log and the tests. The pages and torch are
+    imported here, in the thread, so that the server answers before they are."""
+    from viz.pages import translate
+    from viz.serving.sentence_space import warm_in_background
+
+    try:
+        settings = settings_once(argv, server_address=str(st.get_option("server.address") or ""))
+    except SettingsError as exc:  # the page shows it to the first visitor
+        return f"flags: {exc}"
+    stopped = None
+    begun = time.perf_counter()
+    try:
+        translate.warm(settings)
+        _log.info("the landing page was ready %.1f s after its warm-up began", time.perf_counter() - begun)
+    except Exception as exc:  # a broken checkpoint, an unreadable card: the page reports it in place
+        _log.warning("warming the landing page at start failed: %s", exc)
+        stopped = f"landing page: {exc}"
+    warm_in_background(settings)
+    return stopped
