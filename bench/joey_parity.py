@@ -160,27 +160,28 @@ def compare_translate(translator: Translator, joey_dir: Path, sentences: list[st
             "differing": [{"source": s, "ours": a, "joey": b} for s, a, b in zip(sentences, ours, joey) if a != b]}
 
 
-def train_multi30k(data_dir: Path, folder: Path) -> Path:
-    """A GRU + Bahdanau model trained by Joey's training function on the first MULTI30K["pairs"]
-    English-French pairs of Multi30k (SentencePiece models trained on them first)."""
+def train_multi30k(data_dir: Path, folder: Path, sizes: dict = MULTI30K) -> Path:
+    """A GRU + Bahdanau model trained by Joey's training function on the first ``sizes["pairs"]``
+    English-French pairs of Multi30k (SentencePiece models trained on them first); ``sizes`` as
+    MULTI30K."""
     import sentencepiece as spm
     from joeynmt.helpers import make_model_dir
     from joeynmt.training import train
 
     folder.mkdir(parents=True, exist_ok=True)
-    for split, n in (("train", MULTI30K["pairs"]), ("val", MULTI30K["dev"])):
+    for split, n in (("train", sizes["pairs"]), ("val", sizes["dev"])):
         for lang in ("en", "fr"):
             with gzip.open(data_dir / f"{split}.{lang}.gz", "rt", encoding="utf-8") as handle:
                 lines = [next(handle).rstrip("\n") for _ in range(n)]
             (folder / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for lang in ("en", "fr"):
         spm.SentencePieceTrainer.train(input=str(folder / f"train.{lang}"), model_prefix=str(folder / f"spm.{lang}"),
-                                       vocab_size=MULTI30K["pieces"], model_type="unigram", character_coverage=1.0,
+                                       vocab_size=sizes["pieces"], model_type="unigram", character_coverage=1.0,
                                        minloglevel=2)
     side = {"level": "bpe", "tokenizer_type": "sentencepiece", "lowercase": False, "max_length": 100,
-            "voc_min_freq": 1, "voc_limit": MULTI30K["pieces"] + 4}
+            "voc_min_freq": 1, "voc_limit": sizes["pieces"] + 4}
     model_dir = folder / "model"
-    emb, hidden = {"embedding_dim": MULTI30K["embedding"]}, MULTI30K["hidden"]
+    emb, hidden = {"embedding_dim": sizes["embedding"]}, sizes["hidden"]
     cfg = {
         "name": "multi30k-gru-bahdanau", "model_dir": str(model_dir), "use_cuda": False,
         "data": {"train": str(folder / "train"), "dev": str(folder / "val"), "dataset_type": "plain",
@@ -188,11 +189,11 @@ def train_multi30k(data_dir: Path, folder: Path) -> Path:
                  "trg": dict(side, lang="fr", tokenizer_cfg={"model_file": str(folder / "spm.fr.model")})},
         "training": {"random_seed": 42, "optimizer": "adam", "learning_rate": 0.001, "scheduling": "exponential", "decrease_factor": 1.0,
                      "batch_size": 32,
-                     "batch_type": "sentence", "epochs": 100, "updates": MULTI30K["updates"],
-                     "validation_freq": MULTI30K["updates"], "logging_freq": 100, "model_dir": str(model_dir),
+                     "batch_type": "sentence", "epochs": 100, "updates": sizes["updates"],
+                     "validation_freq": sizes["updates"], "logging_freq": next(f for f in (100, 50, 20, 10, 5, 2, 1) if f < sizes["updates"] and sizes["updates"] % f == 0), "model_dir": str(model_dir),
                      "overwrite": True, "shuffle": True, "use_cuda": False, "print_valid_sents": [],
                      "keep_best_ckpts": 1, "eval_metrics": ["bleu"]},
-        "testing": {"beam_size": 1, "max_output_length": MULTI30K["max_output_length"]},
+        "testing": {"beam_size": 1, "max_output_length": sizes["max_output_length"]},
         "model": {"initializer": "xavier_uniform", "bias_initializer": "zeros",
                   "encoder": {"type": "recurrent", "rnn_type": "gru", "embeddings": emb, "hidden_size": hidden,
                               "bidirectional": True, "num_layers": 1, "dropout": 0.2},

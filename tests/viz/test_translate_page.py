@@ -344,6 +344,18 @@ def test_the_browsers_report_of_its_first_paint_lets_the_charts_draw(app_env):
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert charts(at) == []
     at.session_state[first_paint.DRAWN] = True  # what the probe's callback sets
-    at.session_state[first_paint.FIRST_RUN_SEEN] = False  # so only the report can make this run whole
+    at.session_state[first_paint.FIRST_RUN_SEEN] = False  # as if this were the session's first run again
     at.run()
     assert heatmaps(at)
+
+
+@pytest.mark.first_paint
+def test_a_first_run_without_charts_holds_nothing_back(app_env):
+    from viz.pages.parts import first_paint
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["src"] = ""  # an empty text box: nothing to translate, no chart
+    at.run()
+    assert not at.exception, at.exception
+    assert not any(c.value == "Drawing the charts..." for c in at.caption)
+    assert first_paint.HELD not in at.session_state

@@ -8,6 +8,7 @@ import sys
 
 import streamlit as st
 
+from viz.pages.parts import first_paint
 from viz.pages.parts.language import language_ui
 from viz.pages.parts.menu import all_pages
 from viz.pages.parts.widgets import chart_format_ui
@@ -16,6 +17,7 @@ from viz.serving.sentence_space import warm_in_background
 from viz.serving.settings import SettingsError, settings_once
 from viz.i18n import _
 
+first_paint.start_run()
 language_ui()  # first: every text below, the page title included, is in the chosen language
 st.set_page_config(page_title=_("Inside attention NMT"), layout="wide")
 try:
@@ -31,3 +33,4 @@ if production(settings):
 pages = st.navigation(all_pages(settings))
 chart_format_ui()  # for every page's charts
 pages.run()
+first_paint.probe_ui()  # last: on a session's first run, asks for the charts held back

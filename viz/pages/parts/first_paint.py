@@ -1,15 +1,16 @@
-"""A new visitor's first view: the page's controls first, its charts right after.
+"""A new visitor's first view: a page's text and controls first, its charts right after.
 
 A browser shows the elements of a Streamlit script run only once the code of every kind of
 element in it has loaded and run. Plotly's is by far the largest (about 1.5 s of the browser's
-main thread on a 2-core machine), and the syntax highlighter behind ``st.code`` comes next, so a
-page that opens with a chart shows its text box only after plotly has loaded.
+main thread on a 2-core machine), so a page that opens with a chart shows its text box only after
+plotly has loaded.
 
-So a session's first run of a page draws everything but its charts, and ends with
-``waiting_ui()``: a line saying the charts are coming and a tiny component with no look of its own.
-The browser runs the component's script once it has drawn the page, which sends a rerun, and that
-run draws the charts. A browser that never runs the script gets the charts on its next run (any
-click or Ctrl+Enter): ``ready()`` is true on every run after a session's first.
+So on a session's first run every chart is held back: ``widgets.show_chart`` draws a line in its
+place (``hold_ui``), and a page may hold a whole part of itself the same way (the Translate page
+its tabs). At the end of that run the app draws ``probe_ui``: a tiny component with no look of its
+own, whose script the browser runs once it has drawn the page. The script sends a rerun, and that
+run draws the charts. A browser that never runs the script gets them on its next run (any click
+or key): ``start_run`` makes every run after a session's first a whole one.
 
 ``bench/page_speed.py`` times a new visitor's text box and first chart.
 """
@@ -23,7 +24,8 @@ from viz.i18n import _
 
 ENABLED = True  # the tests turn it off for apps that do not test it (tests/conftest.py)
 DRAWN = "first_paint_drawn"  # session state: the browser reported its first paint, or a later run came
-FIRST_RUN_SEEN = "first_paint_first_run_seen"  # session state: the session's first run has drawn the probe
+FIRST_RUN_SEEN = "first_paint_first_run_seen"  # session state: the session's first run has begun
+HELD = "first_paint_held"  # session state: this run held something back
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
 _SCRIPT = "export default function (component) { component.setTriggerValue('drawn', true); }"
 _component = None
@@ -39,23 +41,32 @@ def _probe():
         return _component
 
 
-def ready() -> bool:
-    """Whether this run may draw the charts: the browser has drawn the page once, or this is not
-    the session's first run (or the deferral is off)."""
+def start_run() -> None:
+    """At the start of every run (``viz/pages/main.py``): any run after a session's first may draw
+    everything, whether or not the browser ran the probe (a run cut short counts too)."""
     state = st.session_state
-    if not ENABLED or state.get(DRAWN):
-        return True
     if state.get(FIRST_RUN_SEEN):
         state[DRAWN] = True
-        return True
-    return False
+    state[FIRST_RUN_SEEN] = True
 
 
-def waiting_ui() -> None:
-    """In place of the charts on a session's first run: a line, and the probe that asks for them."""
-    st.session_state[FIRST_RUN_SEEN] = True
+def ready() -> bool:
+    """Whether this run may draw charts: the browser has drawn the page once, or this is not the
+    session's first run (or holding is off)."""
+    return not ENABLED or bool(st.session_state.get(DRAWN))
+
+
+def hold_ui() -> None:
+    """In place of what ``ready()`` held back on a session's first run: a line saying it is coming."""
+    st.session_state[HELD] = True
     st.caption(_("Drawing the charts..."))
-    _probe()(key="first_paint_probe", on_drawn_change=_drawn)
+
+
+def probe_ui() -> None:
+    """At the end of every run (``viz/pages/main.py``): the probe that asks for the held charts,
+    when this run held any."""
+    if st.session_state.pop(HELD, False):
+        _probe()(key="first_paint_probe", on_drawn_change=_drawn)
 
 
 def _drawn() -> None:

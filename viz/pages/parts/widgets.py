@@ -8,7 +8,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
 from viz import i18n
 from viz.figures.download_config import DEFAULT_FORMAT, FORMATS, PARAM, parse_format, plotly_config
-from viz.pages.parts import language
+from viz.pages.parts import first_paint, language
 from viz.pages.parts.url_param import keep_in_url
 from viz.serving.offered_models import DEFAULT_DIRECTION, ModelInfo
 from viz.i18n import N_, _, ngettext
@@ -123,7 +123,10 @@ def multiselect(label: str, options, **kwargs) -> list:
 def show_chart(fig, key: str, **kwargs):
     """``st.plotly_chart(fig, key=key, **kwargs)`` with the camera button downloading the chosen
     format, in a file named after ``key``; returns what st.plotly_chart returns (the selection,
-    with ``on_select``)."""
+    with ``on_select``), or None for a chart held back on a session's first run."""
+    if not first_paint.ready():  # a new visitor's first run: the page's text first (first_paint.py)
+        first_paint.hold_ui()
+        return None
     config = plotly_config(parse_format(st.session_state.get(PARAM)), key)
     return st.plotly_chart(fig, key=key, config=config, **kwargs)
 
