@@ -109,7 +109,8 @@ def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
         what = _("Its vector: s_0, its decoder's first state. {n:,} training sentences.")
     st.caption(what.format(n=len(space.sentences)))
     widgets.show_chart(sentence_map(space.points, space.sentences, space.project(vector), text, [n.index for n in found],
-                                    f"{name}: {space.kind}"), key=f"space_map_{name}")
+                                    f"{name}: {space.kind}"), key=f"space_map_{name}",
+                       hold=False)  # the map is what this page is for: drawn in the first run, not after it
     st.dataframe(pd.DataFrame([{_("similarity"): round(n.similarity, 4), _("training sentence"): n.text}
                                for n in found]),
                  hide_index=True, key=f"space_table_{name}")
