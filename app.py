@@ -3,10 +3,10 @@
 
 Streamlit serves ``viz/pages/main.py``, the script every visit runs, and runs ``warm_at_start``
 when the server starts, so that the first visitor finds the default models loaded and the landing
-page's example translated (``viz/pages/parts/start.py``).
+page's example translated (``viz/pages/start.py``).
 """
 import streamlit as st
 
-from viz.pages.parts.start import warm_at_start
+from viz.pages.start import warm_at_start
 
 app = st.App("viz/pages/main.py", lifespan=warm_at_start)

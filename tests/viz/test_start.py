@@ -1,4 +1,4 @@
-"""What the server does at start (viz/pages/parts/start.py): the landing page's work done before
+"""What the server does at start (viz/pages/start.py): the landing page's work done before
 its first visitor, and the sentence spaces' warm-up started; failures only logged."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz.pages.parts import start
+from viz.pages import start
 from viz.serving import decodes
 from viz.serving.shared_results import ResultStore
 
