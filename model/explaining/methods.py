@@ -30,7 +30,7 @@ from model.explaining.forced_scoring import objective_gradients, output_logprobs
 
 IG_STEPS = 16  # midpoints per output token to start with
 IG_TOLERANCE = 0.02  # an output token whose completeness gap is larger gets twice the midpoints ...
-IG_MAX_STEPS = 512  # ... up to this many
+IG_MAX_STEPS = 1024  # ... up to this many
 
 
 def _prefix_matrix(per_row: np.ndarray, positions: np.ndarray, T: int) -> np.ndarray:
