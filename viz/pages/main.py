@@ -14,14 +14,14 @@ from viz.pages.parts.menu import all_pages
 from viz.pages.parts.widgets import chart_format_ui
 from viz.serving.hosting import production
 from viz.serving.sentence_space import warm_in_background
-from viz.serving.settings import SettingsError, settings_once
+from viz.serving.settings import SettingsError, app_flags, settings_once
 from viz.i18n import _
 
 first_paint.start_run()
 language_ui()  # first: every text below, the page title included, is in the chosen language
 st.set_page_config(page_title=_("Inside attention NMT"), layout="wide")
 try:
-    settings = settings_once(tuple(sys.argv[1:]), server_address=str(st.get_option("server.address") or ""))
+    settings = settings_once(app_flags(), server_address=str(st.get_option("server.address") or ""))
 except SettingsError as exc:
     print(exc, file=sys.stderr, flush=True)
     st.error(_("The app's flags could not be read:"))

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import threading
 import time
 from typing import AsyncIterator, Optional, Sequence
 
 import streamlit as st
 
-from viz.serving.settings import SettingsError, settings_once
+from viz.serving.settings import SettingsError, app_flags, settings_once
 
 _log = logging.getLogger(__name__)
 
@@ -29,7 +28,7 @@ _log = logging.getLogger(__name__)
 async def warm_at_start(app) -> AsyncIterator[None]:
     """``st.App``'s lifespan: starts ``warm`` in a daemon thread, and returns at once (the server
     takes visitors while it runs)."""
-    start_warming(tuple(sys.argv[1:]))
+    start_warming(app_flags())
     yield
 
 

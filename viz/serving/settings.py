@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -125,7 +126,13 @@ def parse_settings(argv: Sequence[str], server_address: str = "") -> AppSettings
 
 @functools.lru_cache(maxsize=8)
 def settings_once(argv: tuple[str, ...], server_address: str = "") -> AppSettings:
-    """``parse_settings``, once per process for the same arguments: ``app.py`` runs on every
-    rerun of every session, and its flags do not change while the server runs. A bad value is
-    not kept: it raises SettingsError on each call."""
+    """``parse_settings``, once per process for the same arguments: ``viz/pages/main.py`` runs on
+    every rerun of every session, and its flags do not change while the server runs. A bad value
+    is not kept: it raises SettingsError on each call."""
     return parse_settings(argv, server_address)
+
+
+def app_flags() -> tuple[str, ...]:
+    """The app's flags as the server was started with them (``streamlit run app.py -- FLAGS``:
+    Streamlit leaves them in ``sys.argv`` after the script's name). The only place that reads them."""
+    return tuple(sys.argv[1:])
