@@ -1,4 +1,6 @@
 """Type a sentence in a real browser, wait for both translations and the heatmap."""
+import re
+
 import pytest
 expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (the test extra)").expect
 
@@ -37,6 +39,20 @@ def test_a_new_visitor_gets_the_text_box_then_the_heatmap_without_touching_anyth
     wait_idle(page)
     assert page.get_by_text("Drawing the charts...").count() == 0
     assert page.get_by_role("tab", name="Alignment").count() == 1
+
+
+def test_the_downloads_tab_makes_each_file_when_its_button_is_clicked(page, app_url):
+    page.goto(f"{app_url}/?tab=downloads&src=a+dog+runs+in+the+park", wait_until="domcontentloaded")
+    report = page.get_by_role("button", name=re.compile("Report of this translation"))
+    report.wait_for(timeout=60_000)
+    wait_idle(page)
+    with page.expect_download(timeout=60_000) as caught:
+        report.click()
+    html = open(caught.value.path(), encoding="utf-8").read()
+    assert html.lstrip().lower().startswith("<!doctype html") and "a dog runs in the park" in html
+    with page.expect_download(timeout=60_000) as caught:
+        page.get_by_role("button", name="rnnsearch-tiny: heatmap (PNG)").click()
+    assert open(caught.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 HOSTILE = '<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> a dog'

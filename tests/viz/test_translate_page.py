@@ -85,6 +85,36 @@ def test_the_downloads_tab_offers_the_report_trace_and_alignment(at):
     assert len(labels) == 1 + 3 + 2 + 1  # report, heatmap files, 2 traces, 1 Pharaoh
 
 
+def test_the_downloads_tab_makes_no_file_until_one_is_clicked(at, monkeypatch):
+    from viz import html_report
+    from viz.pages.parts import translate_views
+
+    made = []
+    monkeypatch.setattr(html_report, "report_html", lambda *args: made.append("report") or "")
+    monkeypatch.setattr(translate_views, "print_figure", lambda *args: made.append("figure") or b"")
+    type_sentence(at, "a dog runs in the park")
+    open_tab(at, "Downloads")
+    type_sentence(at, "the cat sits")  # a Ctrl+Enter on this tab
+    assert len(at.get("download_button")) == 7 and made == []
+
+
+def test_a_file_made_on_click_is_in_the_pages_language():
+    import threading
+
+    from viz import i18n
+    from viz.figures import print_figures
+    from viz.pages.parts import translate_views
+
+    assert translate_views.FIGURE_FORMATS == print_figures.FORMATS
+    with i18n.using("ar"):
+        make = translate_views.deferred(lambda word: i18n._(word), "Translate")
+    found = []
+    clicked = threading.Thread(target=lambda: found.append(make()))  # Streamlit runs it on a thread of its own
+    clicked.start()
+    clicked.join()
+    assert found == [i18n.catalog("ar").gettext("Translate")] and found[0] != "Translate"
+
+
 def test_stepping_through_decoding(at):
     type_sentence(at, "a dog runs in the park")
     open_tab(at, "Step by step")
