@@ -1,7 +1,7 @@
 """What a user waits for, timed in a real browser (headless Chromium) against ``streamlit run app.py``.
 
     python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 10] [--cold-starts 3] [--threads 2]
-                               [--visitors 5] [--align-dir DIR] [--space] [--space-cold]
+                               [--visitors 5] [--tab SLUG] [--align-dir DIR] [--space] [--space-cold]
 
 1. the floor: a Streamlit app holding one text area, served the same way; a new visitor (a fresh
    browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box;
@@ -12,7 +12,8 @@
    done), ``--visitors`` fresh browser contexts: seconds from opening the address to the text box,
    to the first translation and to the first chart;
 4. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
-   finishing its run (the new translation shown and Streamlit's "running" indicator gone);
+   finishing its run (the new translation shown and Streamlit's "running" indicator gone), with
+   the Translate page's ``--tab`` open (default the landing page's, alignment);
 5. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
@@ -206,6 +207,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=10)
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh servers to time from launch")
     parser.add_argument("--visitors", type=int, default=5, help="new visitors timed on the floor app and the warm server")
+    parser.add_argument("--tab", default="alignment", help="the Translate page's tab open while Ctrl+Enter is timed")
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
     parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
     parser.add_argument("--space", action="store_true", help="also time the Sentence space page's first use")
@@ -227,6 +229,10 @@ def main() -> None:
                 if i == 0:
                     visitors = [new_visitor(browser, url, lambda page: visitor_on_warm_server(page, url))
                                 for _ in range(args.visitors)]
+                    if args.tab != "alignment":
+                        page.goto(f"{url}/?tab={args.tab}", wait_until="domcontentloaded")
+                        page.locator("[data-testid=stText]").first.wait_for(timeout=120_000)
+                        wait_idle(page)
                     runs = [time_sentence(page, s) for s in long_captions(args.sentences)]
                     if args.align_dir:
                         alignment = alignment_table(page, url)
@@ -245,7 +251,7 @@ def main() -> None:
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),
                       "ctrl_enter_to_run_finished_s": [round(r, 2) for r in runs],
-                      "median_s": round(statistics.median(runs), 2) if runs else None, "threads": args.threads,
+                      "median_s": round(statistics.median(runs), 2) if runs else None, "tab": args.tab, "threads": args.threads,
                       **({"alignment_table_s": alignment} if args.align_dir else {}),
                       **({"sentence_space_first_use": space} if space else {})}))
 
