@@ -47,3 +47,8 @@ def test_evaluate_in_browser(page, app_url, tmp_path):
     assert lines.count() >= 2  # one line (and its band) per model in the length chart
     assert page.get_by_text("rnnsearch-tiny").count() >= 1 and page.get_by_text("rnnencdec-tiny").count() >= 1
     page.screenshot(path=str(tmp_path / "evaluate.png"), full_page=True)  # kept for a look when it fails
+    wait_idle(page)
+    with page.expect_download(timeout=60_000) as caught:  # made when clicked (widgets.deferred)
+        page.get_by_role("button", name="Per-sentence table (CSV)").click()
+    csv = open(caught.value.path(), encoding="utf-8").read().splitlines()
+    assert csv[0].startswith("id,source,reference") and len(csv) == 1 + 3

@@ -130,3 +130,16 @@ def test_the_test_set_faithfulness_table_ranks_methods_beside_a_random_order(at)
     deletion = [float(cell.split(" ± ")[0]) for cell in search["deletion (lower is better)"][:-1]]
     assert deletion == sorted(deletion)  # ranked, lowest deletion area first
     assert any("3 sentences" in m.value for m in at.markdown)
+
+
+def test_the_downloads_are_made_only_when_clicked(at, monkeypatch):
+    import viz.pages.evaluate as evaluate_page
+
+    calls = []
+    real = evaluate_page.sentence_rows
+    monkeypatch.setattr(evaluate_page, "sentence_rows", lambda *args: calls.append(1) or real(*args))
+    upload(at, SRC.encode(), gzip.compress(REF.encode()))
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    assert len(calls) == 1  # the table on screen; the CSV's copy waits for its button
+    assert [b.proto.label for b in at.get("download_button")][-2:] == ["Per-sentence table (CSV)", "Length chart (HTML)"]

@@ -103,11 +103,11 @@ def test_a_file_made_on_click_is_in_the_pages_language():
 
     from viz import i18n
     from viz.figures import print_figures
-    from viz.pages.parts import translate_views
+    from viz.pages.parts import translate_views, widgets
 
     assert translate_views.FIGURE_FORMATS == print_figures.FORMATS
     with i18n.using("ar"):
-        make = translate_views.deferred(lambda word: i18n._(word), "Translate")
+        make = widgets.deferred(lambda word: i18n._(word), "Translate")
     found = []
     clicked = threading.Thread(target=lambda: found.append(make()))  # Streamlit runs it on a thread of its own
     clicked.start()

@@ -312,9 +312,12 @@ def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:
         column.download_button(_("{name} hypotheses").format(name=ltr(run.name)), "\n".join(run.hyps) + "\n",
                                file_name=f"hyps.{run.name}.txt", key=f"eval_dl_{run.name}")
     # the CSV is a data file: its column names stay English in every language
-    columns[-2].download_button(_("Per-sentence table (CSV)"), pd.DataFrame(sentence_rows(test, runs)).to_csv(index=False),
+    # the two files are made when their buttons are clicked, not on every run of the page
+    columns[-2].download_button(_("Per-sentence table (CSV)"),
+                                widgets.deferred(lambda: pd.DataFrame(sentence_rows(test, runs)).to_csv(index=False)),
                                 file_name="sentences.csv", mime="text/csv", key="eval_dl_csv")
-    columns[-1].download_button(_("Length chart (HTML)"), length_chart(rows).to_html(include_plotlyjs="cdn"),
+    columns[-1].download_button(_("Length chart (HTML)"),
+                                widgets.deferred(lambda: length_chart(rows).to_html(include_plotlyjs="cdn")),
                                 file_name="length_chart.html", mime="text/html", key="eval_dl_chart")
     st.caption(_("PNG/SVG of any chart: the camera icon in its toolbar."))
 

@@ -16,7 +16,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.explaining.explanation import METHODS
 from model.core.errors import NoHypothesisError, UserError
-from viz import html_report, i18n
+from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.explanation_shares import shares_bar
@@ -119,18 +119,6 @@ def print_figure(trace: Trace, kind: str) -> bytes:
 
     return print_figures.figure_bytes(print_figures.alignment_figure(trace.attention, trace.source_tokens,
                                                                      trace.target_tokens), kind)
-
-
-def deferred(make, *args):
-    """``make(*args)`` as the zero-argument callable ``st.download_button`` runs when clicked, on a
-    thread of its own: it runs in this page's language (a new thread would start in English)."""
-    code = i18n.current().code
-
-    def run():
-        with i18n.using(code):
-            return make(*args)
-
-    return run
 
 
 def how_to_read(slug: str) -> None:
@@ -445,16 +433,16 @@ def downloads_tab(results: list[Decoded]) -> None:
                  "writes the paper's figure styles as PDF, SVG or PNG.").format(command="nmt-figures"))
     text = results[0].trace.source if results else ""
     st.download_button(_("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
-                         "opens offline)"), deferred(html_report.report_html, text, [(r.name, r.trace) for r in results]),
+                         "opens offline)"), widgets.deferred(html_report.report_html, text, [(r.name, r.trace) for r in results]),
                        file_name="translation-report.html", mime="text/html", key="dl_report")
     for name, trace in ((r.name, r.trace) for r in results):
         if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
             for column, kind in zip(st.columns(len(FIGURE_FORMATS)), FIGURE_FORMATS):
                 column.download_button(_("{name}: heatmap ({format})").format(name=ltr(name), format=kind.upper()),
-                                       deferred(print_figure, trace, kind),
+                                       widgets.deferred(print_figure, trace, kind),
                                        file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}")
         st.download_button(_("{name}: trace (JSON)").format(name=ltr(name)),
-                           deferred(lambda trace: json.dumps(trace.to_json(), ensure_ascii=False, indent=1), trace),
+                           widgets.deferred(lambda trace: json.dumps(trace.to_json(), ensure_ascii=False, indent=1), trace),
                            file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
         if trace.attention is not None:
             ends = trace.target_tokens[-1:] == ["</s>"]  # an output cut at a model's length cap has no </s> row

@@ -132,6 +132,19 @@ def show_chart(fig, key: str, hold: bool = True, **kwargs):
     return st.plotly_chart(fig, key=key, config=config, **kwargs)
 
 
+def deferred(make, *args):
+    """``make(*args)`` as the zero-argument callable ``st.download_button`` runs only when its
+    button is clicked, on a thread of its own: it runs in this page's language (a new thread
+    would start in English)."""
+    code = i18n.current().code
+
+    def run():
+        with i18n.using(code):
+            return make(*args)
+
+    return run
+
+
 def tabs_ui(labels: dict[str, str], key: str) -> list:
     """``st.tabs`` whose open tab survives a change of language: the tabs of ``labels``
     ({slug: English label}), in order. The tabs remember the open one by the label they show, which a link
