@@ -33,6 +33,7 @@ async def warm_at_start(app) -> AsyncIterator[None]:
 
 
 def start_warming(argv: Sequence[str]) -> threading.Thread:
+    """``warm(argv)`` in a daemon thread named "warm at start", started; the thread."""
     thread = threading.Thread(target=warm, args=(tuple(argv),), name="warm at start", daemon=True)
     thread.start()
     return thread
