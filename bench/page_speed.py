@@ -8,8 +8,8 @@
 2. cold start, ``--cold-starts`` times (a new server and a fresh browser context each): from
    launching ``streamlit run app.py`` to the first translation rendered (the first-launch
    example, both models), and on to its alignment heatmap drawn;
-3. a new visitor on the warm server (after the first cold start: models loaded, one translation
-   done), ``--visitors`` fresh browser contexts: seconds from opening the address to the text box,
+3. a new visitor on the warm server (after the first cold start and the Ctrl+Enter runs below:
+   models loaded, the start-up work done), ``--visitors`` fresh browser contexts: seconds from opening the address to the text box,
    to the first translation and to the first chart;
 4. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
    finishing its run (the new translation shown and Streamlit's "running" indicator gone), with
@@ -227,13 +227,13 @@ def main() -> None:
             with app_server(Path(args.repo), Path(args.checkpoints), args.threads, flags) as (url, start):
                 cold.append(first_translation(page, url, start))
                 if i == 0:
-                    visitors = [new_visitor(browser, url, lambda page: visitor_on_warm_server(page, url))
-                                for _ in range(args.visitors)]
                     if args.tab != "alignment":
                         page.goto(f"{url}/?tab={args.tab}", wait_until="domcontentloaded")
                         page.locator("[data-testid=stText]").first.wait_for(timeout=120_000)
                         wait_idle(page)
                     runs = [time_sentence(page, s) for s in long_captions(args.sentences)]
+                    visitors = [new_visitor(browser, url, lambda page: visitor_on_warm_server(page, url))
+                                for _ in range(args.visitors)]
                     if args.align_dir:
                         alignment = alignment_table(page, url)
             context.close()
