@@ -39,6 +39,7 @@ from bench.common import CHECKPOINTS, SHARED  # noqa: E402
 from bench.joey_parity import MULTI30K, first_lines, joey_translate, train_multi30k  # noqa: E402
 from model import translate as translate_command  # noqa: E402
 from model.checkpoints.imports import import_joey  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
 from model.foreign.joey import quiet_joey_logs  # noqa: E402
 
 SHIPPED = CHECKPOINTS / "everyday-rnnsearch-en-fr"
@@ -99,8 +100,6 @@ def main() -> None:
     ours, ours_s = our_command(imported, sentences, ["--length-norm", "0", "--threads", str(args.threads)])
     shipped, shipped_s = our_command(SHIPPED, sentences, ["--threads", str(args.threads)])
     params = lambda model: sum(p.numel() for p in model.parameters())  # noqa: E731
-    from model.decoding.translator import Translator
-
     result = {
         "sentences": len(sentences), "beam": 5, "batch": BATCH, "threads": args.threads,
         "joey_model": {"dir": str(joey_dir), "updates": args.updates,

@@ -24,13 +24,14 @@ import io
 import json
 import threading
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
-import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
 
 from model.scoring.word_alignment import WORD_START
+
+if TYPE_CHECKING:  # matplotlib itself (0.4 s) is imported when a figure is made or saved
+    from matplotlib.figure import Figure
 
 FORMATS = ("pdf", "svg", "png")
 STYLE = {"svg.fonttype": "none", "pdf.fonttype": 42}  # SVG text as <text>, PDF fonts embedded as text
@@ -41,6 +42,8 @@ _STYLE_LOCK = threading.RLock()  # rc_context's swap of the global rcParams, one
 @contextlib.contextmanager
 def _styled() -> Iterator[None]:
     """``STYLE`` in force for the block, the caller's rcParams back after it."""
+    import matplotlib
+
     with _STYLE_LOCK, matplotlib.rc_context(STYLE):
         yield
 
@@ -61,6 +64,8 @@ def alignment_figure(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: 
 
 
 def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str) -> Figure:
+    from matplotlib.figure import Figure
+
     rows, cols = matrix.shape  # (tgt_len, src_len)
     fig = Figure(figsize=(max(3.0, 0.32 * cols + 1.5), max(3.0, 0.32 * rows + 1.5)))
     ax = fig.subplots()
@@ -90,6 +95,8 @@ def length_figure(series: dict[str, Sequence[tuple[float, float]]], xlabel: str 
 
 
 def _draw_lengths(series: dict[str, Sequence[tuple[float, float]]], xlabel: str, title: str) -> Figure:
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(5.0, 3.6))
     ax = fig.subplots()
     for k, (name, points) in enumerate(series.items()):

@@ -86,8 +86,8 @@ def warm(settings: AppSettings) -> None:
     if not text.strip():
         return
     search = widgets.search_config(view.beam, view.lp)
-    names = [view.left] if view.right == view.left else [view.left, view.right]
-    translate_views.warm_figures(decodes.shared_decodes([Request(name, text, search) for name in names], settings))
+    translate_views.warm_figures(decodes.shared_decodes([Request(name, text, search)
+                                                         for name in shown(view.left, view.right)], settings))
 
 
 def intro_ui() -> None:
@@ -173,6 +173,11 @@ def model_pair_ui(models: list[ModelInfo], defaults: View) -> list[str]:
                                 persist_state="session")
     right = st.sidebar.selectbox(_("Right model"), names, key="model_right", format_func=labels.get,
                                  persist_state="session")
+    return shown(left, right)
+
+
+def shown(left: str, right: str) -> list[str]:
+    """The models the page translates with: one when both pickers name the same."""
     return [left] if right == left else [left, right]
 
 

@@ -5,9 +5,10 @@ new space.
 
 Spaces are also kept on disk (model/decoding/sentence_space_cache.py, ``--cache-dir``), so a
 restarted server reads them instead of encoding again; and ``warm_in_background`` makes the
-default pair's spaces ready from the server's first script run on (app.py calls it; a Streamlit
-server runs no code of the app before a first visitor), building them in a process of the
-lowest priority that takes no decode slot, so that no translation waits for it."""
+default pair's spaces ready from the server's start on (``viz/pages/start.py`` calls it once the
+landing page is warm; ``viz/pages/main.py`` too, for a server started without ``app.py``),
+building them in a process of the lowest priority that takes no decode slot, so that no
+translation waits for it."""
 from __future__ import annotations
 
 import contextlib

@@ -19,6 +19,7 @@ from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
+from viz.figures import print_figures
 from viz.figures.explanation_shares import shares_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages.parts import widgets
@@ -109,14 +110,9 @@ def warm_figures(results: list[Decoded]) -> None:
                                                 title=result.name, grayscale=True))
 
 
-FIGURE_FORMATS = ("pdf", "svg", "png")  # viz/figures/print_figures.py · FORMATS (imported when a file is made)
-
-
 def print_figure(trace: Trace, kind: str) -> bytes:
-    """The paper's Figure 3 look of ``trace``'s attention as a ``kind`` file (matplotlib, imported
-    here: 0.4 s, paid by the first download)."""
-    from viz.figures import print_figures
-
+    """The paper's Figure 3 look of ``trace``'s attention as a ``kind`` file (matplotlib is
+    imported by the first one made: 0.4 s)."""
     return print_figures.figure_bytes(print_figures.alignment_figure(trace.attention, trace.source_tokens,
                                                                      trace.target_tokens), kind)
 
@@ -437,7 +433,7 @@ def downloads_tab(results: list[Decoded]) -> None:
                        file_name="translation-report.html", mime="text/html", key="dl_report")
     for name, trace in ((r.name, r.trace) for r in results):
         if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
-            for column, kind in zip(st.columns(len(FIGURE_FORMATS)), FIGURE_FORMATS):
+            for column, kind in zip(st.columns(len(print_figures.FORMATS)), print_figures.FORMATS):
                 column.download_button(_("{name}: heatmap ({format})").format(name=ltr(name), format=kind.upper()),
                                        widgets.deferred(print_figure, trace, kind),
                                        file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}")
