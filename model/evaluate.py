@@ -11,7 +11,7 @@ from typing import Sequence
 from model.argtypes import int_range
 from model.core.errors import UserError
 from model.corpus.test_sets import MAX_LINES, eval_set_from_files, join_consecutive
-from model.decoding.attention_ablation import ABLATIONS
+from model.explaining.attention_ablation import ABLATIONS
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
 from model.scoring import evaluation

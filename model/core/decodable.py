@@ -148,7 +148,7 @@ class Decodable(ABC):
     def step(self, y_prev: torch.Tensor, state: Any, memory: Memory, alpha_override: Optional[torch.Tensor] = None,
              alpha_fn: Optional[AlphaFn] = None) -> Step:
         """One output token. ``alpha_override`` (batch, src_len) replaces the attention weights (the
-        app's what-if); ``alpha_fn`` maps the computed weights to the ones used (model/decoding/attention_ablation.py).
+        app's what-if); ``alpha_fn`` maps the computed weights to the ones used (model/explaining/attention_ablation.py).
         Models without attention ignore both."""
 
     @abstractmethod

@@ -15,20 +15,23 @@ sentence's beam tree as it is scored, and keeps each step's attention, energies 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import torch
 
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
-from model.decoding.attention_ablation import ablated_alpha
 from model.decoding.device import device_of
 from model.core.decodable import Decodable, ModelDescription, OutputLength, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.core.errors import NoHypothesisError
 
 KEPT, PRUNED, FINISHED = 0, 1, 2
+
+# the weights used at a step from those the model computed: (alpha (batch, src_len),
+# mask (batch, src_len), 0-based step) -> (batch, src_len); hashable, as SearchConfig is
+AlphaEdit = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 STATUS_NAMES = ("kept", "pruned", "finished")
 
 
@@ -44,7 +47,9 @@ class SearchConfig:
     forbid_unk: bool = False  # never emit <unk> (as the paper's "no UNK" decoding)
     topk: int = 5  # candidate tokens recorded per step in traces
     trace: bool = True  # record attention, energies, top-k and the beam history
-    ablation: str = ""  # replace the attention weights while decoding (model/decoding/attention_ablation.py); "": the model's own
+    # replace the attention weights while decoding: called as ablation(alpha, mask, step) at every
+    # step (an ``Ablation`` of model/explaining/attention_ablation.py); None: the model's own
+    ablation: Optional[AlphaEdit] = None
 
 
 @dataclass
@@ -138,10 +143,10 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
-def _ablation(kind: str, t: int, enc):
-    if not kind:
+def _ablation(edit: Optional[AlphaEdit], t: int, enc):
+    if edit is None:
         return None
-    return lambda alpha: ablated_alpha(kind, alpha, enc.mask, t)
+    return lambda alpha: edit(alpha, enc.mask, t)
 
 
 def _attend_override(attend, t: int, enc):

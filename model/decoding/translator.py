@@ -11,7 +11,6 @@ import torch
 from model.checkpoints.families import load_model
 from model.corpus.parallel import iter_chunks
 from model.corpus.vocab import EOS
-from model.decoding.attention_ablation import ABLATIONS
 from model.decoding.device import device_of, pick_device
 from model.core.decodable import Decodable, Vocabulary
 from model.decoding.search import SearchConfig, beam_search, greedy_traces
@@ -77,10 +76,8 @@ class Translator:
             raise ConfigError(f"beam size must be 1..{MAX_BEAM}, got {cfg.beam}")
         if not (0 <= cfg.max_len_ratio <= MAX_LEN_RATIO and 0 <= cfg.max_len_extra <= MAX_LEN_EXTRA):
             raise ConfigError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
-        if cfg.ablation and (cfg.ablation not in ABLATIONS or not self.model.has_attention):
-            raise ConfigError(f"cannot ablate {cfg.ablation!r} attention of {self.name}: "
-                              + (f"choose from {', '.join(ABLATIONS)}" if cfg.ablation not in ABLATIONS
-                                 else "it has no attention"))
+        if cfg.ablation is not None and not self.model.has_attention:
+            raise ConfigError(f"cannot replace the attention of {self.name}: it has no attention")
         encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
         traces: list[Optional[Trace]] = [None] * len(sentences)
         todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))
@@ -100,7 +97,7 @@ class Translator:
 
     def _decode(self, src, cfg: SearchConfig, prefixes, attend) -> list[Trace]:
         vocabs = (self.src_vocab, self.tgt_vocab)
-        if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None and not cfg.ablation:
+        if cfg.beam == 1 and not cfg.trace and prefixes is None and attend is None and cfg.ablation is None:
             return greedy_traces(self.model, vocabs, src, cfg)
         return beam_search(self.model, vocabs, src, cfg, prefixes, attend)
 

@@ -97,7 +97,7 @@ class Decoder(nn.Module):
         """-> (c_i (batch, 2n), C c_i (batch, 3n), alpha (batch, src_len) | None, energies | None).
 
         ``alpha_override`` (batch, src_len) replaces the attention weights (the app's what-if);
-        ``alpha_fn`` maps the computed weights to the ones used (model/decoding/attention_ablation.py).
+        ``alpha_fn`` maps the computed weights to the ones used (model/explaining/attention_ablation.py).
         """
         if self.attention is None:
             return enc.summary, enc.fixed_gates, None, None

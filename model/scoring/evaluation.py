@@ -26,6 +26,7 @@ from model.corpus.test_sets import EvalSet, join_consecutive
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
+from model.explaining.attention_ablation import Ablation
 from model.scoring.metrics import bootstrap_interval, corpus_scores
 
 N_BOOTSTRAP = 1000
@@ -67,11 +68,11 @@ def drop_beams(traces: Sequence[Trace]) -> None:
 
 def ablation_runs(translator: Translator, test: EvalSet, cfg: SearchConfig, kinds: Sequence[str],
                   progress: Optional[Callable[[int], None]] = None) -> list[ModelRun]:
-    """The same model on the same test set with its attention weights replaced (model/decoding/attention_ablation.py),
+    """The same model on the same test set with its attention weights replaced (model/explaining/attention_ablation.py),
     one run per kind, named ``model+kind``."""
     runs = []
     for kind in kinds:
-        run = run_model(translator, test, replace(cfg, ablation=kind), progress)
+        run = run_model(translator, test, replace(cfg, ablation=Ablation(kind)), progress)
         runs.append(dataclasses.replace(run, name=f"{translator.name}+{kind}"))
     return runs
 

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from model.decoding.attention_ablation import ABLATIONS, ablated_alpha
+from model.explaining.attention_ablation import ABLATIONS, Ablation, ablated_alpha
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from model.core.errors import ConfigError
@@ -26,18 +26,15 @@ def test_each_ablation_puts_its_weight_where_it_says():
         weights = ablated_alpha(kind, alpha, mask, 2)
         torch.testing.assert_close(weights.sum(1), torch.ones(3))
         assert (weights[~mask] == 0).all()
-    with pytest.raises(ValueError, match="unknown ablation 'none'"):
+    with pytest.raises(ConfigError, match="unknown ablation 'none'"):
         ablated_alpha("none", alpha, mask, 0)
 
 
-def test_the_models_own_weights_through_the_ablation_path_change_nothing(tiny_checkpoints, monkeypatch):
-    from model.decoding import search
-
+def test_the_models_own_weights_through_the_ablation_path_change_nothing(tiny_checkpoints):
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     cfg = SearchConfig(beam=3)
     plain = t.translate(SENTENCES, cfg)
-    monkeypatch.setattr(search, "ablated_alpha", lambda kind, alpha, mask, step: alpha)  # the identity "ablation"
-    same = t.translate(SENTENCES, SearchConfig(beam=3, ablation="argmax"))
+    same = t.translate(SENTENCES, SearchConfig(beam=3, ablation=lambda alpha, mask, step: alpha))  # the identity
     assert [x.target_ids for x in same] == [x.target_ids for x in plain]
     assert [x.score for x in same] == pytest.approx([x.score for x in plain], abs=1e-5)
 
@@ -45,7 +42,7 @@ def test_the_models_own_weights_through_the_ablation_path_change_nothing(tiny_ch
 def test_uniform_weights_change_the_output_and_are_what_the_trace_shows(tiny_checkpoints):
     t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
     plain = t.translate(SENTENCES, SearchConfig(beam=3))
-    uniform = t.translate(SENTENCES, SearchConfig(beam=3, ablation="uniform"))
+    uniform = t.translate(SENTENCES, SearchConfig(beam=3, ablation=Ablation("uniform")))
     assert [x.target_ids for x in uniform] != [x.target_ids for x in plain]
     for trace in uniform:
         n = len(trace.source_ids)
@@ -54,9 +51,9 @@ def test_uniform_weights_change_the_output_and_are_what_the_trace_shows(tiny_che
 
 def test_an_ablation_needs_attention_and_a_known_name(tiny_checkpoints):
     with pytest.raises(ConfigError, match="has no attention"):
-        Translator.from_checkpoint(tiny_checkpoints["rnnencdec"]).translate(["a dog"], SearchConfig(ablation="uniform"))
+        Translator.from_checkpoint(tiny_checkpoints["rnnencdec"]).translate(["a dog"], SearchConfig(ablation=Ablation("uniform")))
     with pytest.raises(ConfigError, match="choose from uniform"):
-        Translator.from_checkpoint(tiny_checkpoints["rnnsearch"]).translate(["a dog"], SearchConfig(ablation="x"))
+        Ablation("x")
 
 
 def test_evaluate_ablate_reports_each_run_against_the_model(tiny_checkpoints, tiny_corpus, tmp_path, capsys):

@@ -24,7 +24,7 @@ from sacrebleu.metrics import BLEU  # noqa: E402
 from model.checkpoints.families import load_model  # noqa: E402
 from model.checkpoints.imports import import_joey  # noqa: E402
 from model.corpus.vocab import BOS, EOS, PAD, UNK  # noqa: E402
-from model.decoding.attention_ablation import ABLATIONS  # noqa: E402
+from model.explaining.attention_ablation import ABLATIONS, Ablation  # noqa: E402
 from model.explaining.saliency import saliency  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
@@ -413,7 +413,7 @@ def test_evaluate_and_align_take_an_imported_folder(imported_folder, tmp_path):
     translator, refs = Translator.from_checkpoint(imported_folder), [p[1] for p in pairs]
     scores = json.loads((tmp_path / "report" / "scores.json").read_text())
     for name, cfg in (("joey", SearchConfig(beam=5, length_norm=1.0)),
-                      ("joey+uniform", SearchConfig(beam=5, length_norm=1.0, ablation="uniform"))):
+                      ("joey+uniform", SearchConfig(beam=5, length_norm=1.0, ablation=Ablation("uniform")))):
         hyps = [t.translation for t in translator.translate([p[0] for p in pairs], cfg)]
         assert (tmp_path / "report" / f"hyps.{name}.txt").read_text().splitlines() == hyps
         assert scores["models"][name]["bleu"] == round(BLEU().corpus_score(hyps, [refs]).score, 2)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, join_consecutive)
-from model.decoding.attention_ablation import ABLATIONS
+from model.explaining.attention_ablation import ABLATIONS, Ablation
 from model.decoding.search import SearchConfig
 from model.core.errors import DataError, UserError
 from model.explaining.explanation import METHODS
@@ -41,7 +41,7 @@ HOSTED_EXTRA = N_("Only checkpoints inside the server's checkpoint folder can be
 # The test set's sources: the radio's values (kept in session state), shown through _().
 TWO_FILES, ONE_TABLE, BUILT_IN = N_("Two files (source, reference)"), N_("One TSV/CSV file"), N_("Built-in test set")
 
-# ABLATIONS' descriptions (model/decoding/attention_ablation.py), marked for the catalog: the page
+# ABLATIONS' descriptions (model/explaining/attention_ablation.py), marked for the catalog: the page
 # shows _(description); a description missing here stays English.
 _ABLATION_LABELS = (N_("uniform α (the mean annotation)"), N_("diagonal α (step i reads source position i)"),
                     N_("one-hot argmax of α"), N_("last annotation only"))
@@ -99,7 +99,7 @@ def render(settings: AppSettings) -> None:
 
 
 def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
-    """Ways to replace the attention weights of the chosen RNNsearch models (model/decoding/attention_ablation.py),
+    """Ways to replace the attention weights of the chosen RNNsearch models (model/explaining/attention_ablation.py),
     each decoded as one more run beside the unmodified model."""
     if not any(_has_attention(name, settings) for name in chosen):
         return ()
@@ -201,7 +201,7 @@ def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: 
                 name=ltr(name)), local=_cannot_use(name, exc)))
             st.stop()
     jobs = [(name, name, search) for name in names] + [
-        (f"{name}+{kind}", name, replace(search, ablation=kind)) for name in names
+        (f"{name}+{kind}", name, replace(search, ablation=Ablation(kind))) for name in names
         if _has_attention(name, settings) for kind in ablations]
     bars = [st.progress(0.0, text=_("{name}: starting").format(name=ltr(job[0]))) for job in jobs]
     runs = side_by_side_on_page([partial(decode_run, name, archs[name], test, job_search, settings, bar, label)

@@ -9,10 +9,17 @@ are worth:
 - ``argmax``: all weight on the model's own highest-weighted position (a hard alignment);
 - ``last``: all weight on the last annotation h_Tx, one vector for the whole sentence
   as an encoder-decoder without attention reads it.
+
+An ``Ablation`` is the value a ``SearchConfig`` carries (``ablation=Ablation("uniform")``): the
+decoder calls it at every step (model/decoding/search.py) and knows nothing of the kinds.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
+
+from model.core.errors import ConfigError
 
 ABLATIONS = {
     "uniform": "uniform α (the mean annotation)",
@@ -36,5 +43,21 @@ def ablated_alpha(kind: str, alpha: torch.Tensor, mask: torch.Tensor, step: int)
     elif kind == "last":
         position = lengths - 1
     else:
-        raise ValueError(f"unknown ablation {kind!r}; choose from {', '.join(ABLATIONS)}")
+        raise ConfigError(f"unknown ablation {kind!r}; choose from {', '.join(ABLATIONS)}")
     return torch.nn.functional.one_hot(position, alpha.size(1)).to(alpha.dtype)
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """One kind of replaced attention, as a search setting: frozen (part of a decode's cache key)
+    and called by the search at every output step with alpha (batch, src_len), the mask
+    (batch, src_len) and the 0-based step."""
+
+    kind: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in ABLATIONS:
+            raise ConfigError(f"unknown ablation {self.kind!r}; choose from {', '.join(ABLATIONS)}")
+
+    def __call__(self, alpha: torch.Tensor, mask: torch.Tensor, step: int) -> torch.Tensor:
+        return ablated_alpha(self.kind, alpha, mask, step)
