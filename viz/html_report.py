@@ -1,6 +1,7 @@
 """One translation as a standalone HTML file: each model's output, attention heatmap, beam
 tree and step-by-step table, with plotly.js embedded once, so the file opens offline in any
-browser. Every piece of user text is HTML-escaped.
+browser. Under each heatmap, how faithful it is for that sentence. Every piece of user text is
+HTML-escaped.
 
     python -m viz.commands.report --checkpoint checkpoints/everyday-rnnsearch-en-fr \\
         --checkpoint checkpoints/everyday-rnnencdec-en-fr --text "I would like a cup of coffee." out.html
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Sequence
+from typing import Mapping, Optional, Sequence
 
 from model.decoding.trace import Trace
+from model.explaining.faithfulness import Comprehensiveness
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, display_token
@@ -23,8 +25,10 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto
          "th{background:#f4f4f4}.output{font-size:20px;margin:.3em 0 1em}.note{color:#666;font-size:13px}")
 
 
-def report_html(text: str, traces: Sequence[tuple[str, Trace]]) -> str:
-    """The whole page for ``text`` translated by each (model name, trace)."""
+def report_html(text: str, traces: Sequence[tuple[str, Trace]],
+                checks: Optional[Mapping[str, Comprehensiveness]] = None) -> str:
+    """The whole page for ``text`` translated by each (model name, trace); ``checks``: how
+    faithful each named model's heatmap is (``faithfulness.comprehensiveness_check``)."""
     parts, first = [], [True]
 
     def figure(fig, name: str) -> str:  # plotly.js goes into the first figure only
@@ -41,6 +45,8 @@ def report_html(text: str, traces: Sequence[tuple[str, Trace]]) -> str:
             parts.append(figure(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
                                                   title=f"{html.escape(name)}: attention α", grayscale=True),
                                 f"{name}_attention"))
+            if checks and name in checks:
+                parts.append(check_note(checks[name]))
         else:
             parts.append("<p class='note'>An RNNencdec model has no attention: it reads the whole sentence into "
                          "one fixed vector.</p>")
@@ -53,6 +59,15 @@ def report_html(text: str, traces: Sequence[tuple[str, Trace]]) -> str:
             f"<p><b>Source:</b> {html.escape(text)}</p>{''.join(parts)}"
             "<p class='note'>Made by Inside attention NMT (RNNsearch and RNNencdec, Bahdanau, Cho &amp; Bengio "
             "2015).</p></body></html>")
+
+
+def check_note(check: Comprehensiveness) -> str:
+    """One line under a heatmap: how faithful it is for this sentence (docs/explanations.md)."""
+    verdict = "more than chance: it points at words the output depends on" if check.beats_random else \
+        "no better than random words"
+    return (f"<p class='note'>How faithful: removing the most-attended source words (top 10, 20 and 50 percent) "
+            f"lowers the output's log-probability by {check.method:.2f} per token; as many random words, by "
+            f"{check.random:.2f}: {verdict}.</p>")
 
 
 def steps_table(trace: Trace) -> str:

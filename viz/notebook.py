@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from model.explaining.explanation import METHODS, Explanation
-from model.explaining.faithfulness import measure
+from model.explaining.faithfulness import comprehensiveness_check, measure
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
@@ -34,7 +34,7 @@ from model.foreign.tutorials import TutorialImport, from_live_objects, live_mode
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
-from viz.html_report import steps_table
+from viz.html_report import check_note, steps_table
 from viz.serving.settings import default_checkpoint_root
 
 VIEWS = ("alignment", "beam", "steps", "saliency", "explanations", "neighbours")
@@ -117,7 +117,16 @@ class Translation:
         if trace.attention is None:
             return HTML("<p>An RNNencdec model has no attention: it reads the whole sentence into one fixed vector. "
                         "Try <code>show(\"saliency\")</code>.</p>")
-        return HTML(self._heatmap(trace.attention, f"{self.model}: attention α", f"{self.model}_attention"))
+        return HTML(self._heatmap(trace.attention, f"{self.model}: attention α", f"{self.model}_attention")
+                    + self._attention_check())
+
+    def _attention_check(self) -> str:
+        """How faithful the heatmap is for this sentence (docs/explanations.md, "Under every attention heatmap")."""
+        trace = self.trace
+        if not trace.target_ids:
+            return ""
+        return check_note(comprehensiveness_check(self.translator.model, trace.source_ids, trace.target_ids,
+                                                  trace.attention.sum(0)))
 
     def explain(self, method: str = "integrated_gradients", contrast: Optional[Sequence[int]] = None) -> Explanation:
         """This translation's output explained by ``method`` (model/explaining/methods.py: one of

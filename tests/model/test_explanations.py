@@ -190,6 +190,32 @@ def test_the_order_an_explanation_gives_is_the_order_words_are_removed(monkeypat
     assert seen == [[1, 2, 3, 0]]  # most important first, ties by position
 
 
+@pytest.mark.parametrize("importance", [[0.1, 0.4, 0.4, 0.2], [0.9, 0.0, 0.3, 0.5], [1.0, 1.0, 1.0, 1.0]])
+def test_the_comprehensiveness_check_is_the_curves_comprehensiveness(importance):
+    from model.explaining import faithfulness as f
+
+    model = Linear()
+    check = f.comprehensiveness_check(model, SRC, OUT, importance, seeds=3)
+    assert check.method == pytest.approx(f.faithfulness(model, SRC, OUT, importance).comprehensiveness, abs=1e-5)
+    assert check.random == pytest.approx(f.random_order(model, SRC, OUT, seeds=3).comprehensiveness, abs=1e-5)
+    assert check.removed == (1, 1, 2)  # ceil(10%, 20%, 50% of 4)
+
+
+def test_the_comprehensiveness_check_of_the_word_a_model_reads_beats_random():
+    from model.explaining import faithfulness as f
+
+    model = Linear(only_first=True, prefix=False)  # only source position 0 matters, and it raises every y_i
+    with torch.no_grad():
+        model.src_embed.weight.fill_(1.0)
+        model.A.weight.zero_()
+        model.A.weight[OUT] = 1.0
+    first = f.comprehensiveness_check(model, SRC, OUT, [1.0, 0.0, 0.0, 0.0], seeds=5)
+    last = f.comprehensiveness_check(model, SRC, OUT, [0.0, 0.5, 0.7, 1.0], seeds=5)
+    assert last.method == pytest.approx(0.0, abs=1e-6)  # its top 50% (positions 3, 2) never holds position 0
+    assert first.method > first.random > last.method
+    assert first.beats_random and not last.beats_random
+
+
 # ---------------------------------------------------------------- the command line
 
 

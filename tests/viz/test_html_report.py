@@ -38,9 +38,20 @@ def test_each_chart_downloads_a_png_named_after_its_model_and_view(traces):
     assert page.count('"displaylogo": false') == 3
 
 
+@pytest.mark.parametrize("method, random, verdict", [(1.25, 0.5, "more than chance"), (0.25, 0.75, "no better than random")])
+def test_a_heatmap_with_a_check_says_how_faithful_it_is(traces, method, random, verdict):
+    from model.explaining.faithfulness import Comprehensiveness
+
+    page = report_html(HOSTILE, traces, {"rnnsearch-tiny": Comprehensiveness(method, random, (1, 2, 4)),
+                                         "rnnencdec-tiny": Comprehensiveness(9.0, 0.0, (1, 2, 4))})
+    assert page.count("How faithful") == 1  # under RNNsearch's heatmap; RNNencdec has none to check
+    assert f"by {method:.2f} per token; as many random words, by {random:.2f}: {verdict}" in page
+    assert "How faithful" not in report_html(HOSTILE, traces)
+
+
 def test_the_command_writes_the_report(tiny_checkpoints, tmp_path, capsys):
     out = tmp_path / "report.html"
     assert main(["--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--text", "a dog runs", str(out)]) == 0
-    assert out.read_text().startswith("<!doctype html>")
+    assert out.read_text().startswith("<!doctype html>") and "How faithful: removing" in out.read_text()
     assert main(["--checkpoint", str(tmp_path / "missing"), "--text", "a", str(out)]) == 2
     assert "error:" in capsys.readouterr().err

@@ -26,6 +26,19 @@ def test_a_translation_shows_its_text_heatmap_and_beam(models):
     assert len(search.translate(["a dog", "the cat"])) == 2
 
 
+def test_the_heatmap_says_how_faithful_it_is_for_this_sentence(models):
+    from model.explaining.faithfulness import comprehensiveness_check
+
+    search, encdec = models
+    t = search.translate("a dog runs in the park")
+    trace = t.trace
+    check = comprehensiveness_check(t.translator.model, trace.source_ids, trace.target_ids, trace.attention.sum(0))
+    shown = t.show("alignment").html
+    assert f"by {check.method:.2f} per token; as many random words, by {check.random:.2f}" in shown
+    assert ("more than chance" in shown) == check.beats_random
+    assert "How faithful" not in encdec.translate("a dog runs in the park").show("alignment").html  # no attention
+
+
 def test_every_view_renders_and_an_unknown_one_names_them(models):
     search, encdec = models
     t = search.translate("<b>a</b> dog", words=True)

@@ -36,12 +36,17 @@ def spaces_warmed(monkeypatch):
 
 def test_the_first_visitor_finds_the_landing_translation_made_at_start(checkpoint_dir, tmp_path, monkeypatch,
                                                                      own_store, spaces_warmed):
+    from viz.serving import explanations
+
+    checks = ResultStore(16)
+    monkeypatch.setattr(explanations, "result_store", lambda kind: checks)
     root = shutil.copytree(checkpoint_dir, tmp_path / "models")
     argv = ("--checkpoints", str(root))
     assert start.warm(argv) is None
     assert len(spaces_warmed) == 1 and spaces_warmed[0].checkpoints == root  # then the spaces' warm-up
     made = dict(own_store.items())
     assert {request.name for request in made} == {"rnnsearch-tiny", "rnnencdec-tiny"}
+    assert [key[0] for key, _ in checks.items()] == ["rnnsearch-tiny"]  # the check under its heatmap, made too
 
     decoded = []
     real = decodes.decode_batch

@@ -49,6 +49,23 @@ def test_typing_translates_with_both_models_and_draws_the_heatmap(at):
     assert all(abs(sum(row) - 1) < 1e-4 for row in heat["z"])
 
 
+def test_each_attention_heatmap_says_how_faithful_it_is_for_this_sentence(at, checkpoint_dir):
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+    from model.explaining.faithfulness import comprehensiveness_check
+
+    type_sentence(at, "a dog runs in the park")
+    notes = [c.value for c in at.caption if c.value.startswith("**How faithful is this picture?**")]
+    assert len(notes) == 1  # RNNsearch's heatmap; RNNencdec has none
+    translator = Translator.from_checkpoint(checkpoint_dir / "rnnsearch-tiny")
+    trace = translator.translate(["a dog runs in the park"], SearchConfig(beam=5))[0]  # the page's default search
+    check = comprehensiveness_check(translator.model, trace.source_ids, trace.target_ids, trace.attention.sum(0))
+    assert f"by {check.method:.2f} per token" in notes[0] and f"lowers it by {check.random:.2f}." in notes[0]
+    assert ("more than chance" in notes[0]) == check.beats_random
+    open_tab(at, "Step by step")
+    assert any(c.value.startswith("How faithful: removing the most-attended") for c in at.caption)
+
+
 def test_changing_beam_size_and_word_toggle(at):
     type_sentence(at, "a dog runs in the park")
     at.slider(key="beam").set_value(1).run()

@@ -23,7 +23,7 @@ from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
 from viz.pages.parts.serving_ui import decode_for_page, translator_for_page
 from viz.pages.parts.url_state import View
-from viz.serving import decodes, hosting, offered_models
+from viz.serving import decodes, explanations, hosting, offered_models
 from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
@@ -77,7 +77,7 @@ def warm(settings: AppSettings) -> None:
     """The work of the landing page's first visit, done before anyone visits (app.py, at server
     start): the default pair loaded, the first example decoded with the settings the page opens
     with (kept in the shared store, where the first visitor's page finds it) and its alignment
-    heatmap built once (plotly imported, the figure code run)."""
+    heatmap built once (plotly imported, the figure code run), with the faithfulness check under it."""
     models = offered_models.offered(settings)
     if not models:
         return
@@ -86,8 +86,10 @@ def warm(settings: AppSettings) -> None:
     if not text.strip():
         return
     search = widgets.search_config(view.beam, view.lp)
-    translate_views.warm_figures(decodes.shared_decodes([Request(name, text, search)
-                                                         for name in shown(view.left, view.right)], settings))
+    results = decodes.shared_decodes([Request(name, text, search) for name in shown(view.left, view.right)], settings)
+    translate_views.warm_figures(results)
+    for result in results:  # the check under each heatmap, kept in the shared store too
+        explanations.attention_check(result, settings)
 
 
 def intro_ui() -> None:

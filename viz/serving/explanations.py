@@ -2,20 +2,23 @@
 methods asked for (model/explaining/methods.py), each with its faithfulness for this sentence
 (model/explaining/faithfulness.py) and a random order's, computed at a place of the decode queue
 and kept for every session; and the Evaluate page's test-set table of the same figures
-(``test_set_faithfulness``)."""
+(``test_set_faithfulness``); and the check under every attention heatmap
+(``attention_check``): how much the output loses when the most-attended source words go, against
+random words."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from model.explaining.explanation import Explanation
-from model.explaining.faithfulness import Faithfulness, measure
+from model.explaining.faithfulness import Comprehensiveness, Faithfulness, comprehensiveness_check, measure
 from model.explaining.methods import explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.scoring.evaluation import ModelRun
 from viz.serving.decodes import Decoded, QueuedSlot, load_translator
 from viz.serving.settings import AppSettings
-from viz.serving.shared_results import EXPLANATIONS, FAITHFULNESS_TABLES, result_store
+from viz.serving.shared_results import ATTENTION_CHECKS, EXPLANATIONS, FAITHFULNESS_TABLES, result_store
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,25 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
 
     key = (result.name, id(result.translator), tuple(src), tuple(out), methods, contrast)
     return result_store(EXPLANATIONS).get_or_compute(key, compute)
+
+
+def attention_check(result: Decoded, settings: AppSettings) -> Optional[Comprehensiveness]:
+    """How faithful ``result``'s attention heatmap is (``comprehensiveness_check`` of the source
+    tokens ordered by the attention they got over the whole output, against random orders);
+    None for a model without attention or an empty output. Computed once per server at a place
+    of the decode queue."""
+    trace = result.trace
+    if trace.attention is None or not trace.target_ids or not trace.source_ids:
+        return None
+    src, out = list(trace.source_ids), list(trace.target_ids)
+
+    def compute() -> Comprehensiveness:
+        with QueuedSlot(settings)():
+            return comprehensiveness_check(result.translator.model, src, out, trace.attention.sum(0))
+
+    shown = hashlib.blake2b(trace.attention.tobytes(), digest_size=8).hexdigest()  # a what-if decode's differs
+    key = (result.name, id(result.translator), tuple(src), tuple(out), shown)
+    return result_store(ATTENTION_CHECKS).get_or_compute(key, compute)
 
 
 def test_set_faithfulness(run: ModelRun, digest: str, methods: tuple[str, ...], limit: int, settings: AppSettings,

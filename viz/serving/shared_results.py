@@ -69,6 +69,7 @@ PAPER_RUNS = ResultKind("paper runs", 64)  # the Paper page's decodes of joined 
 ALIGNMENTS = ResultKind("alignments", 8)  # a gold set's measurement, with every sentence's matrices
 STATISTICAL_LINKS = ResultKind("statistical links", 128)  # eflomal's links for one translation
 EXPLANATIONS = ResultKind("explanations", 64)  # one decode's explanations with their faithfulness
+ATTENTION_CHECKS = ResultKind("attention checks", 256)  # how faithful one decode's attention is: three numbers
 FAITHFULNESS_TABLES = ResultKind("faithfulness tables", 32)  # a test set's mean faithfulness per method, one model
 ANATOMIES = ResultKind("anatomies", 64)  # the paper's quantities of one decode, step by step
 TEACHER_FORCING = ResultKind("teacher forcing", 64)  # one sentence and its reference through both prefixes

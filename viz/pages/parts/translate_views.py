@@ -83,10 +83,10 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
     """Draw the tabs and run the open one (``search``: the decoding the results used); returns
     its slug (for the URL)."""
     tabs = widgets.tabs_ui(LABELS, key="tab")  # its state: set by the page from links
-    views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results),
+    views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results, settings),
              "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, search, settings),
              "explanations": lambda: explanations_tab(results, settings),
-             "teacher": lambda: teacher_forcing_tab(results, text, settings), "downloads": lambda: downloads_tab(results)}
+             "teacher": lambda: teacher_forcing_tab(results, text, settings), "downloads": lambda: downloads_tab(results, settings)}
     opened = "alignment"
     for (slug, view), tab in zip(views.items(), tabs):
         if tab.open is False:  # None (state not tracked) would mean: run every tab
@@ -108,6 +108,13 @@ def warm_figures(results: list[Decoded]) -> None:
         if trace.attention is not None:
             plotly.io.to_json(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
                                                 title=result.name, grayscale=True))
+
+
+def report(text: str, results: list[Decoded], settings: AppSettings) -> str:
+    """The Downloads tab's HTML report, with the check under each heatmap (``attention_check_ui``'s)."""
+    checks = {r.name: explanations.attention_check(r, settings) for r in results}
+    return html_report.report_html(text, [(r.name, r.trace) for r in results],
+                                   {name: c for name, c in checks.items() if c is not None})
 
 
 def print_figure(trace: Trace, kind: str) -> bytes:
@@ -160,6 +167,29 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                 else:
                     overlay_links(fig, links, _("eflomal links"))
             widgets.show_chart(fig, key=f"heatmap_{result.name}")
+            attention_check_ui(result, settings)
+
+
+def attention_check_ui(result: Decoded, settings: AppSettings, short: bool = False) -> None:
+    """How faithful the attention shown is, for this sentence: what the output loses when the
+    most-attended source words go, against as many random words (``explanations.attention_check``)."""
+    check = explanations.attention_check(result, settings)
+    if check is None:
+        return
+    if short:
+        st.caption(_("How faithful: removing the most-attended source words costs the output {method} of "
+                     "log-probability per token; as many random words cost {random}.").format(
+            method=f"{check.method:.2f}", random=f"{check.random:.2f}"))
+        return
+    verdict = (_("Here attention points at words the output depends on, more than chance does.")
+               if check.beats_random else
+               _("Here attention is no better than random words at finding what the output depends on."))
+    st.caption(_("**How faithful is this picture?** Removing the source words with the most attention (the top "
+                 "10, 20 and 50 percent: {counts} tokens) lowers the output's log-probability by {method} per token "
+                 "on average; removing as many random words lowers it by {random}. {verdict} The Explanations "
+                 "tab compares attention with other methods.").format(
+        counts=", ".join(str(n) for n in check.removed), method=f"{check.method:.2f}", random=f"{check.random:.2f}",
+        verdict=verdict))
 
 
 def pick_model(results: list[Decoded], key: str) -> Decoded:
@@ -168,13 +198,13 @@ def pick_model(results: list[Decoded], key: str) -> Decoded:
     return by_name[st.radio(_("Model"), list(by_name), horizontal=True, key=key)]
 
 
-def step_tab(results: list[Decoded]) -> None:
+def step_tab(results: list[Decoded], settings: AppSettings) -> None:
     result = pick_model(results, "step_model")
     if not result.trace.target_ids:
         return
     playing = st.session_state.get("step_playing", False)
     # Only the step view reruns while stepping or playing, not the page (a fragment).
-    st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)(result)
+    st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)(result, settings)
 
 
 def advance(step: int, n_steps: int, playing: bool) -> tuple[int, bool]:
@@ -185,7 +215,7 @@ def advance(step: int, n_steps: int, playing: bool) -> tuple[int, bool]:
     return step, step < n_steps
 
 
-def step_view(result: Decoded) -> None:
+def step_view(result: Decoded, settings: AppSettings) -> None:
     trace = result.trace
     n = len(trace.target_ids)
     state = st.session_state
@@ -207,6 +237,7 @@ def step_view(result: Decoded) -> None:
         strip = source_strip(trace.attention[i], trace.source_tokens, _("attention α_{step}j at step {step}")
                              .format(step=step))
         widgets.show_chart(strip, key="step_strip")
+        attention_check_ui(result, settings, short=True)
         if trace.energies is not None:
             widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
@@ -421,7 +452,7 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
                                key=f"tf_{side}_{result.name}")
 
 
-def downloads_tab(results: list[Decoded]) -> None:
+def downloads_tab(results: list[Decoded], settings: AppSettings) -> None:
     """The files of this translation. Each is made only when its button is clicked (``on_click``'s
     deferred data): the report and the matplotlib figures take about a second to make, and
     every Ctrl+Enter on this tab would otherwise make all of them."""
@@ -429,7 +460,7 @@ def downloads_tab(results: list[Decoded]) -> None:
                  "writes the paper's figure styles as PDF, SVG or PNG.").format(command="nmt-figures"))
     text = results[0].trace.source if results else ""
     st.download_button(_("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
-                         "opens offline)"), widgets.deferred(html_report.report_html, text, [(r.name, r.trace) for r in results]),
+                         "opens offline)"), widgets.deferred(report, text, results, settings),
                        file_name="translation-report.html", mime="text/html", key="dl_report")
     for name, trace in ((r.name, r.trace) for r in results):
         if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
