@@ -48,6 +48,8 @@ def test_upload_evaluate_and_inspect(at):
     assert not at.exception
     at.number_input(key="eval_row").set_value(2).run()
     assert any(t.value == "a man eats a red ball" for t in at.text)
+    checks = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
+    assert len(checks) == 1  # under RNNsearch's heatmap of that sentence
 
 
 def test_mismatched_files_give_one_clear_error(at):
@@ -112,6 +114,8 @@ def test_ablated_runs_sit_beside_the_model_and_are_tested_against_the_first(at):
     chart = json.loads(at.get("plotly_chart")[0].proto.spec)
     lines = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
     assert [t["name"] for t in lines] == list(scores["model"])  # one BLEU-by-length line per run
+    assert sum(c.value.startswith("How faithful: removing") for c in at.caption) == 1  # the model's own weights
+    assert sum(c.value.startswith("These weights were put there") for c in at.caption) == 2  # each ablation's
 
 
 def test_the_test_set_faithfulness_table_ranks_methods_beside_a_random_order(at):

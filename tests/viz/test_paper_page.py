@@ -110,3 +110,6 @@ def test_figure_3_shows_the_measured_alignment_from_the_cards(paper_root):
     assert list(table["source"]) == ["rnnsearch-tiny · attention", "(baseline) · diagonal", "rnnencdec-tiny · saliency"]
     assert list(table["AER"]) == [0.5, 0.55, 0.6]  # sorted, lower is better
     assert any(link.proto.page.endswith("alignment") for link in at.get("page_link"))
+    heatmaps = [c for c in at.get("plotly_chart") if (c.key or "").startswith("paper_fig3_")]
+    checks = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
+    assert heatmaps and len(checks) == len(heatmaps)  # each of Figure 3's heatmaps says how faithful it is

@@ -70,3 +70,4 @@ def test_the_paper_page_replays_the_pairs_training_from_update_0(direction, monk
     assert not at.exception, at.exception
     heatmaps = [c for c in at.get("plotly_chart") if "update 0" in c.proto.spec]
     assert len(heatmaps) == 1  # RNNsearch's attention at update 0; RNNencdec has none to draw
+    assert sum(c.value.startswith("Recorded during training: how faithful") for c in at.caption) == 1

@@ -22,7 +22,7 @@ from model.scoring.evaluation import (
 )
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart
-from viz.pages.parts import nav, widgets
+from viz.pages.parts import nav, translate_views, widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
@@ -233,7 +233,7 @@ def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: 
     rows = evaluations.length_rows(key, width, test, runs)
     widgets.show_chart(length_chart(rows, _("BLEU by source sentence length, {name}").format(
         name=ltr(html.escape(test.name)))), key="eval_length_chart")
-    table_ui(test, runs, pair)
+    table_ui(test, runs, pair, settings)
     downloads_ui(test, runs, rows)
     faithfulness_ui(test, [r for r in runs if r.name.rpartition("+")[2] not in ABLATIONS], settings)
 
@@ -271,7 +271,7 @@ def sentence_headers(runs: list[ModelRun]) -> dict[str, str]:
     return headers
 
 
-def table_ui(test: EvalSet, runs: list[ModelRun], pair: str) -> None:
+def table_ui(test: EvalSet, runs: list[ModelRun], pair: str, settings: AppSettings) -> None:
     frame = pd.DataFrame(sentence_rows(test, runs))
     query = st.text_input(_("Filter sentences (substring of source, reference or outputs)"), key="eval_filter")
     if query:
@@ -283,10 +283,10 @@ def table_ui(test: EvalSet, runs: list[ModelRun], pair: str) -> None:
     if selected:  # a row click moves the number box (its value lives under its key)
         st.session_state["eval_row"] = int(frame.iloc[selected[0]]["id"])
     row_id = st.number_input(_("Sentence id to inspect"), 0, len(test.src) - 1, key="eval_row")
-    drilldown_ui(test, runs, int(row_id), pair)
+    drilldown_ui(test, runs, int(row_id), pair, settings)
 
 
-def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None:
+def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str, settings: AppSettings) -> None:
     st.caption(_("Source"))
     st.text(test.src[i])
     st.caption(_("Reference"))
@@ -299,6 +299,12 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str) -> None
             if trace.attention is not None:
                 widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
                                    key=f"eval_heatmap_{run.name}")
+                if run.name.rpartition("+")[2] in ABLATIONS:  # weights put there by hand, not the model's own
+                    st.caption(_("These weights were put there, not learnt: the Evaluate page measures what that "
+                                 "costs, not how faithful they are."))
+                else:
+                    translate_views.attention_check_ui(run.name, translator_for_page(run.name, settings), trace, settings,
+                                                       short=True)
     if st.button(_("Open in the Translate page"), key="eval_open"):
         names = [r.name for r in runs if r.name.rpartition("+")[2] not in ABLATIONS]  # models, not their ablations
         st.session_state.update(direction=pair, model_left=names[0], model_right=names[-1], source=test.src[i],

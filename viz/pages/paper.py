@@ -13,7 +13,7 @@ from model.corpus.test_sets import EvalSet, join_consecutive
 from model.scoring.evaluation import STRESS_K
 from viz.figures.heatmap import alignment_heatmap
 from viz.figures.length_chart import length_chart, stress_chart
-from viz.pages.parts import nav, paper_equations, widgets
+from viz.pages.parts import nav, paper_equations, translate_views, widgets
 from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.replay import replay_ui
@@ -198,11 +198,13 @@ def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> No
     for row in range(0, len(sentences), 2):
         for column, sentence in zip(st.columns(2), sentences[row:row + 2]):
             with column:
-                trace = paper_equations.decode(name, sentence, settings).trace
+                decoded = paper_equations.decode(name, sentence, settings)
+                trace = decoded.trace
                 st.text(trace.translation)
                 if trace.attention is not None:
                     widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
                                                          grayscale=True), key=f"{key}_{row}_{sentence[:20]}")
+                    translate_views.attention_check_ui(name, decoded.translator, trace, settings, short=True)
                 st.page_link(nav.link("translate"), label=_("Open on the Translate page"),
                              query_params={**_translate_link(name, sentence, settings), **widgets.app_params()},
                              icon=":material/arrow_forward:")

@@ -89,7 +89,7 @@ def warm(settings: AppSettings) -> None:
     results = decodes.shared_decodes([Request(name, text, search) for name in shown(view.left, view.right)], settings)
     translate_views.warm_figures(results)
     for result in results:  # the check under each heatmap, kept in the shared store too
-        explanations.attention_check(result, settings)
+        explanations.attention_check(result.name, result.translator, result.trace, settings)
 
 
 def intro_ui() -> None:

@@ -15,6 +15,8 @@ from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, Faithfulness, comprehensiveness_check, measure
 from model.explaining.methods import explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
+from model.decoding.trace import Trace
+from model.decoding.translator import Translator
 from model.scoring.evaluation import ModelRun
 from viz.serving.decodes import Decoded, QueuedSlot, load_translator
 from viz.serving.settings import AppSettings
@@ -50,22 +52,22 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
     return result_store(EXPLANATIONS).get_or_compute(key, compute)
 
 
-def attention_check(result: Decoded, settings: AppSettings) -> Optional[Comprehensiveness]:
-    """How faithful ``result``'s attention heatmap is (``comprehensiveness_check`` of the source
-    tokens ordered by the attention they got over the whole output, against random orders);
-    None for a model without attention or an empty output. Computed once per server at a place
-    of the decode queue."""
-    trace = result.trace
+def attention_check(name: str, translator: Translator, trace: Trace,
+                    settings: AppSettings) -> Optional[Comprehensiveness]:
+    """How faithful ``trace``'s attention heatmap is (``comprehensiveness_check`` of the source
+    tokens ordered by the attention they got over the whole output, against random orders), the
+    output re-scored by ``translator`` (model ``name``, which decoded it); None for a model
+    without attention or an empty output. Computed once per server at a place of the decode queue."""
     if trace.attention is None or not trace.target_ids or not trace.source_ids:
         return None
     src, out = list(trace.source_ids), list(trace.target_ids)
 
     def compute() -> Comprehensiveness:
         with QueuedSlot(settings)():
-            return comprehensiveness_check(result.translator.model, src, out, trace.attention.sum(0))
+            return comprehensiveness_check(translator.model, src, out, trace.attention.sum(0))
 
     shown = hashlib.blake2b(trace.attention.tobytes(), digest_size=8).hexdigest()  # a what-if decode's differs
-    key = (result.name, id(result.translator), tuple(src), tuple(out), shown)
+    key = (name, id(translator), tuple(src), tuple(out), shown)
     return result_store(ATTENTION_CHECKS).get_or_compute(key, compute)
 
 

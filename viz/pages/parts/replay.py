@@ -58,6 +58,9 @@ def snapshot_ui(card: Card, snapshot: Snapshot, probe: int, key: str) -> None:
     widgets.show_chart(alignment_heatmap(record.attention, record.source_tokens, record.target_tokens,
                                          title=title, grayscale=True),
                        key=f"{key}_heatmap")
+    st.caption(_("Recorded during training: how faithful this attention was cannot be measured now (the weights of "
+                 "that update are not kept). The finished model's heatmaps, on the Translate page, say how faithful "
+                 "they are."))
 
 
 def _bleu(val_bleu: Optional[float]) -> str:

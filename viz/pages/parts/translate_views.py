@@ -14,6 +14,7 @@ import streamlit as st
 
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
+from model.decoding.translator import Translator
 from model.explaining.explanation import METHODS
 from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
@@ -112,7 +113,7 @@ def warm_figures(results: list[Decoded]) -> None:
 
 def report(text: str, results: list[Decoded], settings: AppSettings) -> str:
     """The Downloads tab's HTML report, with the check under each heatmap (``attention_check_ui``'s)."""
-    checks = {r.name: explanations.attention_check(r, settings) for r in results}
+    checks = {r.name: explanations.attention_check(r.name, r.translator, r.trace, settings) for r in results}
     return html_report.report_html(text, [(r.name, r.trace) for r in results],
                                    {name: c for name, c in checks.items() if c is not None})
 
@@ -167,13 +168,15 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                 else:
                     overlay_links(fig, links, _("eflomal links"))
             widgets.show_chart(fig, key=f"heatmap_{result.name}")
-            attention_check_ui(result, settings)
+            attention_check_ui(result.name, result.translator, result.trace, settings)
 
 
-def attention_check_ui(result: Decoded, settings: AppSettings, short: bool = False) -> None:
+def attention_check_ui(name: str, translator: Translator, trace: Trace, settings: AppSettings,
+                       short: bool = False) -> None:
     """How faithful the attention shown is, for this sentence: what the output loses when the
-    most-attended source words go, against as many random words (``explanations.attention_check``)."""
-    check = explanations.attention_check(result, settings)
+    most-attended source words go, against as many random words (``explanations.attention_check``;
+    ``translator``, model ``name``, made ``trace``)."""
+    check = explanations.attention_check(name, translator, trace, settings)
     if check is None:
         return
     if short:
@@ -237,7 +240,7 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
         strip = source_strip(trace.attention[i], trace.source_tokens, _("attention α_{step}j at step {step}")
                              .format(step=step))
         widgets.show_chart(strip, key="step_strip")
-        attention_check_ui(result, settings, short=True)
+        attention_check_ui(result.name, result.translator, trace, settings, short=True)
         if trace.energies is not None:
             widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
