@@ -50,6 +50,7 @@ def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_fold
     (traces,) = heatmap_traces(at)
     names = [t.get("name") for t in traces]
     assert traces[0]["type"] == "heatmap" and names[1:] == ["gold: sure", "gold: possible", "picked"]
+    assert any(c.value.startswith("This picture is scored against human links") for c in at.caption)
     first = at.number_input(key="align_sentence").value - 1
     sure = {(x, y) for x, y in zip(traces[1]["x"], traces[1]["y"])}
     gold = [{(int(e) - 1, int(f) - 1) for s, e, f, k in (line.split() for line in WA.splitlines())

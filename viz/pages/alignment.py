@@ -247,6 +247,9 @@ def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
                                           _("{source}, sentence {n}").format(source=labels[pick], n=k + 1),
                                           value_name=row.method),
                        key="align_heatmap")
+    st.caption(_("This picture is scored against human links: that measures how well it aligns, not how faithful it "
+                 "is to the model. Whether the output depends on the words it picks is measured on the Translate "
+                 "page, under each heatmap and in the Explanations tab."))
 
 
 def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[np.ndarray]:
