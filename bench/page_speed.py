@@ -13,7 +13,8 @@
    to the first translation and to the first chart;
 4. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
    finishing its run (the new translation shown and Streamlit's "running" indicator gone), with
-   the Translate page's ``--tab`` open (default the landing page's, alignment);
+   the Translate page's ``--tab`` open (default the landing page's, alignment), and on to the
+   faithfulness check under the heatmap, which the run after it computes;
 5. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
@@ -37,7 +38,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -135,7 +136,12 @@ def visitor_on_warm_server(page, url: str) -> dict:
     return {"text_box": round(box, 2), "translation": round(translation, 2), "chart": round(chart, 2)}
 
 
-def time_sentence(page, sentence: str) -> float:
+CHECK_HELD, CHECK_SHOWN = "Measuring how faithful", "How faithful is this picture?"
+
+
+def time_sentence(page, sentence: str) -> tuple[float, Optional[float]]:
+    """Seconds from Ctrl+Enter to the run finished, and to the faithfulness check under the
+    heatmap shown, which follows in the next run (None: the page shows no check)."""
     outputs = page.locator("[data-testid=stText]")
     before = outputs.first.inner_text()
     box = page.locator("textarea").first
@@ -145,7 +151,14 @@ def time_sentence(page, sentence: str) -> float:
     page.wait_for_function("([sel, old]) => { const e = document.querySelector(sel); return e && e.innerText !== old; }",
                            arg=["[data-testid=stText]", before], timeout=120_000)
     wait_idle(page)
-    return time.perf_counter() - start
+    finished = time.perf_counter() - start
+    text = "document.body.innerText"
+    if not page.evaluate(f"([held, shown]) => {text}.includes(held) || {text}.includes(shown)", [CHECK_HELD, CHECK_SHOWN]):
+        return finished, None
+    page.wait_for_function(f"([held, shown]) => !{text}.includes(held) && {text}.includes(shown)",
+                           arg=[CHECK_HELD, CHECK_SHOWN], timeout=120_000)
+    wait_idle(page)
+    return finished, time.perf_counter() - start
 
 
 def alignment_table(page, url: str) -> dict:
@@ -243,6 +256,8 @@ def main() -> None:
     def median(key: str):
         return statistics.median(v[key] for v in visitors) if visitors else None
 
+    checks = [c for _, c in runs if c is not None]
+
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints,
                       "floor_text_box_s": floor_s, "floor_text_box_median_s": statistics.median(floor_s) if floor_s else None,
                       "new_visitor_on_warm_server_s": visitors,
@@ -250,8 +265,11 @@ def main() -> None:
                       "cold_starts_s": cold,
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),
-                      "ctrl_enter_to_run_finished_s": [round(r, 2) for r in runs],
-                      "median_s": round(statistics.median(runs), 2) if runs else None, "tab": args.tab, "threads": args.threads,
+                      "ctrl_enter_to_run_finished_s": [round(r, 2) for r, _ in runs],
+                      "median_s": round(statistics.median(r for r, _ in runs), 2) if runs else None,
+                      "ctrl_enter_to_faithfulness_check_s": [c if c is None else round(c, 2) for _, c in runs],
+                      "check_median_s": round(statistics.median(checks), 2) if checks else None,
+                      "tab": args.tab, "threads": args.threads,
                       **({"alignment_table_s": alignment} if args.align_dir else {}),
                       **({"sentence_space_first_use": space} if space else {})}))
 

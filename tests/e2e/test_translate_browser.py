@@ -41,6 +41,23 @@ def test_a_new_visitor_gets_the_text_box_then_the_heatmap_without_touching_anyth
     assert page.get_by_role("tab", name="Alignment").count() == 1
 
 
+def test_a_new_translations_faithfulness_check_follows_without_touching_anything(page, app_url):
+    page.goto(app_url, wait_until="domcontentloaded")
+    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    before = page.locator("[data-testid=stText]").first.inner_text()
+    box = page.locator("textarea").first
+    box.fill("the small dog runs in the big park")  # a sentence no other test checks on this server
+    box.press("Control+Enter")
+    page.wait_for_function("old => { const e = document.querySelector('[data-testid=stText]'); "
+                           "return e && e.innerText !== old; }", arg=before, timeout=60_000)
+    wait_idle(page)  # the translation's run is over; the run after it computes the check, asked for by its probe
+    page.wait_for_function("() => !document.body.innerText.includes('Measuring how faithful') && "
+                           "document.body.innerText.includes('How faithful is this picture?')", timeout=60_000)
+    wait_idle(page)
+    assert page.get_by_text("How faithful is this picture?").count() == 1
+
+
 def test_the_downloads_tab_makes_each_file_when_its_button_is_clicked(page, app_url):
     page.goto(f"{app_url}/?tab=downloads&src=a+dog+runs+in+the+park", wait_until="domcontentloaded")
     report = page.get_by_role("button", name=re.compile("Report of this translation"))

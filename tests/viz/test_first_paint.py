@@ -43,3 +43,58 @@ def test_holding_off_draws_everything_at_once(monkeypatch):
     monkeypatch.setattr(first_paint, "ENABLED", False)
     at = AppTest.from_function(_page_with_charts, args=(3,), default_timeout=60).run()
     assert len(at.get("plotly_chart")) == 3 and not at.caption
+
+
+def _page_with_extras(keys):
+    import streamlit as st
+
+    from viz.pages.parts import first_paint
+
+    first_paint.start_run()
+    st.text_input("Your sentence", key="text")
+    for key in st.session_state.get("keys", keys):
+        if first_paint.after_paint(key):
+            st.markdown(f"extra {key}")
+        else:
+            st.caption(f"held {key}")
+    first_paint.probe_ui()
+
+
+def probes(at) -> list:
+    return [el for el in at.get("bidi_component")]
+
+
+@pytest.mark.parametrize("keys", [("a",), ("a", "b", "c")])
+def test_extras_wait_for_the_next_run_and_the_rest_does_not(keys):
+    at = AppTest.from_function(_page_with_extras, args=(keys,), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="text") is not None and not at.markdown
+    assert [c.value for c in at.caption] == [f"held {k}" for k in keys] and len(probes(at)) == 1
+    at.run()  # the rerun the probe sends, or any other
+    assert not at.exception, at.exception
+    assert [m.value for m in at.markdown] == [f"extra {k}" for k in keys] and not at.caption and not probes(at)
+
+
+def test_only_what_the_run_before_held_is_computed():
+    at = AppTest.from_function(_page_with_extras, args=(("a",),), default_timeout=60).run()
+    at.session_state["keys"] = ("b",)  # a new sentence before the probe's rerun: its extra is held in turn
+    at.run()
+    assert [c.value for c in at.caption] == ["held b"] and len(probes(at)) == 1
+    at.run()
+    assert [m.value for m in at.markdown] == ["extra b"]
+
+
+def test_probes_of_two_runs_in_a_row_have_their_own_keys():
+    at = AppTest.from_function(_page_with_extras, args=(("a",),), default_timeout=60).run()
+    first = probes(at)[0].proto.id
+    at.session_state["keys"] = ("b",)
+    at.run()
+    assert probes(at)[0].proto.id != first  # a new element: the browser mounts it and runs its script again
+
+
+def test_holding_off_computes_extras_at_once(monkeypatch):
+    from viz.pages.parts import first_paint
+
+    monkeypatch.setattr(first_paint, "ENABLED", False)
+    at = AppTest.from_function(_page_with_extras, args=(("a", "b"),), default_timeout=60).run()
+    assert [m.value for m in at.markdown] == ["extra a", "extra b"] and not probes(at)

@@ -404,3 +404,29 @@ def test_a_first_run_without_charts_holds_nothing_back(app_env):
     assert not at.exception, at.exception
     assert not any(c.value == "Drawing the charts..." for c in at.caption)
     assert first_paint.HELD not in at.session_state
+
+
+@pytest.mark.first_paint
+def test_a_new_translation_shows_before_its_faithfulness_check(app_env, monkeypatch):
+    from viz.serving import explanations
+    from viz.serving.shared_results import ResultStore
+
+    store = ResultStore(16)  # this test's own: the process's may hold these sentences' checks
+    monkeypatch.setattr(explanations, "result_store", lambda kind: store)
+    measuring = "Measuring how faithful this picture is..."
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.run()  # the charts' rerun: the tabs are drawn
+    at.run()
+    assert not at.exception, at.exception
+    at.text_area(key="source").input("the small cat sits").run()  # Ctrl+Enter
+    assert not at.exception, at.exception
+    assert heatmaps(at) and at.text[0].value  # the translation and its heatmap at once ...
+    captions = [c.value for c in at.caption]
+    assert measuring in captions and not any(c.startswith("**How faithful") for c in captions)
+    at.run()  # ... the check in the run the browser's probe sends
+    captions = [c.value for c in at.caption]
+    assert measuring not in captions and any(c.startswith("**How faithful") for c in captions)
+    at.text_area(key="source").input("a dog runs in the park").run()
+    at.run()
+    at.text_area(key="source").input("the small cat sits").run()  # seen before: its check is kept
+    assert any(c.value.startswith("**How faithful") for c in at.caption)

@@ -12,7 +12,12 @@ own, whose script the browser runs once it has drawn the page. The script sends 
 run draws the charts. A browser that never runs the script gets them on its next run (any click
 or key): ``start_run`` makes every run after a session's first a whole one.
 
-``bench/page_speed.py`` times a new visitor's text box and first chart.
+Any run may also hold back a slow extra that would delay what the user asked for (``after_paint``:
+the faithfulness check under a new heatmap): that run draws a line in its place and the probe, and
+the next run, the one the probe sends (or any other), computes it. The translation and its
+heatmap show as fast as without it.
+
+``bench/page_speed.py`` times a new visitor's text box and first chart, and the check after Ctrl+Enter.
 """
 from __future__ import annotations
 
@@ -26,6 +31,9 @@ ENABLED = True  # the tests turn it off for apps that do not test it (tests/conf
 DRAWN = "first_paint_drawn"  # session state: the browser reported its first paint, or a later run came
 FIRST_RUN_SEEN = "first_paint_first_run_seen"  # session state: the session's first run has begun
 HELD = "first_paint_held"  # session state: this run held something back
+LATER = "first_paint_later"  # session state: the extras (keys) this run held back
+PROBES = "first_paint_probes"  # session state: how many probes this session has drawn
+EARLIER = "first_paint_earlier"  # session state: the extras the run before this one held back: computed now
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
 _SCRIPT = "export default function (component) { component.setTriggerValue('drawn', true); }"
 _component = None
@@ -48,6 +56,7 @@ def start_run() -> None:
     if state.get(FIRST_RUN_SEEN):
         state[DRAWN] = True
     state[FIRST_RUN_SEEN] = True
+    state[EARLIER] = state.pop(LATER, set())
 
 
 def ready() -> bool:
@@ -62,11 +71,25 @@ def hold_ui() -> None:
     st.caption(_("Drawing the charts..."))
 
 
+def after_paint(key) -> bool:
+    """Whether this run may compute the slow extra ``key`` (hashable: what it is about): yes when
+    the run before held it back (its probe's rerun, or any later one), or holding is off.
+    Otherwise it is held: the caller draws a line in its place, and the probe at the end of this
+    run asks for the next run."""
+    state = st.session_state
+    if not ENABLED or key in state.get(EARLIER, ()):
+        return True
+    state.setdefault(LATER, set()).add(key)
+    return False
+
+
 def probe_ui() -> None:
-    """At the end of every run (``viz/pages/main.py``): the probe that asks for the held charts,
-    when this run held any."""
-    if st.session_state.pop(HELD, False):
-        _probe()(key="first_paint_probe", on_drawn_change=_drawn)
+    """At the end of every run (``viz/pages/main.py``): the probe that asks for the held charts
+    and extras, when this run held any."""
+    state = st.session_state
+    if state.pop(HELD, False) or state.get(LATER):
+        state[PROBES] = state.get(PROBES, 0) + 1  # a new key each time: a probe drawn in two runs in a row
+        _probe()(key=f"first_paint_probe_{state[PROBES]}", on_drawn_change=_drawn)  # is mounted, and run, twice
 
 
 def _drawn() -> None:

@@ -23,7 +23,7 @@ from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures import print_figures
 from viz.figures.explanation_shares import shares_bar
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
-from viz.pages.parts import widgets
+from viz.pages.parts import first_paint, widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -175,10 +175,17 @@ def attention_check_ui(name: str, translator: Translator, trace: Trace, settings
                        short: bool = False) -> None:
     """How faithful the attention shown is, for this sentence: what the output loses when the
     most-attended source words go, against as many random words (``explanations.attention_check``;
-    ``translator``, model ``name``, made ``trace``)."""
-    check = explanations.attention_check(name, translator, trace, settings)
-    if check is None:
+    ``translator``, model ``name``, made ``trace``). A check not made before waits for the
+    browser to draw this run (``first_paint.after_paint``): the translation comes first."""
+    key = explanations.check_key(name, translator, trace)
+    if key is None:
         return
+    check = explanations.attention_check(name, translator, trace, settings, compute=False)
+    if check is None:
+        if not first_paint.after_paint(("attention_check",) + key):
+            st.caption(_("Measuring how faithful this picture is..."))
+            return
+        check = explanations.attention_check(name, translator, trace, settings)
     if short:
         st.caption(_("How faithful: removing the most-attended source words costs the output {method} of "
                      "log-probability per token; as many random words cost {random}.").format(
