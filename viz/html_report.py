@@ -61,13 +61,18 @@ def report_html(text: str, traces: Sequence[tuple[str, Trace]],
             "2015).</p></body></html>")
 
 
+def drop_text(value: float) -> str:
+    """A check's log-probability drop with two decimals, without a "-0.00"."""
+    return f"{0.0 if abs(value) < 0.005 else value:.2f}"
+
+
 def check_note(check: Comprehensiveness) -> str:
     """One line under a heatmap: how faithful it is for this sentence (docs/explanations.md)."""
     verdict = "more than chance: it points at words the output depends on" if check.beats_random else \
         "no better than random words"
     return (f"<p class='note'>How faithful: removing the most-attended source words (top 10, 20 and 50 percent) "
-            f"lowers the output's log-probability by {check.method:.2f} per token; as many random words, by "
-            f"{check.random:.2f}: {verdict}.</p>")
+            f"lowers the output's log-probability by {drop_text(check.method)} per token; as many random words, by "
+            f"{drop_text(check.random)}: {verdict}.</p>")
 
 
 def steps_table(trace: Trace) -> str:

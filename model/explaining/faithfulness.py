@@ -35,6 +35,7 @@ from model.explaining.forced_scoring import output_logprobs
 
 BINS = (0.1, 0.2, 0.5)
 SEEDS = 5
+MARGIN = 0.01  # a check "beats random" when it loses at least this much more log-probability per token
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ class Comprehensiveness:
 
     @property
     def beats_random(self) -> bool:
-        return self.method > self.random
+        """By more than ``MARGIN``: two figures a rounding apart do not say which is better."""
+        return self.method - self.random > MARGIN
 
 
 def comprehensiveness_check(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],

@@ -214,6 +214,7 @@ def test_the_comprehensiveness_check_of_the_word_a_model_reads_beats_random():
     assert last.method == pytest.approx(0.0, abs=1e-6)  # its top 50% (positions 3, 2) never holds position 0
     assert first.method > first.random > last.method
     assert first.beats_random and not last.beats_random
+    assert not f.Comprehensiveness(0.504, 0.5, (1, 1, 2)).beats_random  # a rounding apart is no verdict
 
 
 # ---------------------------------------------------------------- the command line

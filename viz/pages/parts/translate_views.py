@@ -189,7 +189,7 @@ def attention_check_ui(name: str, translator: Translator, trace: Trace, settings
     if short:
         st.caption(_("How faithful: removing the most-attended source words costs the output {method} of "
                      "log-probability per token; as many random words cost {random}.").format(
-            method=f"{check.method:.2f}", random=f"{check.random:.2f}"))
+            method=html_report.drop_text(check.method), random=html_report.drop_text(check.random)))
         return
     verdict = (_("Here attention points at words the output depends on, more than chance does.")
                if check.beats_random else
@@ -198,7 +198,8 @@ def attention_check_ui(name: str, translator: Translator, trace: Trace, settings
                  "10, 20 and 50 percent: {counts} tokens) lowers the output's log-probability by {method} per token "
                  "on average; removing as many random words lowers it by {random}. {verdict} The Explanations "
                  "tab compares attention with other methods.").format(
-        counts=", ".join(str(n) for n in check.removed), method=f"{check.method:.2f}", random=f"{check.random:.2f}",
+        counts=", ".join(str(n) for n in check.removed), method=html_report.drop_text(check.method),
+        random=html_report.drop_text(check.random),
         verdict=verdict))
 
 
