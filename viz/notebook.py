@@ -33,6 +33,7 @@ from model.decoding.translator import Translator
 from model.foreign.tutorials import TutorialImport, from_live_objects, live_model
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
+from viz.figures.faithfulness_curves import faithfulness_curves
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
 from viz.html_report import check_note, steps_table
 from viz.serving.settings import default_checkpoint_root
@@ -159,6 +160,9 @@ class Translation:
                         f"<td>{f.comprehensiveness:.3f}</td><td>{f.sufficiency:.3f}</td></tr>" for m, share, f in rows)
         cells += (f"<tr><td>random order</td><td></td><td>{r.deletion_area:.3f}</td><td>{r.insertion_area:.3f}</td>"
                   f"<td>{r.comprehensiveness:.3f}</td><td>{r.sufficiency:.3f}</td></tr>")
+        parts.append(_figure(faithfulness_curves(measured.curves, measured.random_curves, {},
+                                                 html.escape(f"{self.model}: faithfulness curves")),
+                             f"{self.model}_faithfulness_curves"))
         return ("".join(parts) + "<p>How faithful each explanation is (remove the source words it ranks first and "
                 "re-score the same output; python -m model.explain adds integrated gradients):</p><table><tr><th>method"
                 "</th><th>source share</th><th>deletion (lower is better)</th><th>insertion (higher is better)</th>"

@@ -143,10 +143,13 @@ def comprehensiveness_check(model: Decodable, src_ids: Sequence[int], out_ids: S
 
 @dataclass(frozen=True)
 class Measured:
-    """Each explanation's faithfulness, and a random order's (the yardstick)."""
+    """Each explanation's faithfulness and curves, and a random order's (the yardstick: the mean
+    of its seeds' figures and of their curves)."""
 
     methods: dict  # name -> Faithfulness
     random: Faithfulness
+    curves: dict  # name -> Curves
+    random_curves: Curves
 
 
 def measure(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], explanations: dict,
@@ -156,8 +159,13 @@ def measure(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], ex
     names = list(explanations)
     orders = [_order(explanations[n].source_importance()) for n in names] + _random_orders(len(src_ids), seeds,
                                                                                              first_seed)
-    found = [_summary(c) for c in _all_curves(model, src_ids, out_ids, orders)]
-    return Measured(dict(zip(names, found[:len(names)])), _mean(found[len(names):]))
+    scored = _all_curves(model, src_ids, out_ids, orders)
+    found = [_summary(c) for c in scored]
+    randoms = scored[len(names):]
+    mean_curve = Curves(randoms[0].counts, np.mean([c.deletion for c in randoms], axis=0),
+                        np.mean([c.insertion for c in randoms], axis=0))  # one S: every order is read at the same counts
+    return Measured(dict(zip(names, found[:len(names)])), _mean(found[len(names):]),
+                    dict(zip(names, scored[:len(names)])), mean_curve)
 
 
 def _mean(found: list[Faithfulness]) -> Faithfulness:

@@ -180,6 +180,21 @@ def test_the_random_order_is_the_mean_over_its_seeds():
     assert mean.sufficiency == pytest.approx(np.mean([e.sufficiency for e in each]))
 
 
+def test_measure_keeps_each_methods_curves_and_the_random_orders_mean_curve():
+    from model.explaining import faithfulness as f
+
+    model = Linear()
+    found = methods.explain(model, SRC, OUT, ["gradient_x_input", "occlusion"])
+    measured = f.measure(model, SRC, OUT, found, seeds=3)
+    for name, explanation in found.items():
+        alone = f.curves(model, SRC, OUT, f._order(explanation.source_importance()))
+        assert np.allclose(measured.curves[name].deletion, alone.deletion, atol=1e-5)
+        assert np.allclose(measured.curves[name].insertion, alone.insertion, atol=1e-5)
+    each = [f.curves(model, SRC, OUT, order) for order in f._random_orders(len(SRC), 3)]
+    assert np.allclose(measured.random_curves.deletion, np.mean([c.deletion for c in each], axis=0), atol=1e-5)
+    assert np.allclose(measured.random_curves.insertion, np.mean([c.insertion for c in each], axis=0), atol=1e-5)
+
+
 def test_the_order_an_explanation_gives_is_the_order_words_are_removed(monkeypatch):
     from model.explaining import faithfulness as f
 

@@ -145,3 +145,20 @@ def test_stress_chart_gives_each_of_seven_models_its_own_colour():
     fig = stress_chart({f"model-{i}": rows for i in range(7)}, "stress")
     assert [t.name for t in fig.data] == [f"model-{i}" for i in range(7)]
     assert len({t.line.color for t in fig.data}) == 7
+
+
+def test_faithfulness_curves_draw_each_method_and_the_random_order_on_both_panels():
+    from model.explaining.faithfulness import Curves
+    from viz.figures.faithfulness_curves import faithfulness_curves
+
+    counts = np.array([0, 1, 2, 3, 5, 7])  # a 7-token source
+    falling = Curves(counts, -np.arange(6.0), np.arange(6.0) - 5)
+    flat = Curves(counts, np.full(6, -2.0), np.full(6, -2.0))
+    fig = faithfulness_curves({"occlusion": falling, "attention": flat}, flat, {"occlusion": "occlusion (leave out)"})
+    names = [(t.name, t.xaxis) for t in fig.data]
+    assert names == [("occlusion (leave out)", "x"), ("occlusion (leave out)", "x2"), ("attention", "x"),
+                     ("attention", "x2"), ("random order", "x"), ("random order", "x2")]
+    assert list(fig.data[0].x) == pytest.approx([0, 1 / 7, 2 / 7, 3 / 7, 5 / 7, 1], abs=1e-4)  # shares removed
+    assert list(fig.data[0].y) == [0, -1, -2, -3, -4, -5] and list(fig.data[1].y) == [-5, -4, -3, -2, -1, 0]
+    assert [t.showlegend for t in fig.data] == [True, False] * 3  # one legend entry per line
+    assert fig.data[-1].line.dash == "dash"

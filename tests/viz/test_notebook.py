@@ -204,6 +204,7 @@ def test_a_translation_explains_itself_and_shows_how_faithful_each_method_is(tin
     assert np.allclose(explained.shares().sum(1), 1.0)
     shown = encdec.translate("a dog runs").show("explanations").html
     assert "random order" in shown and "attention" not in shown.split("<table>")[1]  # RNNencdec: no attention rows
+    assert ": faithfulness curves" in shown and "deletion: most important removed first" in shown  # drawn
     with pytest.raises(UnknownView, match="has no attention"):
         encdec.translate("a dog runs").explain("attention")
     with pytest.raises(UnknownView, match="no method 'lime'"):

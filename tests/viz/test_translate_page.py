@@ -348,6 +348,11 @@ def test_the_explanations_tab_shows_each_methods_faithfulness_for_both_models(at
     bars = [spec for spec in charts(at) if any(t["type"] == "bar" for t in spec["data"])]
     assert len(bars) == 2 and all(abs(a + b - 1) < 1e-3 for spec in bars
                                   for a, b in zip(spec["data"][0]["y"], spec["data"][1]["y"]))
+    for name, table in (("rnnsearch-tiny", search), ("rnnencdec-tiny", encdec)):  # each model's curves
+        (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == f"explain_curves_{name}"]
+        lines = {t["name"] for t in spec["data"]}
+        assert lines == set(table.iloc[:, 0])  # every method in the table, and the random order
+        assert len(spec["data"]) == 2 * len(lines)  # a deletion and an insertion curve each
 
 
 def test_a_contrast_explains_why_one_word_and_not_another(at):

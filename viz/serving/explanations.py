@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from model.explaining.explanation import Explanation
-from model.explaining.faithfulness import Comprehensiveness, Faithfulness, comprehensiveness_check, measure
+from model.explaining.faithfulness import (Comprehensiveness, Curves, Faithfulness, comprehensiveness_check,
+                                           measure)
 from model.explaining.methods import explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.decoding.trace import Trace
@@ -25,11 +26,13 @@ from viz.serving.shared_results import ATTENTION_CHECKS, EXPLANATIONS, FAITHFULN
 
 @dataclass(frozen=True)
 class Explained:
-    """One decode's explanations, each with its faithfulness, and the random order's."""
+    """One decode's explanations, each with its faithfulness and its curves, and the random order's."""
 
     explanations: dict[str, Explanation]
     faithfulness: dict[str, Faithfulness]
     random: Faithfulness
+    curves: dict[str, Curves]
+    random_curves: Curves
 
 
 def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tuple[int, int]],
@@ -46,7 +49,7 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
         with QueuedSlot(settings)():
             found = explain(result.translator.model, src, out, methods, other)
             measured = measure(result.translator.model, src, out, found)
-            return Explained(found, measured.methods, measured.random)
+            return Explained(found, measured.methods, measured.random, measured.curves, measured.random_curves)
 
     key = (result.name, id(result.translator), tuple(src), tuple(out), methods, contrast)
     return result_store(EXPLANATIONS).get_or_compute(key, compute)

@@ -22,6 +22,7 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures import print_figures
 from viz.figures.explanation_shares import shares_bar
+from viz.figures.faithfulness_curves import faithfulness_curves
 from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
 from viz.pages.parts import first_paint, widgets
 from viz.i18n import N_, _, error_text, ltr, ngettext
@@ -413,6 +414,10 @@ def explanation_view(result: Decoded, found) -> None:
     r = found.random
     rows.append([_("random order"), None, r.deletion_area, r.insertion_area, r.comprehensiveness, r.sufficiency])
     st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()).round(3), hide_index=True, key=f"explain_faith_{result.name}")
+    widgets.show_chart(faithfulness_curves(found.curves, found.random_curves,
+                                           {m: _(METHOD_NAMES[m]) for m in found.curves},
+                                           _("{name}: faithfulness curves").format(name=ltr(result.name))),
+                       key=f"explain_curves_{result.name}")
     gap = explanation.completeness_gap
     if shown == "integrated_gradients" and gap == gap:  # not NaN
         st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability), "
