@@ -157,8 +157,10 @@ def test_faithfulness_curves_draw_each_method_and_the_random_order_on_both_panel
     fig = faithfulness_curves({"occlusion": falling, "attention": flat}, flat, {"occlusion": "occlusion (leave out)"})
     names = [(t.name, t.xaxis) for t in fig.data]
     assert names == [("occlusion (leave out)", "x"), ("occlusion (leave out)", "x2"), ("attention", "x"),
-                     ("attention", "x2"), ("random order", "x"), ("random order", "x2")]
+                     ("attention", "x2"), ("random order", "x"), ("random order", "x2")]  # deletion, then insertion
     assert list(fig.data[0].x) == pytest.approx([0, 1 / 7, 2 / 7, 3 / 7, 5 / 7, 1], abs=1e-4)  # shares removed
     assert list(fig.data[0].y) == [0, -1, -2, -3, -4, -5] and list(fig.data[1].y) == [-5, -4, -3, -2, -1, 0]
     assert [t.showlegend for t in fig.data] == [True, False] * 3  # one legend entry per line
     assert fig.data[-1].line.dash == "dash"
+    again = faithfulness_curves({"attention": flat}, flat, {})
+    assert again.data[0].line.color == fig.data[2].line.color  # a method keeps its colour in every figure

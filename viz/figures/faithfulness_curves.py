@@ -1,7 +1,7 @@
 """How faithful each explanation of one translation is, drawn: its deletion and insertion curves
-beside a random order's (model/explaining/faithfulness.py · ``Curves``). The x axis is the share of
-source tokens removed (deletion) or kept (insertion), most important first; the y axis the
-output's mean log-probability per token, re-scored with the same output."""
+beside a random order's (model/explaining/faithfulness.py · ``Curves``), deletion above insertion.
+The x axis is the share of source tokens removed (deletion) or kept (insertion), most important
+first; the y axis the output's mean log-probability per token, re-scored with the same output."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -9,28 +9,34 @@ from typing import Mapping
 from plotly.subplots import make_subplots
 import plotly.graph_objects as go
 
+from model.explaining.explanation import METHODS
 from model.explaining.faithfulness import Curves
 from viz.i18n import _
 
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+# one colour per method, the same in every model's figure (METHODS' order); others cycle after them
+COLOURS = dict(zip(METHODS, ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728")))
+OTHERS = ("#8c564b", "#e377c2", "#17becf")
 
 
 def faithfulness_curves(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str],
                         title: str = "") -> go.Figure:
     """``curves`` (method -> Curves) and the random order's, side by side: deletion (falling fast
     is faithful) and insertion (rising fast is faithful); ``names``: each method's label."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(_("deletion: most important removed first (lower is better)"),
-                                                        _("insertion: most important added first (higher is better)")))
-    lines = [(names.get(m, m), c, {"color": COLOURS[i % len(COLOURS)]}) for i, (m, c) in enumerate(curves.items())]
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16,  # one above the other: a page column is narrow
+                        subplot_titles=(_("deletion: most important removed first (lower is better)"),
+                                        _("insertion: most important added first (higher is better)")))
+    lines = [(names.get(m, m), c, {"color": COLOURS.get(m, OTHERS[i % len(OTHERS)])})
+             for i, (m, c) in enumerate(curves.items())]
     lines.append((_("random order"), random_curves, {"color": "#7f7f7f", "dash": "dash"}))
     for name, curve, line in lines:
         share = (curve.counts / max(int(curve.counts[-1]), 1)).round(4).tolist()
-        for col, values in ((1, curve.deletion), (2, curve.insertion)):
+        for row, values in ((1, curve.deletion), (2, curve.insertion)):
             fig.add_trace(go.Scatter(x=share, y=[round(float(v), 4) for v in values], mode="lines+markers", name=name,
-                                     line=line, legendgroup=name, showlegend=col == 1,
-                                     hovertemplate=f"{name}<br>%{{x:.0%}}: %{{y:.3f}}<extra></extra>"), row=1, col=col)
-    fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text=_("share of source tokens"))
-    fig.update_yaxes(title_text=_("mean log-probability per token"), col=1)
-    fig.update_layout(title=title, height=320, margin={"l": 10, "r": 10, "t": 70, "b": 10},
-                      legend={"orientation": "h", "y": -0.3})
+                                     line=line, legendgroup=name, showlegend=row == 1,
+                                     hovertemplate=f"{name}<br>%{{x:.0%}}: %{{y:.3f}}<extra></extra>"), row=row, col=1)
+    fig.update_xaxes(range=[0, 1], tickformat=".0%")
+    fig.update_xaxes(title_text=_("share of source tokens"), row=2, col=1)
+    fig.update_yaxes(title_text=_("log p per token"))
+    fig.update_layout(title=title, height=520, margin={"l": 10, "r": 10, "t": 70, "b": 10},
+                      legend={"orientation": "h", "y": -0.18})
     return fig
