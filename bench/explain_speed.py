@@ -7,6 +7,7 @@ sentence (beam 5) and explaining its own output:
 
 - each method's time (the median of ``--repeats``), and the four methods beside attention
   (norm-weighted attention, gradient x input, integrated gradients, occlusion) for both models;
+  with attention, the faithfulness check drawn under its heatmap;
 - the faithfulness curves of one sentence: every method's and five random orders', per model;
 - a test-set faithfulness table's pace: ``--sentences`` lines of Multi30k test_2016_flickr
   (or synthetic stand-ins) with the default methods (no integrated gradients), and that pace
@@ -34,7 +35,7 @@ from bench.common import CHECKPOINTS, corpus  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 from model.explaining import methods  # noqa: E402
-from model.explaining.faithfulness import measure  # noqa: E402
+from model.explaining.faithfulness import comprehensiveness_check, measure  # noqa: E402
 from model.explaining.test_set import faithfulness_table  # noqa: E402
 
 MODELS = ("everyday-rnnsearch-en-fr", "everyday-rnnencdec-en-fr")
@@ -68,6 +69,9 @@ def one_sentence(translators: dict, repeats: int) -> None:
                 totals["without_ig"] += 0 if method == "integrated_gradients" else seconds
         found = methods.explain(tr.model, src, out, ("attention",) + FOUR)
         curves = timed(lambda: measure(tr.model, src, out, found), repeats)
+        if trace.attention is not None:  # the check under the heatmap (model/explaining/faithfulness.py)
+            check = timed(lambda: comprehensiveness_check(tr.model, src, out, trace.attention.sum(0)), repeats)
+            row.append(f"the heatmap's faithfulness check {check:.2f} s")
         totals["curves"] = max(totals["curves"], curves)
         print(f"  {name}: {len(src)} source tokens, {len(out)} output tokens; " + ", ".join(row)
               + f"; faithfulness curves of all {len(found)} methods and 5 random orders {curves:.2f} s")
