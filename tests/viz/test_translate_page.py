@@ -63,7 +63,8 @@ def test_each_attention_heatmap_says_how_faithful_it_is_for_this_sentence(at, ch
     assert f"by {check.method:.2f} per token" in notes[0] and f"lowers it by {check.random:.2f}." in notes[0]
     assert ("more than chance" in notes[0]) == check.beats_random
     open_tab(at, "Step by step")
-    assert any(c.value.startswith("How faithful: removing the most-attended") for c in at.caption)
+    (line,) = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
+    assert line.endswith("(more than chance)." if check.beats_random else "(no better than chance).")
 
 
 def test_changing_beam_size_and_word_toggle(at):

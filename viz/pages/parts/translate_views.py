@@ -189,8 +189,9 @@ def attention_check_ui(name: str, translator: Translator, trace: Trace, settings
         check = explanations.attention_check(name, translator, trace, settings)
     if short:
         st.caption(_("How faithful: removing the most-attended source words costs the output {method} of "
-                     "log-probability per token; as many random words cost {random}.").format(
-            method=html_report.drop_text(check.method), random=html_report.drop_text(check.random)))
+                     "log-probability per token; as many random words cost {random} ({verdict}).").format(
+            method=html_report.drop_text(check.method), random=html_report.drop_text(check.random),
+            verdict=_("more than chance") if check.beats_random else _("no better than chance")))
         return
     verdict = (_("Here attention points at words the output depends on, more than chance does.")
                if check.beats_random else
