@@ -14,7 +14,9 @@
 4. per sentence: from pressing Ctrl+Enter on a 22-30-word test_2017_flickr caption to the page
    finishing its run (the new translation shown and Streamlit's "running" indicator gone), with
    the Translate page's ``--tab`` open (default the landing page's, alignment), and on to the
-   faithfulness check under the heatmap, which the run after it computes;
+   faithfulness check under the heatmap, which the run after it computes; then ``--toggles``
+   clicks on the Alignment tab's "Whole words" toggle, each to the heatmap redrawn (the tab reruns
+   alone: a fragment);
 5. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
@@ -161,6 +163,20 @@ def time_sentence(page, sentence: str) -> tuple[float, Optional[float]]:
     return finished, time.perf_counter() - start
 
 
+TICKS = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent).join('|')"
+
+
+def time_toggle(page) -> float:
+    """Seconds from clicking the Alignment tab's "Whole words" toggle to the heatmap's columns
+    changing (pieces to words, or back) and the run finished."""
+    before = page.evaluate(TICKS)
+    start = time.perf_counter()
+    page.get_by_text("Whole words instead of subword pieces").click()
+    page.wait_for_function(f"old => ({TICKS})() !== old", arg=before, timeout=120_000)
+    wait_idle(page)
+    return time.perf_counter() - start
+
+
 def alignment_table(page, url: str) -> dict:
     """Seconds to the Alignment page's AER table on screen: from clicking its link in the open app,
     and from opening its address in a new tab (None where no table shows in 30 s)."""
@@ -220,6 +236,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=10)
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh servers to time from launch")
     parser.add_argument("--visitors", type=int, default=5, help="new visitors timed on the floor app and the warm server")
+    parser.add_argument("--toggles", type=int, default=6, help="clicks on the Alignment tab's Whole words toggle to time")
     parser.add_argument("--tab", default="alignment", help="the Translate page's tab open while Ctrl+Enter is timed")
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
     parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
@@ -230,7 +247,7 @@ def main() -> None:
     flags = (["--align-dir", args.align_dir] if args.align_dir else []) + args.app_flag
     from playwright.sync_api import sync_playwright
 
-    cold, runs, alignment, visitors = [], [], None, []
+    cold, runs, alignment, visitors, toggles = [], [], None, [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         floor_s = floor(browser, args.threads, args.visitors)
@@ -245,6 +262,7 @@ def main() -> None:
                         page.locator("[data-testid=stText]").first.wait_for(timeout=120_000)
                         wait_idle(page)
                     runs = [time_sentence(page, s) for s in long_captions(args.sentences)]
+                    toggles = [time_toggle(page) for _ in range(args.toggles)] if args.tab == "alignment" else []
                     visitors = [new_visitor(browser, url, lambda page: visitor_on_warm_server(page, url))
                                 for _ in range(args.visitors)]
                     if args.align_dir:
@@ -269,6 +287,8 @@ def main() -> None:
                       "median_s": round(statistics.median(r for r, _ in runs), 2) if runs else None,
                       "ctrl_enter_to_faithfulness_check_s": [c if c is None else round(c, 2) for _, c in runs],
                       "check_median_s": round(statistics.median(checks), 2) if checks else None,
+                      "whole_words_toggle_s": [round(t, 2) for t in toggles],
+                      "toggle_median_s": round(statistics.median(toggles), 2) if toggles else None,
                       "tab": args.tab, "threads": args.threads,
                       **({"alignment_table_s": alignment} if args.align_dir else {}),
                       **({"sentence_space_first_use": space} if space else {})}))

@@ -201,6 +201,23 @@ def test_each_tab_explains_itself_and_collapses_after_the_first_visit(at):
     assert not how_to_read(open_tab(at, "Alignment")).proto.expanded
 
 
+def test_the_tabs_with_widgets_of_their_own_rerun_alone(at, monkeypatch):
+    """A toggle or pick inside these tabs reruns the tab (a fragment), not the page: the
+    translations, pickers and sidebar are not sent again."""
+    import streamlit
+
+    from viz.pages.parts import translate_views
+
+    real, made = streamlit.fragment, []
+    monkeypatch.setattr(streamlit, "fragment", lambda fn=None, **kw: made.append(fn.__name__) or real(fn, **kw))
+    for slug, label in translate_views.LABELS.items():
+        made.clear()
+        open_tab(at, label)
+        expected = ["<lambda>"] if slug in translate_views.ALONE else ["step_view"] if slug == "steps" else []
+        assert made == expected, label  # the tab's whole view as one fragment; the step view is its own
+    assert set(translate_views.ALONE) == set(translate_views.LABELS) - {"steps", "downloads"}
+
+
 def test_only_the_open_tab_computes(app_env, monkeypatch):
     """Rendering the Alignment tab runs no explanation and no what-if decode; opening
     Explanations explains each model's output once."""

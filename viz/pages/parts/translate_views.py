@@ -81,6 +81,11 @@ HOW_TO_READ = {  # shown through _()
 }
 
 
+# Tabs whose widgets rerun the tab alone (a fragment): a toggle or a pick there re-sends that tab,
+# not the page's translations, pickers and sidebar. (The step view is a fragment of its own.)
+ALONE = ("alignment", "beam", "whatif", "explanations", "teacher")
+
+
 def render(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> str:
     """Draw the tabs and run the open one (``search``: the decoding the results used); returns
     its slug (for the URL)."""
@@ -96,7 +101,7 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
         opened = slug
         with tab:
             how_to_read(slug)
-            view()
+            st.fragment(view)() if slug in ALONE else view()
     return opened
 
 
