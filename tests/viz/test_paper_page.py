@@ -89,6 +89,7 @@ def test_equation_values_match_the_trace(paper_root):
     np.testing.assert_allclose(charts["paper_alpha"]["z"][0], trace.attention[1], atol=1e-5)
     np.testing.assert_allclose(charts["paper_e"]["y"], trace.energies[1], atol=1e-4)
     assert any(m.value.startswith("‖c‖ = ") and "at all" in m.value for m in at.markdown)  # RNNencdec's fixed c
+    assert sum(c.value.startswith("How faithful: removing the most-attended") for c in at.caption) == 1  # under α
 
 
 def test_figure_2_recomputes_on_a_small_test_set(paper_root):

@@ -3,7 +3,7 @@ model/ that computes it, and its value for a sentence the reader types, at a ste
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import streamlit as st
@@ -12,7 +12,7 @@ from model.decoding.search import candidates
 from model.decoding.step_by_step import Anatomy, StepAnatomy
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
-from viz.pages.parts import nav, widgets
+from viz.pages.parts import nav, translate_views, widgets
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.safe_text import MAX_INPUT_CHARS, cut_input, md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -118,7 +118,8 @@ def render(search: str, encdec: str, sentence: str, settings: AppSettings, choic
     s = anatomy.steps[step - 1]
     token = display_token(trace.target_tokens[step - 1])
     st.caption(_("Step {step} writes “{token}”.").format(step=step, token=ltr(token)))
-    equations_ui(anatomy, s, trace.source_tokens, result.translator.tgt_vocab)
+    equations_ui(anatomy, s, trace.source_tokens, result.translator.tgt_vocab,
+                 lambda: translate_views.attention_check_ui(search, result.translator, trace, settings, short=True))
     fixed_context_ui(encdec, text, settings)
     st.page_link(nav.link("translate"), label=_("Step through this sentence on the Translate page"),
                  query_params={"src": text, "tab": "steps", "step": str(step), **widgets.app_params()},
@@ -147,7 +148,10 @@ def equation(key: str):
     return right
 
 
-def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vocab) -> None:
+def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vocab,
+                 under_alpha: Callable[[], None] = lambda: None) -> None:
+    """Each equation beside its values at step ``s``; ``under_alpha`` draws what goes under α (the
+    faithfulness check of the sentence's attention)."""
     norms = np.linalg.norm(anatomy.annotations, axis=1)
     with equation("h"):
         widgets.show_chart(norms_bar(norms, src_tokens, _("{norm} per source piece").format(norm=ltr("‖h_j‖"))),
@@ -162,6 +166,7 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
         widgets.show_chart(source_strip(s.alpha, src_tokens, f"α_{s.step}j"), key="paper_alpha")
         st.markdown(f"Σ_j α_{s.step}j = {s.alpha.sum():.4f} · max_j |softmax(e_{s.step})_j − α_{s.step}j| = "
                     f"{np.abs(softmax - s.alpha).max():.1e}")
+        under_alpha()
     with equation("c"):
         top = np.argsort(-s.alpha)[:3]
         weights = ", ".join(f"“{display_token(src_tokens[j])}” ({s.alpha[j]:.2f})" for j in top)
