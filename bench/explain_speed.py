@@ -35,7 +35,7 @@ from bench.common import CHECKPOINTS, corpus  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 from model.explaining import methods  # noqa: E402
-from model.explaining.faithfulness import comprehensiveness_check, measure  # noqa: E402
+from model.explaining.faithfulness import attention_check, measure  # noqa: E402
 from model.explaining.test_set import faithfulness_table  # noqa: E402
 
 MODELS = ("everyday-rnnsearch-en-fr", "everyday-rnnencdec-en-fr")
@@ -70,7 +70,7 @@ def one_sentence(translators: dict, repeats: int) -> None:
         found = methods.explain(tr.model, src, out, ("attention",) + FOUR)
         curves = timed(lambda: measure(tr.model, src, out, found), repeats)
         if trace.attention is not None:  # the check under the heatmap (model/explaining/faithfulness.py)
-            check = timed(lambda: comprehensiveness_check(tr.model, src, out, trace.attention.sum(0)), repeats)
+            check = timed(lambda: attention_check(tr.model, trace), repeats)
             row.append(f"the heatmap's faithfulness check {check:.2f} s")
         totals["curves"] = max(totals["curves"], curves)
         print(f"  {name}: {len(src)} source tokens, {len(out)} output tokens; " + ", ".join(row)

@@ -26,9 +26,9 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto
 
 
 def report_html(text: str, traces: Sequence[tuple[str, Trace]],
-                checks: Optional[Mapping[str, Comprehensiveness]] = None) -> str:
+                checks: Optional[Mapping[str, Optional[Comprehensiveness]]] = None) -> str:
     """The whole page for ``text`` translated by each (model name, trace); ``checks``: how
-    faithful each named model's heatmap is (``faithfulness.comprehensiveness_check``)."""
+    faithful each named model's heatmap is (``faithfulness.attention_check``; None: not checked)."""
     parts, first = [], [True]
 
     def figure(fig, name: str) -> str:  # plotly.js goes into the first figure only
@@ -45,7 +45,7 @@ def report_html(text: str, traces: Sequence[tuple[str, Trace]],
             parts.append(figure(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
                                                   title=f"{html.escape(name)}: attention α", grayscale=True),
                                 f"{name}_attention"))
-            if checks and name in checks:
+            if checks and checks.get(name) is not None:
                 parts.append(check_note(checks[name]))
         else:
             parts.append("<p class='note'>An RNNencdec model has no attention: it reads the whole sentence into "

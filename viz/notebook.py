@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from model.explaining.explanation import METHODS, Explanation
-from model.explaining.faithfulness import comprehensiveness_check, measure
+from model.explaining.faithfulness import attention_check, measure
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
@@ -123,11 +123,8 @@ class Translation:
 
     def _attention_check(self) -> str:
         """How faithful the heatmap is for this sentence (docs/explanations.md, "Under every attention heatmap")."""
-        trace = self.trace
-        if not trace.target_ids:
-            return ""
-        return check_note(comprehensiveness_check(self.translator.model, trace.source_ids, trace.target_ids,
-                                                  trace.attention.sum(0)))
+        check = attention_check(self.translator.model, self.trace)
+        return "" if check is None else check_note(check)
 
     def explain(self, method: str = "integrated_gradients", contrast: Optional[Sequence[int]] = None) -> Explanation:
         """This translation's output explained by ``method`` (model/explaining/methods.py: one of

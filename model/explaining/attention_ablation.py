@@ -43,8 +43,12 @@ def ablated_alpha(kind: str, alpha: torch.Tensor, mask: torch.Tensor, step: int)
     elif kind == "last":
         position = lengths - 1
     else:
-        raise ConfigError(f"unknown ablation {kind!r}; choose from {', '.join(ABLATIONS)}")
+        raise unknown(kind)
     return torch.nn.functional.one_hot(position, alpha.size(1)).to(alpha.dtype)
+
+
+def unknown(kind: str) -> ConfigError:
+    return ConfigError(f"unknown ablation {kind!r}; choose from {', '.join(ABLATIONS)}")
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class Ablation:
 
     def __post_init__(self) -> None:
         if self.kind not in ABLATIONS:
-            raise ConfigError(f"unknown ablation {self.kind!r}; choose from {', '.join(ABLATIONS)}")
+            raise unknown(self.kind)
 
     def __call__(self, alpha: torch.Tensor, mask: torch.Tensor, step: int) -> torch.Tensor:
         return ablated_alpha(self.kind, alpha, mask, step)

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
 
 from model.core.decodable import Decodable
+from model.decoding.trace import Trace
 from model.explaining.forced_scoring import output_logprobs
 
 BINS = (0.1, 0.2, 0.5)
@@ -139,6 +140,20 @@ def comprehensiveness_check(model: Decodable, src_ids: Sequence[int], out_ids: S
     means = output_logprobs(model, src_ids, out_ids, scale, torch.ones(scale.size(0), T)).mean(1).numpy()
     drops = (means[0] - means[1:]).reshape(len(orders), len(removed)).mean(1)  # (orders,)
     return Comprehensiveness(float(drops[0]), float(drops[1:].mean()), removed)
+
+
+def checkable(trace: Trace) -> bool:
+    """Whether ``trace`` has an attention heatmap to check: attention, a source and an output."""
+    return trace.attention is not None and bool(trace.target_ids) and bool(trace.source_ids)
+
+
+def attention_check(model: Decodable, trace: Trace) -> Optional[Comprehensiveness]:
+    """``comprehensiveness_check`` of the order ``trace``'s attention heatmap gives (source tokens
+    ranked by the attention they got over the whole output), re-scored by ``model``, which made
+    it; None without attention or with an empty output."""
+    if not checkable(trace):
+        return None
+    return comprehensiveness_check(model, trace.source_ids, trace.target_ids, trace.attention.sum(0))
 
 
 @dataclass(frozen=True)

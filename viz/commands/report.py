@@ -9,7 +9,7 @@ from typing import Sequence
 from model.argtypes import run_command
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.explaining.faithfulness import comprehensiveness_check
+from model.explaining.faithfulness import attention_check
 from viz import html_report
 from viz.html_report import report_html
 
@@ -25,8 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def write() -> str:
         translators = [Translator.from_checkpoint(path) for path in args.checkpoint]
         traces = [(t.name, t.translate([args.text], SearchConfig(beam=args.beam))[0]) for t in translators]
-        checks = {t.name: comprehensiveness_check(t.model, trace.source_ids, trace.target_ids, trace.attention.sum(0))
-                  for t, (_, trace) in zip(translators, traces) if trace.attention is not None and trace.target_ids}
+        checks = {t.name: attention_check(t.model, trace) for t, (_, trace) in zip(translators, traces)}
         with open(args.out, "w", encoding="utf-8") as handle:
             handle.write(report_html(args.text, traces, checks))
         return f"wrote {args.out}"

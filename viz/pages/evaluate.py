@@ -187,6 +187,11 @@ def builtin_ui(builtin: dict, direction: tuple[str, str], settings: AppSettings)
         return None
 
 
+def is_ablation(run_name: str) -> bool:
+    """Whether a run is a model's ablated run (named ``model+kind`` by ``decode_all``)."""
+    return run_name.rpartition("+")[2] in ABLATIONS
+
+
 def decode_all(names: list[str], test: EvalSet, search: SearchConfig, settings: AppSettings,
                ablations: tuple[str, ...] = ()) -> list[ModelRun]:
     """Each model's run (and each attention model's ablated runs, named ``model+ablation``), from
@@ -235,7 +240,7 @@ def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: 
         name=ltr(html.escape(test.name)))), key="eval_length_chart")
     table_ui(test, runs, pair, settings)
     downloads_ui(test, runs, rows)
-    faithfulness_ui(test, [r for r in runs if r.name.rpartition("+")[2] not in ABLATIONS], settings)
+    faithfulness_ui(test, [r for r in runs if not is_ablation(r.name)], settings)
 
 
 def scores_ui(key: tuple, test: EvalSet, runs: list[ModelRun]) -> None:
@@ -299,14 +304,14 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str, setting
             if trace.attention is not None:
                 widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
                                    key=f"eval_heatmap_{run.name}")
-                if run.name.rpartition("+")[2] in ABLATIONS:  # weights put there by hand, not the model's own
+                if is_ablation(run.name):  # weights put there by hand, not the model's own
                     st.caption(_("These weights were put there, not learnt: the Evaluate page measures what that "
                                  "costs, not how faithful they are."))
                 else:
                     translate_views.attention_check_ui(run.name, translator_for_page(run.name, settings), trace, settings,
                                                        short=True)
     if st.button(_("Open in the Translate page"), key="eval_open"):
-        names = [r.name for r in runs if r.name.rpartition("+")[2] not in ABLATIONS]  # models, not their ablations
+        names = [r.name for r in runs if not is_ablation(r.name)]  # models, not their ablations
         st.session_state.update(direction=pair, model_left=names[0], model_right=names[-1], source=test.src[i],
                                 reference=test.ref[i], reference_for=test.src[i])
         st.switch_page(nav.link("translate"))

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from model.explaining.explanation import Explanation
-from model.explaining.faithfulness import (Comprehensiveness, Curves, Faithfulness, comprehensiveness_check,
-                                           measure)
+from model.explaining.faithfulness import Comprehensiveness, Curves, Faithfulness, checkable, measure
+from model.explaining.faithfulness import attention_check as check_attention
 from model.explaining.methods import explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.decoding.trace import Trace
@@ -55,33 +55,33 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
     return result_store(EXPLANATIONS).get_or_compute(key, compute)
 
 
-def attention_check(name: str, translator: Translator, trace: Trace, settings: AppSettings,
-                    compute: bool = True) -> Optional[Comprehensiveness]:
-    """How faithful ``trace``'s attention heatmap is (``comprehensiveness_check`` of the source
-    tokens ordered by the attention they got over the whole output, against random orders), the
-    output re-scored by ``translator`` (model ``name``, which decoded it); None for a model
-    without attention or an empty output, or, without ``compute``, when it was not computed
-    before. Computed once per server at a place of the decode queue."""
-    key = check_key(name, translator, trace)
-    if key is None:
-        return None
-    store = result_store(ATTENTION_CHECKS)
-    if not compute:
-        return store.get(key)
-
-    def run() -> Comprehensiveness:
-        with QueuedSlot(settings)():
-            return comprehensiveness_check(translator.model, trace.source_ids, trace.target_ids, trace.attention.sum(0))
-
-    return store.get_or_compute(key, run)
-
-
 def check_key(name: str, translator: Translator, trace: Trace) -> Optional[tuple]:
-    """What ``attention_check`` of ``trace`` is kept under (None: nothing to check)."""
-    if trace.attention is None or not trace.target_ids or not trace.source_ids:
+    """What the check of ``trace``'s heatmap is kept under (None: nothing to check)."""
+    if not checkable(trace):
         return None
     shown = hashlib.blake2b(trace.attention.tobytes(), digest_size=8).hexdigest()  # a what-if decode's differs
     return name, id(translator), tuple(trace.source_ids), tuple(trace.target_ids), shown
+
+
+def known_check(key: tuple) -> Optional[Comprehensiveness]:
+    """The check kept under ``key`` (``check_key``), if one was made."""
+    return result_store(ATTENTION_CHECKS).get(key)
+
+
+def attention_check(name: str, translator: Translator, trace: Trace,
+                    settings: AppSettings) -> Optional[Comprehensiveness]:
+    """How faithful ``trace``'s attention heatmap is (``faithfulness.attention_check``), re-scored
+    by ``translator`` (model ``name``, which decoded it); None with nothing to check. Computed
+    once per server at a place of the decode queue."""
+    key = check_key(name, translator, trace)
+    if key is None:
+        return None
+
+    def run() -> Comprehensiveness:
+        with QueuedSlot(settings)():
+            return check_attention(translator.model, trace)
+
+    return result_store(ATTENTION_CHECKS).get_or_compute(key, run)
 
 
 def test_set_faithfulness(run: ModelRun, digest: str, methods: tuple[str, ...], limit: int, settings: AppSettings,

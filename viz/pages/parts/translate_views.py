@@ -119,9 +119,9 @@ def warm_figures(results: list[Decoded]) -> None:
 
 def report(text: str, results: list[Decoded], settings: AppSettings) -> str:
     """The Downloads tab's HTML report, with the check under each heatmap (``attention_check_ui``'s)."""
-    checks = {r.name: explanations.attention_check(r.name, r.translator, r.trace, settings) for r in results}
     return html_report.report_html(text, [(r.name, r.trace) for r in results],
-                                   {name: c for name, c in checks.items() if c is not None})
+                                   {r.name: explanations.attention_check(r.name, r.translator, r.trace, settings)
+                                    for r in results})
 
 
 def print_figure(trace: Trace, kind: str) -> bytes:
@@ -186,7 +186,7 @@ def attention_check_ui(name: str, translator: Translator, trace: Trace, settings
     key = explanations.check_key(name, translator, trace)
     if key is None:
         return
-    check = explanations.attention_check(name, translator, trace, settings, compute=False)
+    check = explanations.known_check(key)
     if check is None:
         if not first_paint.after_paint(("attention_check",) + key):
             st.caption(_("Measuring how faithful this picture is..."))
