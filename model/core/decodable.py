@@ -187,17 +187,44 @@ class Decodable(ABC):
         default counts the parameters of an ``nn.Module``."""
         return sum(p.numel() for p in self.parameters())
 
-    def teacher_forced(self, memory: Memory, tgt_in: torch.Tensor) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def teacher_forced(self, memory: Memory, tgt_in: torch.Tensor, input_scale: Optional[torch.Tensor] = None
+                       ) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Log-probabilities (batch, T, V) and attention (batch, T, src_len) | None of reading
         tgt_in (batch, T) (<s> y_1 .. y_{T-1}, then <pad>) one step at a time. Positions after a
-        row's end hold whatever the model computes there. Models with a faster whole-sentence
-        path override this."""
+        row's end hold whatever the model computes there. ``input_scale`` (batch, T), when given,
+        scales each decoder input's embedding (the output of ``target_embedding``; ignored by a
+        model without one): the variants explanations re-score. Models with a faster
+        whole-sentence path override this."""
         state, logprobs, alphas = self.init_state(memory), [], []
-        for t in range(tgt_in.size(1)):
-            out = self.step(tgt_in[:, t], state, memory)
-            state = out.state
-            logprobs.append(out.logprobs)
-            alphas.append(out.alpha)
+        scale = _InputScale(self.target_embedding, input_scale)
+        with scale:
+            for t in range(tgt_in.size(1)):
+                scale.column = t
+                out = self.step(tgt_in[:, t], state, memory)
+                state = out.state
+                logprobs.append(out.logprobs)
+                alphas.append(out.alpha)
         alpha = None if alphas and alphas[0] is None else torch.stack(alphas, dim=1)
         return torch.stack(logprobs, dim=1), alpha
 
+
+
+class _InputScale:
+    """While inside, ``module``'s output rows are scaled by column ``column`` of ``scale``
+    (batch, T); a no-op without a module or a scale."""
+
+    def __init__(self, module: Optional["torch.nn.Module"], scale: Optional[torch.Tensor]):
+        self.module, self.scale, self.column, self.handle = module, scale, 0, None
+
+    def __enter__(self) -> "_InputScale":
+        if self.module is not None and self.scale is not None:
+            self.handle = self.module.register_forward_hook(self._hook)
+        return self
+
+    def _hook(self, _module, _inputs, output):
+        factor = self.scale[:, self.column].to(output.dtype)
+        return output * factor.view(-1, *([1] * (output.dim() - 1)))  # rows first, whatever else it holds
+
+    def __exit__(self, *_exc) -> None:
+        if self.handle is not None:
+            self.handle.remove()

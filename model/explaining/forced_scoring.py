@@ -8,14 +8,15 @@ reads each variant with teacher forcing, so the output is the same in every vari
 its log-probabilities move.
 
 The words already written reach the model through its target embedding
-(``Decodable.target_embedding``); a forward hook there scales each variant's rows. The decoder's
+(``Decodable.target_embedding``): ``Decodable.teacher_forced(..., input_scale)`` scales them for
+re-scoring, and a forward hook there for gradients. The decoder's
 first input, <s>, is not a word written and is never changed.
 
 Two paths, each doing no more arithmetic than its answer needs:
 
 - ``output_logprobs`` (forward only, every output position): identical variants are scored once,
-  the encoder runs once per distinct source, and variants that leave the words written alone
-  take the model's own whole-sentence teacher forcing (``Decodable.teacher_forced``);
+  the encoder runs once per distinct source, and every variant takes the model's own
+  whole-sentence teacher forcing (``Decodable.teacher_forced``, which scales the words written);
 - ``objective_gradients`` (one output position per variant): variants are sorted by that
   position, each stops there (the batch shrinks as they finish), and the output layer runs only
   where a variant's objective is read (``Decodable.advance`` / ``read_out``).
@@ -113,10 +114,9 @@ def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[
     variants, inverse = torch.unique(torch.cat([source_scale.float(), t_scale], 1), dim=0, return_inverse=True)
     tokens = torch.tensor(list(out_ids), device=dev)
     other = None if contrast is None else torch.tensor(list(contrast), device=dev)
-    whole = (variants[:, S:] == 1).all(1)  # these leave the words written alone: the model's fastest path
+    whole = (variants[:, S:] == 1).all(1)  # these leave the words written alone: nothing to scale
     out = torch.zeros(variants.size(0), T)
-    control = _TargetControl()
-    with torch.inference_mode(), _target_hook(model, control):
+    with torch.inference_mode():
         for group in (torch.nonzero(whole)[:, 0], torch.nonzero(~whole)[:, 0]):
             for index in group.split(MAX_ROWS) if group.numel() else ():
                 chunk = variants[index]
@@ -125,27 +125,11 @@ def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[
                 emb = model.embed_source(src) * sources.to(dev)[..., None]  # one encoder run per distinct source
                 memory = model.encode(src, src_len, embedded=emb).select(source_of.to(dev))
                 _, _, tgt_in = batch_inputs(model, src_ids, out_ids, chunk.size(0))
-                if bool(whole[index[0]]):
-                    logprobs, _ = model.teacher_forced(memory, tgt_in)
-                else:
-                    logprobs = _step_by_step(model, memory, tgt_in, chunk[:, S:].to(dev), control)
+                scale = None if bool(whole[index[0]]) else chunk[:, S:].to(dev)
+                logprobs, _ = model.teacher_forced(memory, tgt_in, scale)
                 out[index] = _objective(logprobs.float(), tokens.expand(chunk.size(0), -1),
                                         None if other is None else other.expand(chunk.size(0), -1)).cpu()
     return out[inverse.cpu()]
-
-
-def _step_by_step(model: Decodable, memory, tgt_in: torch.Tensor, scale: torch.Tensor,
-                  control: _TargetControl) -> torch.Tensor:
-    """Teacher forcing one ``step`` at a time with the words written scaled by ``scale``
-    (rows, T): log-probabilities (rows, T, V)."""
-    state, logprobs = model.init_state(memory), []
-    for t in range(tgt_in.size(1)):
-        control.scale = scale[:, t]
-        out = model.step(tgt_in[:, t], state, memory)
-        state = out.state
-        logprobs.append(out.logprobs)
-    control.scale = None
-    return torch.stack(logprobs, dim=1)
 
 
 @dataclass(frozen=True)

@@ -155,17 +155,19 @@ class Decoder(nn.Module):
         s, emb, c = features if rows is None else (t.index_select(0, rows) for t in features)
         return torch.log_softmax(self.readout(s, emb, self.C_o(c)).float(), dim=-1)
 
-    def forward(self, tgt_in: torch.Tensor, enc: EncoderState):
+    def forward(self, tgt_in: torch.Tensor, enc: EncoderState, input_scale: Optional[torch.Tensor] = None):
         """Teacher forcing, the fast path of ``step``. tgt_in (batch, T): each row's real tokens
         first, then PAD. Returns logits (batch, T, V) and alpha (batch, T, src_len) | None,
-        zeros at padding. Training uses ``packed``, which skips the scatter."""
-        features, alpha, positions = self.packed(tgt_in, enc)
+        zeros at padding. ``input_scale`` (batch, T) scales each E y_{i-1} (explanations'
+        variants). Training uses ``packed``, which skips the scatter."""
+        features, alpha, positions = self.packed(tgt_in, enc, input_scale=input_scale)
         logits = self.W_o(features)  # (N, V)
         batch, T = tgt_in.shape
         scatter = lambda x: x.new_zeros(batch * T, x.size(-1)).index_copy(0, positions, x).unflatten(0, (batch, T))  # noqa: E731
         return scatter(logits), None if alpha is None else scatter(alpha)
 
-    def packed(self, tgt_in: torch.Tensor, enc: EncoderState, bf16: bool = False):
+    def packed(self, tgt_in: torch.Tensor, enc: EncoderState, bf16: bool = False,
+               input_scale: Optional[torch.Tensor] = None):
         """Teacher forcing on real positions only -> maxout features t_i (N, l) (logits are
         ``W_o(t)``), alpha (N, src_len) | None and positions (N,) into the flattened (batch * T)
         grid, for the N non-PAD tokens of tgt_in.
@@ -177,7 +179,10 @@ class Decoder(nn.Module):
         """
         plan = TimeMajor.of(tgt_in)
         enc = enc.select(plan.order)
-        emb = pad_rows(self.dropout(self.embed(plan.tokens(tgt_in))), bf16)  # (N, m), rows rounded up in bf16
+        emb = self.embed(plan.tokens(tgt_in))  # (N, m)
+        if input_scale is not None:
+            emb = emb * plan.tokens(input_scale).to(emb.dtype).unsqueeze(-1)
+        emb = pad_rows(self.dropout(emb), bf16)  # rows rounded up in bf16
         with autocast(tgt_in.device, bf16):
             input_gates = self.W(emb)[: plan.n_tokens].float()  # (N, 3n) W E y of every step at once
         states, contexts, alphas = self.recurrence(input_gates, plan.active, enc)

@@ -127,10 +127,11 @@ class NMTModel(nn.Module, Decodable):
     def target_embedding(self) -> nn.Module:
         return self.decoder.embed  # E y_{i-1} in Decoder.step
 
-    def teacher_forced(self, memory: EncoderState, tgt_in: torch.Tensor):
+    def teacher_forced(self, memory: EncoderState, tgt_in: torch.Tensor, input_scale: Optional[torch.Tensor] = None):
         """The whole-sentence path (``Decoder.forward``): log-probabilities (batch, T, V) and
-        alpha (batch, T, src_len) | None, zeros after each row's end."""
-        logits, alpha = self.decoder(tgt_in, memory)
+        alpha (batch, T, src_len) | None, zeros after each row's end; ``input_scale`` (batch, T)
+        scales each E y_{i-1}."""
+        logits, alpha = self.decoder(tgt_in, memory, input_scale)
         return torch.log_softmax(logits.float(), dim=-1), alpha
 
     def num_parameters(self) -> int:

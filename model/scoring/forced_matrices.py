@@ -15,6 +15,7 @@ from model.core.decodable import Vocabulary
 from model.corpus.vocab import BOS, EOS, PAD
 from model.decoding.device import device_of
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
+from model.explaining.faithfulness import Comprehensiveness, comprehensiveness_check
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency_many
 from model.scoring.word_alignment import GoldSet, word_matrix
@@ -120,6 +121,26 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
         out.append(WordMatrices(*[None if m is None else (m.T if reverse else m) for m in words],
                                 explained={m: (x.T if reverse else x) for m, x in more.items()}))
     return out, unscored
+
+
+def word_matrix_check(translator: Translator, src_words: Sequence[str], tgt_words: Sequence[str],
+                      matrix: np.ndarray, reverse: bool = False) -> Optional[Comprehensiveness]:
+    """How faithful a word matrix ``matrix`` (gold target words, gold source words), one of
+    ``forced_matrices``'s, is to the model it came from, forced to output the gold target
+    (``reverse`` as there): ``comprehensiveness_check`` of the order it gives the words the model
+    reads, each piece ranked by its word's total (its column sum; pieces of no word, such as a
+    closing </s>, last). None when the sentence cannot be scored."""
+    words = matrix.T if reverse else matrix  # (model's target words, model's source words)
+    if reverse:
+        src_words, tgt_words = tgt_words, src_words
+    src_ids, src_spans = encode_words(translator.src_vocab, src_words)
+    tgt_ids, tgt_spans = encode_words(translator.tgt_vocab, tgt_words)
+    if _unscorable(src_words, src_spans, tgt_words, tgt_spans, len(src_ids)):
+        return None
+    importance = np.full(len(src_ids), -np.inf)
+    for j, (start, end) in enumerate(src_spans):
+        importance[start:end] = words[:, j].sum()
+    return comprehensiveness_check(translator.model, src_ids, tgt_ids + [EOS], importance)
 
 
 def _unscorable(src_words, src_spans, tgt_words, tgt_spans, n_src: int) -> dict:

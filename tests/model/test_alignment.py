@@ -367,3 +367,65 @@ def test_the_explanation_methods_get_alignment_rows_of_their_own(tiny_checkpoint
     tgt_ids, tgt_spans = encode_words(translator.tgt_vocab, gold.sentences[0].tgt)
     own = explain(translator.model, src_ids, tgt_ids + [EOS], ["occlusion"])["occlusion"].normalised()[0]
     assert np.allclose(matrices[0].of("occlusion"), word_matrix(own[:len(tgt_ids)], src_spans, tgt_spans))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_word_matrix_is_checked_on_the_pieces_of_the_words_it_ranks_first(tiny_checkpoints, monkeypatch, reverse):
+    """The check of an answer-key heatmap removes the pieces of the words its column sums rank
+    first (a reverse model reads the gold target, so its words are the matrix's rows)."""
+    from model.corpus.vocab import EOS
+    from model.decoding.translator import Translator
+    from model.scoring import forced_matrices
+    from model.scoring.forced_matrices import encode_words, word_matrix_check
+
+    translator = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    src, tgt = ("a", "dog", "runs", "in", "the", "park"), ("un", "chien", "court")
+    matrix = np.full((3, 6), 0.01)  # (gold target words, gold source words)
+    if reverse:
+        matrix[:, 4] = 1.0  # irrelevant to a reverse model: it reads the gold target
+        matrix[1, :] = 0.5  # "chien" ranks first
+        read, written, first = tgt, src, 1
+    else:
+        matrix[:, 4] = 1.0  # "the" ranks first, then every other word alike
+        read, written, first = src, tgt, 4
+    seen = {}
+
+    def spy(model, src_ids, out_ids, importance, seeds=5):
+        seen.update(src_ids=list(src_ids), out_ids=list(out_ids), importance=np.asarray(importance))
+        return "checked"
+
+    monkeypatch.setattr(forced_matrices, "comprehensiveness_check", spy)
+    assert word_matrix_check(translator, src, tgt, matrix, reverse) == "checked"
+    src_ids, spans = encode_words(translator.src_vocab, read)
+    tgt_ids, _ = encode_words(translator.tgt_vocab, written)
+    assert seen["src_ids"] == src_ids and seen["out_ids"] == tgt_ids + [EOS]
+    start, end = spans[first]
+    top = np.flatnonzero(seen["importance"] == seen["importance"].max())
+    assert list(top) == list(range(start, end))
+    for j, (a, b) in enumerate(spans):  # every piece of a word carries that word's total
+        assert len(set(seen["importance"][a:b])) == 1
+
+
+def test_a_word_matrix_check_of_an_unscorable_sentence_is_none(tiny_checkpoints):
+    from model.decoding.translator import Translator
+    from model.scoring.forced_matrices import word_matrix_check
+
+    translator = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    assert word_matrix_check(translator, (), ("un",), np.zeros((1, 0))) is None
+
+
+def test_a_word_matrix_check_measures_the_forced_gold_output(tiny_checkpoints):
+    from model.decoding.translator import Translator
+    from model.scoring.forced_matrices import word_matrix_check
+
+    import math
+
+    from model.explaining.faithfulness import BINS
+    from model.scoring.forced_matrices import encode_words
+
+    translator = Translator.from_checkpoint(tiny_checkpoints["rnnencdec"])
+    src, tgt = ("a", "dog", "runs", "in", "the", "park"), ("un", "chien", "court")
+    check = word_matrix_check(translator, src, tgt, np.eye(3, 6))
+    S = len(encode_words(translator.src_vocab, src)[0])  # source pieces, not words
+    assert check.removed == tuple(min(S, max(1, math.ceil(q * S))) for q in BINS)
+    assert np.isfinite(check.method) and np.isfinite(check.random)

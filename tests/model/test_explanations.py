@@ -354,6 +354,25 @@ def test_the_deferred_output_layer_gives_what_the_whole_step_gives(arch, decoded
     assert np.allclose(fast.source, slow.source, atol=1e-5) and np.allclose(fast.prefix, slow.prefix, atol=1e-5)
 
 
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_scaled_words_written_read_whole_equal_one_step_at_a_time(arch, decoded):
+    """The model's whole-sentence teacher forcing with ``input_scale`` gives what the decoding
+    interface's step-by-step default gives (the path Joey NMT and tutorial models take)."""
+    model, src, out = decoded[arch]
+    src_t, src_len, tgt_in = forced_scoring.batch_inputs(model, src, out, 3)
+    scale = torch.ones(3, len(out))
+    scale[0, 1], scale[1, 2:] = 0.0, 0.5  # row 2 keeps every word
+    with torch.inference_mode():
+        memory = model.encode(src_t, src_len)
+        whole, _ = model.teacher_forced(memory, tgt_in, scale)
+        steps, _ = Decodable.teacher_forced(model, memory, tgt_in, scale)
+        plain, _ = model.teacher_forced(memory, tgt_in)
+    assert torch.allclose(whole, steps, atol=1e-5)
+    assert torch.allclose(whole[2], plain[2], atol=1e-6)
+    assert not torch.allclose(whole[0, 1:], plain[0, 1:], atol=1e-3)  # the scale reaches the model at input 1 ...
+    assert torch.allclose(whole[0, :1], plain[0, :1], atol=1e-6)  # ... and nothing before it
+
+
 def test_integrated_gradients_add_points_until_every_token_is_complete(decoded):
     model, src, out = decoded["rnnencdec"]
     found = methods.integrated_gradients(model, src, out, steps=2)

@@ -50,12 +50,17 @@ def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_fold
     (traces,) = heatmap_traces(at)
     names = [t.get("name") for t in traces]
     assert traces[0]["type"] == "heatmap" and names[1:] == ["gold: sure", "gold: possible", "picked"]
-    assert any(c.value.startswith("This picture is scored against human links") for c in at.caption)
+    (check,) = [c.value for c in at.caption if c.value.startswith("**How faithful is this picture?**")]
+    assert "Forced to write the human translation, rnnsearch" in check and "how well the picture aligns" in check
     first = at.number_input(key="align_sentence").value - 1
     sure = {(x, y) for x, y in zip(traces[1]["x"], traces[1]["y"])}
     gold = [{(int(e) - 1, int(f) - 1) for s, e, f, k in (line.split() for line in WA.splitlines())
              if int(s) == first + 1 and k == "S"}]
     assert sure == gold[0]
+    at.selectbox(key="align_row").set_value(3).run()  # the diagonal: no model to be faithful to
+    assert not at.exception, at.exception
+    assert not [c for c in at.caption if c.value.startswith("**How faithful")]
+    assert any(c.value.startswith("This picture is scored against human links") for c in at.caption)
 
 
 def test_uploaded_files_and_a_bad_links_file(gold_folder):

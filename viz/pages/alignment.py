@@ -24,6 +24,7 @@ from model.scoring.word_alignment import (
 )
 from viz.figures.heatmap import answer_key_heatmap
 from viz.pages.parts import widgets
+from viz import html_report
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import queue_notice
@@ -105,7 +106,7 @@ def render(settings: AppSettings) -> None:
         return
     results_ui(gold, None if level == "all" else recorded, measured, how, settings)
     if level == "all":
-        sentence_ui(gold, measured, shown_rows(measured.rows, how))
+        sentence_ui(gold, measured, shown_rows(measured.rows, how), settings)
 
 
 def measure_ui(gold: GoldSet, recorded: "Recorded", wanted: tuple) -> Optional[str]:
@@ -214,7 +215,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
                                                                           reason=unscored_text(u)))
 
 
-def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
+def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row], settings: AppSettings) -> None:
     st.subheader(_("Sentence by sentence"))
     baseline = _("baseline")
     labels = [f"{ltr(r.model) if r.model else baseline} · {r.method}" +
@@ -247,9 +248,29 @@ def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row]) -> None:
                                           _("{source}, sentence {n}").format(source=labels[pick], n=k + 1),
                                           value_name=row.method),
                        key="align_heatmap")
-    st.caption(_("This picture is scored against human links: that measures how well it aligns, not how faithful it "
-                 "is to the model. Whether the output depends on the words it picks is measured on the Translate "
-                 "page, under each heatmap and in the Explanations tab."))
+    if row.model is None:  # a baseline: no model to be faithful to
+        st.caption(_("This picture is scored against human links: that measures how well it aligns, not how "
+                     "faithful it is to the model. Whether the output depends on the words it picks is measured on "
+                     "the Translate page, under each heatmap and in the Explanations tab."))
+        return
+    gold_check_ui(row.model.split(PAIRED)[0], gold, k, matrix, settings)
+
+
+def gold_check_ui(name: str, gold: GoldSet, k: int, matrix: np.ndarray, settings: AppSettings) -> None:
+    """How faithful model ``name``'s drawn matrix of sentence ``k`` is to the model, forced to
+    write the human translation (``alignments.gold_check``), and what the human links measure."""
+    check = alignments.gold_check(name, gold, k, matrix, settings)
+    if check is None:
+        st.caption(_("This picture is scored against human links: that measures how well it aligns, not how "
+                     "faithful it is to the model."))
+        return
+    st.caption(_("**How faithful is this picture?** Forced to write the human translation, {model} loses {method} "
+                 "of log-probability per token when the source words this picture ranks first are removed (the top "
+                 "10, 20 and 50 percent: {counts} tokens); as many random words cost {random} ({verdict}). The human "
+                 "links measure something else: how well the picture aligns.").format(
+        model=ltr(md(name)), method=html_report.drop_text(check.method), counts=", ".join(str(n) for n in check.removed),
+        random=html_report.drop_text(check.random),
+        verdict=_("more than chance") if check.beats_random else _("no better than chance")))
 
 
 def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[np.ndarray]:

@@ -1,26 +1,31 @@
 """The Alignment page's work on the server: gold sets read (built-in ones once per server, uploads
 through the same reader), what the models' cards record for a gold set, and the measurement,
-once per server for the same gold set, models and sources (model/scoring/attention_alignment.py)."""
+once per server for the same gold set, models and sources (model/scoring/attention_alignment.py),
+and how faithful each drawn sentence's matrix is to its model."""
 from __future__ import annotations
 
+import hashlib
 import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+import numpy as np
+
 from model.cards.schema import AlignmentScore
 from model.core.errors import DataError
 from model.corpus.corpora import corpus_specs
+from model.explaining.faithfulness import Comprehensiveness
 from model.scoring.attention_alignment import MODEL_METHODS, PAIRED, Row, ScoredModel, both_directions_rows, diagonal_rows, eflomal_row, gold_digest, opposite_pairs, score_model
 from model.scoring.statistical_aligner import AlignerText, eflomal_gold_links, training_corpus
-from model.scoring.forced_matrices import Unscored
+from model.scoring.forced_matrices import Unscored, word_matrix_check
 from model.scoring.word_alignment import BOTH_DIRECTIONS, EXTRACTIONS, GoldSet, read_gold
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot, QueueNotice, load_translator
 from viz.serving.settings import REPO, AppSettings
 from viz.serving.shared_cache import shared
-from viz.serving.shared_results import ALIGNMENTS, result_store
+from viz.serving.shared_results import ALIGNMENTS, ATTENTION_CHECKS, result_store
 
 ALIGN_LANGS = ("en", "fr")  # the languages of the gold sets (source, target)
 BASELINES = ("eflomal", "diagonal")
@@ -191,3 +196,21 @@ def _measure(gold: GoldSet, names: tuple[str, ...], methods: tuple[str, ...], se
     if "diagonal" in methods:
         rows += diagonal_rows(gold, ("target",))
     return Measured(tuple(rows), tuple(unscored), matrices, links, note)
+
+
+def gold_check(name: str, gold: GoldSet, k: int, matrix: np.ndarray,
+               settings: AppSettings) -> Optional[Comprehensiveness]:
+    """How faithful model ``name``'s word matrix ``matrix`` of gold sentence ``k`` (0-based) is
+    to that model forced to write the gold translation (``forced_matrices.word_matrix_check``);
+    None when the sentence cannot be scored. Computed once per server at a place of the decode
+    queue."""
+    drawn = hashlib.blake2b(np.ascontiguousarray(matrix, dtype=np.float64).tobytes(), digest_size=8).hexdigest()
+
+    def run() -> Optional[Comprehensiveness]:
+        reverse = offered_models.info(name, settings).direction != ALIGN_LANGS
+        translator = load_translator(name, settings)
+        sentence = gold.sentences[k]
+        with QueuedSlot(settings)():
+            return word_matrix_check(translator, sentence.src, sentence.tgt, matrix, reverse)
+
+    return result_store(ATTENTION_CHECKS).get_or_compute(("gold", name, gold, k, drawn, settings.checkpoints), run)
