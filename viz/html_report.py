@@ -66,13 +66,22 @@ def drop_text(value: float) -> str:
     return f"{0.0 if abs(value) < 0.005 else value:.2f}"
 
 
-def check_note(check: Comprehensiveness) -> str:
-    """One line under a heatmap: how faithful it is for this sentence (docs/explanations.md)."""
+ATTENDED = "the most-attended source words"  # what a heatmap ranks first, in check_sentence
+SALIENT = "the source words with the most saliency"
+
+
+def check_sentence(check: Comprehensiveness, ranked: str = ATTENDED) -> str:
+    """How faithful a heatmap is for its sentence, in one plain English sentence (docs/explanations.md):
+    what removing ``ranked`` (the words the picture ranks first) costs, against random words."""
     verdict = "more than chance: it points at words the output depends on" if check.beats_random else \
         "no better than random words"
-    return (f"<p class='note'>How faithful: removing the most-attended source words (top 10, 20 and 50 percent) "
-            f"lowers the output's log-probability by {drop_text(check.method)} per token; as many random words, by "
-            f"{drop_text(check.random)}: {verdict}.</p>")
+    return (f"How faithful: removing {ranked} (top 10, 20 and 50 percent) lowers the output's log-probability by "
+            f"{drop_text(check.method)} per token; as many random words, by {drop_text(check.random)}: {verdict}.")
+
+
+def check_note(check: Comprehensiveness) -> str:
+    """``check_sentence`` as a note under a heatmap of the report."""
+    return f"<p class='note'>{html.escape(check_sentence(check))}</p>"
 
 
 def steps_table(trace: Trace) -> str:

@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from model.explaining.explanation import METHODS, Explanation
-from model.explaining.faithfulness import attention_check, measure
+from model.explaining.faithfulness import Comprehensiveness, attention_check, comprehensiveness_check, measure
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
@@ -35,7 +35,7 @@ from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.faithfulness_curves import faithfulness_curves
 from viz.figures.heatmap import alignment_heatmap, merge_to_words
-from viz.html_report import check_note, steps_table
+from viz.html_report import ATTENDED, SALIENT, check_note, check_sentence, steps_table
 from viz.serving.settings import default_checkpoint_root
 
 VIEWS = ("alignment", "beam", "steps", "saliency", "explanations", "neighbours")
@@ -114,7 +114,10 @@ class Translation:
             return HTML(self._explanations())
         if view == "saliency":
             matrix = saliency(self.translator.model, trace.source_ids, trace.target_ids)
-            return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)", f"{self.model}_saliency"))
+            check = self._check(matrix)
+            return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)", f"{self.model}_saliency")
+                        + ("" if check is None else
+                           f"<p class='note'>{html.escape(check_sentence(check, SALIENT))}</p>"))
         if trace.attention is None:
             return HTML("<p>An RNNencdec model has no attention: it reads the whole sentence into one fixed vector. "
                         "Try <code>show(\"saliency\")</code>.</p>")
@@ -125,6 +128,14 @@ class Translation:
         """How faithful the heatmap is for this sentence (docs/explanations.md, "Under every attention heatmap")."""
         check = attention_check(self.translator.model, self.trace)
         return "" if check is None else check_note(check)
+
+    def _check(self, matrix: np.ndarray) -> Optional[Comprehensiveness]:
+        """How faithful the heatmap ``matrix`` (output x source) is: the comprehensiveness check of
+        the order its column sums give the source tokens."""
+        trace = self.trace
+        if not trace.source_ids or not trace.target_ids:
+            return None
+        return comprehensiveness_check(self.translator.model, trace.source_ids, trace.target_ids, matrix.sum(0))
 
     def explain(self, method: str = "integrated_gradients", contrast: Optional[Sequence[int]] = None) -> Explanation:
         """This translation's output explained by ``method`` (model/explaining/methods.py: one of
@@ -167,7 +178,7 @@ class Translation:
 
     def save(self, path: str | Path, view: str = "alignment") -> Path:
         """The paper-style figure of ``view`` ("alignment" or "saliency": Figure 3's grayscale
-        matrix) as a PDF, SVG or PNG file, by the path's suffix."""
+        matrix) as a PDF, SVG or PNG file, by the path's suffix, with how faithful it is under it."""
         from viz.figures.print_figures import alignment_figure, save
 
         if view not in ("alignment", "saliency"):
@@ -177,10 +188,12 @@ class Translation:
                                                                        trace.target_ids)
         if matrix is None:
             raise UnknownView(f"{self.model} has no attention; save(path, 'saliency') draws what it depends on")
+        check = self._check(matrix)  # of the pieces the model read, before any merging to words
+        note = "" if check is None else check_sentence(check, SALIENT if view == "saliency" else ATTENDED)
         src, tgt = trace.source_tokens, trace.target_tokens
         if self.words:
             matrix, src, tgt = merge_to_words(matrix, src, tgt)
-        return save(alignment_figure(matrix, src, tgt), path)
+        return save(alignment_figure(matrix, src, tgt, note=note), path)
 
     def _heatmap(self, matrix, title: str, name: str) -> str:
         src, tgt = self.trace.source_tokens, self.trace.target_tokens

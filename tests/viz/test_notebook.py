@@ -39,6 +39,25 @@ def test_the_heatmap_says_how_faithful_it_is_for_this_sentence(models):
     assert "How faithful" not in encdec.translate("a dog runs in the park").show("alignment").html  # no attention
 
 
+def test_the_saliency_heatmap_and_saved_figures_say_how_faithful_they_are(models, tmp_path):
+    """show("saliency") and save() carry the check of the order their own picture gives."""
+    from model.explaining.faithfulness import comprehensiveness_check
+    from model.explaining.saliency import saliency
+
+    _, encdec = models
+    t = encdec.translate("a dog runs in the park")
+    trace = t.trace
+    matrix = saliency(t.translator.model, trace.source_ids, trace.target_ids)
+    check = comprehensiveness_check(t.translator.model, trace.source_ids, trace.target_ids, matrix.sum(0))
+    figures = f"by {check.method:.2f} per token; as many random words, by {check.random:.2f}"
+    assert "removing the source words with the most saliency" in t.show("saliency").html
+    assert figures in t.show("saliency").html
+    import re
+
+    svg = " ".join(" ".join(re.findall(r">([^<>]+)</text>", t.save(tmp_path / "s.svg", "saliency").read_text())).split())
+    assert "source words with the most saliency" in svg and f"{check.method:.2f} per token" in svg
+
+
 def test_every_view_renders_and_an_unknown_one_names_them(models):
     search, encdec = models
     t = search.translate("<b>a</b> dog", words=True)

@@ -60,11 +60,30 @@ def test_the_length_curves_from_a_report_and_from_cards(tmp_path, tiny_checkpoin
     assert (tmp_path / "stress.png").read_bytes().startswith(MAGIC["png"])
 
 
+def svg_text(svg: str) -> str:
+    """The words of an SVG's text elements, a note's wrapped lines joined by spaces."""
+    import re
+
+    return " ".join(" ".join(re.findall(r">([^<>]+)</text>", svg)).split())
+
+
+def test_a_note_is_printed_under_the_matrix_as_text_and_makes_room_for_itself():
+    matrix = np.eye(len(TGT), len(SRC))
+    note = "How faithful: removing the most-attended source words costs $1 " + "and more words " * 20
+    plain, noted = alignment_figure(matrix, SRC, TGT), alignment_figure(matrix, SRC, TGT, note=note)
+    assert noted.get_figheight() > plain.get_figheight() and noted.get_figwidth() == plain.get_figwidth()
+    text = svg_text(figure_bytes(noted, "svg").decode())
+    assert "How faithful: removing the most-attended" in text and "$1" in text  # text, never mathtext
+
+
 def test_the_command_draws_a_checkpoints_attention_and_refuses_what_it_cannot(tmp_path, tiny_checkpoints, capsys):
-    out = tmp_path / "fig3.pdf"
+    out = tmp_path / "fig3.svg"
     assert main(["alignment", "--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--text", "a dog runs",
                  "--words", str(out)]) == 0
-    assert out.read_bytes().startswith(MAGIC["pdf"])
+    assert out.read_bytes().startswith(MAGIC["svg"])
+    printed = capsys.readouterr().out
+    assert printed.startswith("How faithful: removing the most-attended source words")  # said, and drawn
+    assert "How faithful: removing the most-attended source words" in svg_text(out.read_text())
     assert main(["alignment", "--checkpoint", str(tiny_checkpoints["rnnencdec"]), "--text", "a dog",
                  str(tmp_path / "x.pdf")]) == 2
     assert "no attention to draw" in capsys.readouterr().err

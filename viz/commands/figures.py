@@ -1,5 +1,7 @@
 """``python -m viz.commands.figures`` (``nmt-figures``): Figure 3's grayscale alignment matrix and Figure 2's
-BLEU-by-length curves as PDF, SVG or PNG (viz/figures/print_figures.py draws them).
+BLEU-by-length curves as PDF, SVG or PNG (viz/figures/print_figures.py draws them). The alignment
+figure says under it how faithful it is for its sentence (docs/explanations.md), and so does the
+command's output.
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from matplotlib.figure import Figure
 from model.core.errors import UserError
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
+from model.explaining.faithfulness import attention_check
 from viz.figures import print_figures
 from viz.figures.heatmap import merge_to_words
 from viz.figures.print_figures import alignment_figure, card_series, length_figure, report_series, save
+from viz.html_report import check_sentence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,10 +59,12 @@ def _alignment_from_checkpoint(checkpoint: str, text: str, beam: int, words: boo
     (trace,) = translator.translate([text], SearchConfig(beam=beam))
     if trace.attention is None:
         raise ValueError(f"{checkpoint} has no attention to draw (an RNNencdec model)")
+    note = check_sentence(attention_check(translator.model, trace))  # of the pieces the model read
+    print(note)
     matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
     if words:
         matrix, src, tgt = merge_to_words(matrix, src, tgt)
-    return alignment_figure(matrix, src, tgt)
+    return alignment_figure(matrix, src, tgt, note=note)
 
 
 if __name__ == "__main__":

@@ -55,19 +55,25 @@ def _label(piece: str) -> str:
 
 
 def alignment_figure(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
-                     title: str = "") -> Figure:
+                     title: str = "", note: str = "") -> Figure:
     """Figure 3's look: source words along the top, output words down the side, each cell's
-    weight in gray (white 0, black 1), no colour bar. ``matrix`` (tgt_len, src_len)."""
+    weight in gray (white 0, black 1), no colour bar. ``matrix`` (tgt_len, src_len); ``note``,
+    plain text printed under the matrix (how faithful it is, say)."""
     matrix = np.asarray(matrix, dtype=float)
     with _styled():
-        return _draw_alignment(matrix, src_tokens, tgt_tokens, title)
+        return _draw_alignment(matrix, src_tokens, tgt_tokens, title, note)
 
 
-def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str) -> Figure:
+def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str,
+                    note: str = "") -> Figure:
+    import textwrap
+
     from matplotlib.figure import Figure
 
     rows, cols = matrix.shape  # (tgt_len, src_len)
-    fig = Figure(figsize=(max(3.0, 0.32 * cols + 1.5), max(3.0, 0.32 * rows + 1.5)))
+    width = max(3.0, 0.32 * cols + 1.5)
+    lines = textwrap.wrap(note, max(30, int(width * 13)), break_on_hyphens=False) if note else []  # about 13 characters an inch at 8 pt
+    fig = Figure(figsize=(width, max(3.0, 0.32 * rows + 1.5) + 0.16 * len(lines)))
     ax = fig.subplots()
     # cells as vector quads (pcolormesh), not a bitmap (imshow): sharp at any zoom in PDF and SVG
     ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, matrix, cmap="gray_r", vmin=0.0, vmax=1.0)
@@ -82,7 +88,11 @@ def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: S
         side.set_visible(False)
     if title:
         ax.set_title(title.replace("$", r"\$"), pad=12)
-    fig.tight_layout()
+    if lines:
+        fig.text(0.02, 0.01, "\n".join(lines).replace("$", r"\$"), fontsize=8, va="bottom", ha="left")
+        fig.tight_layout(rect=(0, 0.16 * len(lines) / fig.get_figheight() + 0.01, 1, 1))
+    else:
+        fig.tight_layout()
     return fig
 
 
