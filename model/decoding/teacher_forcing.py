@@ -53,6 +53,7 @@ class TeacherForcing:
     free: Trace  # the greedy decode (beam 1), with its attention and top candidates
     steps: list[PrefixStep]  # one per position of the longer of the reference and the decode
     diverges_at: Optional[int]  # the first position where the decode's token is not the reference's; None if none
+    reference_ids: tuple[int, ...] = ()  # the reference's ids, as reference_tokens
 
     @property
     def forced_accuracy(self) -> float:
@@ -103,4 +104,4 @@ def teacher_forcing(translator: Translator, source: str, reference: str, k: int 
             free_attention=free.attention[i] if in_free and free.attention is not None else None))
     diverges = next((i for i in range(len(steps)) if not (i < len(ref_ids) and i < len(free.target_ids)
                                                           and ref_ids[i] == free.target_ids[i])), None)
-    return TeacherForcing(free.source_tokens, pieces(ref_ids), free, steps, diverges)
+    return TeacherForcing(free.source_tokens, pieces(ref_ids), free, steps, diverges, tuple(ref_ids))

@@ -147,13 +147,22 @@ def checkable(trace: Trace) -> bool:
     return trace.attention is not None and bool(trace.target_ids) and bool(trace.source_ids)
 
 
+def heatmap_check(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
+                  matrix: np.ndarray) -> Optional[Comprehensiveness]:
+    """``comprehensiveness_check`` of the order a heatmap ``matrix`` (len(out_ids), len(src_ids))
+    over this pair gives (source tokens ranked by their column's total over the output: the
+    attention, say, they got), re-scored by ``model``; None with an empty source or output."""
+    if not len(src_ids) or not len(out_ids):
+        return None
+    return comprehensiveness_check(model, src_ids, out_ids, np.asarray(matrix, dtype=float).sum(0))
+
+
 def attention_check(model: Decodable, trace: Trace) -> Optional[Comprehensiveness]:
-    """``comprehensiveness_check`` of the order ``trace``'s attention heatmap gives (source tokens
-    ranked by the attention they got over the whole output), re-scored by ``model``, which made
-    it; None without attention or with an empty output."""
+    """``heatmap_check`` of ``trace``'s attention heatmap, re-scored by ``model``, which made it;
+    None without attention or with an empty output."""
     if not checkable(trace):
         return None
-    return comprehensiveness_check(model, trace.source_ids, trace.target_ids, trace.attention.sum(0))
+    return heatmap_check(model, trace.source_ids, trace.target_ids, trace.attention)
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,22 @@ def test_what_if_forces_another_token(at):
     assert what_if["z"][0][5] == 1.0 and sum(what_if["z"][0]) == 1.0  # step 1 attended to piece 5 only
 
 
+def checks(at) -> list[str]:
+    return [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
+
+
+def test_what_if_heatmaps_say_how_faithful_they_are_unless_their_weights_were_put_there(at):
+    type_sentence(at, "a dog runs in the park")
+    open_tab(at, "What if")
+    token_box = at.selectbox(key="whatif_token")
+    token_box.select(token_box.options[1]).run()
+    assert not at.exception and len(checks(at)) == 2  # the decode's and the forced token's, each learnt
+    at.radio(key="whatif_mode").set_value("the attention").run()
+    assert not at.exception and len(checks(at)) == 1  # the original only
+    assert any(c.value == "Not checked for faithfulness: at step 1 these weights were put there, not learnt."
+               for c in at.caption)
+
+
 def test_beam_tree_and_node_drilldown(at):
     type_sentence(at, "the cat sits")
     open_tab(at, "Beam tree")
@@ -186,6 +202,27 @@ def test_beam_tree_and_node_drilldown(at):
     node_box.set_value(3).run()
     assert not at.exception
     assert any(m.value.startswith("**Hypothesis 3**") for m in at.markdown)
+
+
+def test_a_beam_hypothesis_heatmap_says_how_faithful_it_is(at, checkpoint_dir):
+    """The check re-scores the hypothesis itself (a prefix of an output, perhaps without </s>)."""
+    import numpy as np
+
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+    from model.explaining.faithfulness import heatmap_check
+
+    type_sentence(at, "the cat sits")
+    open_tab(at, "Beam tree")
+    at.number_input(key="beam_node_rnnsearch-tiny").set_value(3).run()
+    assert not at.exception
+    translator = Translator.from_checkpoint(checkpoint_dir / "rnnsearch-tiny")
+    trace = translator.translate(["the cat sits"], SearchConfig(beam=5))[0]  # the page's default search
+    path = trace.path(3)[1:]
+    check = heatmap_check(translator.model, trace.source_ids, [n.token_id for n in path],
+                          np.stack([n.attention for n in path]))
+    (line,) = checks(at)
+    assert f"costs the output {check.method:.2f} of" in line and f"cost {check.random:.2f} (" in line
 
 
 def how_to_read(at):

@@ -62,6 +62,8 @@ def test_the_translate_page_shows_the_imports_own_translation_and_every_tab_draw
     assert list(table.columns)[:2] == ["step", "reference"] and table["reference"].iloc[-1] in ("", "</s>")
     titles = [str(spec["layout"]["title"]) for spec in charts(at)]
     assert any("reference's prefix" in t for t in titles) and any("its own prefix" in t for t in titles)
+    notes = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
+    assert len(notes) == 2  # under each prefix's heatmap
 
 
 def _page(which: str, settings):

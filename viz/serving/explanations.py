@@ -2,18 +2,20 @@
 methods asked for (model/explaining/methods.py), each with its faithfulness for this sentence
 (model/explaining/faithfulness.py) and a random order's, computed at a place of the decode queue
 and kept for every session; and the Evaluate page's test-set table of the same figures
-(``test_set_faithfulness``); and the check under every attention heatmap
-(``attention_check``): how much the output loses when the most-attended source words go, against
+(``test_set_faithfulness``); and the check under every heatmap (``heatmap_check``,
+``attention_check``): how much the output loses when the source words it ranks first go, against
 random words."""
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
+
+import numpy as np
 
 from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, Curves, Faithfulness, checkable, measure
-from model.explaining.faithfulness import attention_check as check_attention
+from model.explaining.faithfulness import heatmap_check as check_heatmap
 from model.explaining.methods import explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.decoding.trace import Trace
@@ -56,32 +58,49 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
 
 
 def check_key(name: str, translator: Translator, trace: Trace) -> Optional[tuple]:
-    """What the check of ``trace``'s heatmap is kept under (None: nothing to check)."""
-    if not checkable(trace):
+    """What the check of ``trace``'s attention heatmap is kept under (None: nothing to check)."""
+    return heatmap_key(name, translator, trace.source_ids, trace.target_ids, trace.attention) \
+        if checkable(trace) else None
+
+
+def heatmap_key(name: str, translator: Translator, src_ids: Sequence[int], out_ids: Sequence[int],
+                matrix: np.ndarray) -> Optional[tuple]:
+    """What the check of a heatmap ``matrix`` over (``src_ids``, ``out_ids``) is kept under
+    (None: nothing to check)."""
+    if not len(src_ids) or not len(out_ids):
         return None
-    shown = hashlib.blake2b(trace.attention.tobytes(), digest_size=8).hexdigest()  # a what-if decode's differs
-    return name, id(translator), tuple(trace.source_ids), tuple(trace.target_ids), shown
+    shown = hashlib.blake2b(np.ascontiguousarray(matrix).tobytes(), digest_size=8).hexdigest()  # a what-if decode's differs
+    return name, id(translator), tuple(src_ids), tuple(out_ids), shown
 
 
 def known_check(key: tuple) -> Optional[Comprehensiveness]:
-    """The check kept under ``key`` (``check_key``), if one was made."""
+    """The check kept under ``key`` (``heatmap_key``), if one was made."""
     return result_store(ATTENTION_CHECKS).get(key)
 
 
-def attention_check(name: str, translator: Translator, trace: Trace,
-                    settings: AppSettings) -> Optional[Comprehensiveness]:
-    """How faithful ``trace``'s attention heatmap is (``faithfulness.attention_check``), re-scored
-    by ``translator`` (model ``name``, which decoded it); None with nothing to check. Computed
-    once per server at a place of the decode queue."""
-    key = check_key(name, translator, trace)
+def heatmap_check(name: str, translator: Translator, src_ids: Sequence[int], out_ids: Sequence[int],
+                  matrix: np.ndarray, settings: AppSettings) -> Optional[Comprehensiveness]:
+    """How faithful a heatmap ``matrix`` (len(out_ids), len(src_ids)) is
+    (``faithfulness.heatmap_check``), re-scored by ``translator`` (model ``name``); None with
+    nothing to check. Computed once per server at a place of the decode queue."""
+    key = heatmap_key(name, translator, src_ids, out_ids, matrix)
     if key is None:
         return None
 
     def run() -> Comprehensiveness:
         with QueuedSlot(settings)():
-            return check_attention(translator.model, trace)
+            return check_heatmap(translator.model, list(src_ids), list(out_ids), matrix)
 
     return result_store(ATTENTION_CHECKS).get_or_compute(key, run)
+
+
+def attention_check(name: str, translator: Translator, trace: Trace,
+                    settings: AppSettings) -> Optional[Comprehensiveness]:
+    """``heatmap_check`` of ``trace``'s attention heatmap (``translator``, model ``name``, decoded
+    it); None with nothing to check."""
+    if not checkable(trace):
+        return None
+    return heatmap_check(name, translator, trace.source_ids, trace.target_ids, trace.attention, settings)
 
 
 def test_set_faithfulness(run: ModelRun, digest: str, methods: tuple[str, ...], limit: int, settings: AppSettings,

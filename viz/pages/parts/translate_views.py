@@ -6,7 +6,7 @@ open on the first visit and collapsed after.
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
 from model.explaining.explanation import METHODS
+from model.explaining.faithfulness import checkable
 from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
 from viz.figures.beam_tree import beam_tree_figure
@@ -91,7 +92,7 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
     its slug (for the URL)."""
     tabs = widgets.tabs_ui(LABELS, key="tab")  # its state: set by the page from links
     views = {"alignment": lambda: alignment_tab(results, settings), "steps": lambda: step_tab(results, settings),
-             "beam": lambda: beam_tab(results), "whatif": lambda: what_if_tab(results, text, search, settings),
+             "beam": lambda: beam_tab(results, settings), "whatif": lambda: what_if_tab(results, text, search, settings),
              "explanations": lambda: explanations_tab(results, settings),
              "teacher": lambda: teacher_forcing_tab(results, text, settings), "downloads": lambda: downloads_tab(results, settings)}
     opened = "alignment"
@@ -182,11 +183,19 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
 
 def attention_check_ui(name: str, translator: Translator, trace: Trace, settings: AppSettings,
                        short: bool = False) -> None:
-    """How faithful the attention shown is, for this sentence: what the output loses when the
-    most-attended source words go, against as many random words (``explanations.attention_check``;
-    ``translator``, model ``name``, made ``trace``). A check not made before waits for the
-    browser to draw this run (``first_paint.after_paint``): the translation comes first."""
-    key = explanations.check_key(name, translator, trace)
+    """``heatmap_check_ui`` of ``trace``'s attention heatmap (``translator``, model ``name``, made it)."""
+    if checkable(trace):
+        heatmap_check_ui(name, translator, trace.source_ids, trace.target_ids, trace.attention, settings, short)
+
+
+def heatmap_check_ui(name: str, translator: Translator, src_ids: Sequence[int], out_ids: Sequence[int],
+                     matrix: np.ndarray, settings: AppSettings, short: bool = False) -> None:
+    """How faithful the attention heatmap ``matrix`` (len(out_ids), len(src_ids)) is, for this
+    pair: what the output loses when the most-attended source words go, against as many random
+    words (``explanations.heatmap_check``, re-scored by ``translator``, model ``name``). A check
+    not made before waits for the browser to draw this run (``first_paint.after_paint``): the
+    translation comes first."""
+    key = explanations.heatmap_key(name, translator, src_ids, out_ids, matrix)
     if key is None:
         return
     check = explanations.known_check(key)
@@ -194,7 +203,7 @@ def attention_check_ui(name: str, translator: Translator, trace: Trace, settings
         if not first_paint.after_paint(("attention_check",) + key):
             st.caption(_("Measuring how faithful this picture is..."))
             return
-        check = explanations.attention_check(name, translator, trace, settings)
+        check = explanations.heatmap_check(name, translator, src_ids, out_ids, matrix, settings)
     if short:
         st.caption(_("How faithful: removing the most-attended source words costs the output {method} of "
                      "log-probability per token; as many random words cost {random} ({verdict}).").format(
@@ -285,7 +294,7 @@ def step_controls(n_steps: int) -> int:
     return state["step"]
 
 
-def beam_tab(results: list[Decoded]) -> None:
+def beam_tab(results: list[Decoded], settings: AppSettings) -> None:
     result = pick_model(results, "beam_model")
     name, trace = result.name, result.trace
     nodes = [n.to_json() for n in trace.beam]
@@ -301,7 +310,7 @@ def beam_tab(results: list[Decoded]) -> None:
     if picked is not None:  # a click moves the number box (its value lives under its key)
         st.session_state[f"beam_node_{name}"] = picked
     node_id = st.number_input(_("Node id"), 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
-    _show_hypothesis(result, int(node_id))
+    _show_hypothesis(result, int(node_id), settings)
 
 
 def _clicked_node(event):
@@ -314,7 +323,7 @@ def _clicked_node(event):
     return None
 
 
-def _show_hypothesis(result: Decoded, node_id: int) -> None:
+def _show_hypothesis(result: Decoded, node_id: int, settings: AppSettings) -> None:
     trace = result.trace
     path = trace.path(node_id)[1:]
     text = result.translator.tgt_vocab.decode([n.token_id for n in path])
@@ -326,9 +335,12 @@ def _show_hypothesis(result: Decoded, node_id: int) -> None:
                         "log p {score:.3f}, normalised {norm:.3f}, {n} tokens", node.step)
                .format(score=node.score, norm=node.norm_score, n=node.step))
     if path and path[0].attention is not None:
-        widgets.show_chart(alignment_heatmap(np.stack([n.attention for n in path]), trace.source_tokens,
-                                             [n.token for n in path], title=_("attention α along this hypothesis")),
+        matrix = np.stack([n.attention for n in path])  # (the hypothesis's tokens, source tokens)
+        widgets.show_chart(alignment_heatmap(matrix, trace.source_tokens, [n.token for n in path],
+                                             title=_("attention α along this hypothesis")),
                            key="beam_node_heatmap")
+        heatmap_check_ui(result.name, result.translator, trace.source_ids, [n.token_id for n in path], matrix,
+                         settings, short=True)
 
 
 def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> None:
@@ -355,17 +367,24 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
     except NoHypothesisError as exc:
         st.warning(_("No translation under that change: {reason}").format(reason=error_text(exc)))
         return
-    _compare(trace, new.trace)
+    _compare(result, new.trace, None if mode == "the token" else i, settings)
 
 
-def _compare(old: Trace, new: Trace) -> None:
-    for column, (label, trace) in zip(st.columns(2), ((N_("Original"), old), (N_("What if"), new))):
+def _compare(result: Decoded, new: Trace, moved: Optional[int], settings: AppSettings) -> None:
+    """The decode and the what-if decode side by side (``moved``: the step whose attention was
+    put on one source word, or None when a token was forced), each heatmap with its check."""
+    for column, (label, trace) in zip(st.columns(2), ((N_("Original"), result.trace), (N_("What if"), new))):
         with column:  # the English label names the chart's key
             st.markdown(_("**{label}** · score {score:.3f}").format(label=_(label), score=trace.score))
             st.text(trace.translation)
             if trace.attention is not None:
                 widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
                                    key=f"whatif_heatmap_{label}")
+                if trace is new and moved is not None:
+                    st.caption(_("Not checked for faithfulness: at step {step} these weights were put there, "
+                                 "not learnt.").format(step=moved + 1))
+                else:
+                    attention_check_ui(result.name, result.translator, trace, settings, short=True)
 
 
 def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
@@ -468,13 +487,17 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
     free_rows = [s.free_attention for s in found.steps if s.free_attention is not None]
     if not forced_rows:
         return
-    for column, (side, title, matrix, tokens) in zip(st.columns(2), (
-            ("forced", _("{name}: attention given the reference's prefix"), forced_rows, found.reference_tokens),
-            ("free", _("{name}: attention given its own prefix"), free_rows, found.free.target_tokens))):
+    for column, (side, title, matrix, tokens, ids) in zip(st.columns(2), (
+            ("forced", _("{name}: attention given the reference's prefix"), forced_rows, found.reference_tokens,
+             found.reference_ids),
+            ("free", _("{name}: attention given its own prefix"), free_rows, found.free.target_tokens,
+             found.free.target_ids))):
         with column:
             widgets.show_chart(alignment_heatmap(np.stack(matrix), found.source_tokens, tokens[:len(matrix)],
                                                  title=title.format(name=ltr(result.name))),
                                key=f"tf_{side}_{result.name}")
+            heatmap_check_ui(result.name, result.translator, found.free.source_ids, ids[:len(matrix)],
+                             np.stack(matrix), settings, short=True)
 
 
 def downloads_tab(results: list[Decoded], settings: AppSettings) -> None:
