@@ -41,6 +41,22 @@ def test_translate_in_browser(page, app_url, tmp_path):
     page.screenshot(path=str(tmp_path / "explanations.png"), full_page=True)
 
 
+def test_a_tab_rerunning_alone_shows_its_check_without_another_click(page, app_url):
+    """The Beam tree tab reruns alone (a fragment) when a node is picked: no probe follows such a
+    rerun, so the hypothesis heatmap's check comes in that rerun."""
+    page.goto(f"{app_url}/?tab=beam&src=a+dog+runs+in+the+park", wait_until="domcontentloaded")
+    box = page.get_by_label("Node id").first
+    box.wait_for(timeout=60_000)
+    wait_idle(page)
+    box.fill("3")
+    box.press("Enter")
+    page.wait_for_function("() => document.body.innerText.includes('attention α along this hypothesis') && "
+                           "document.body.innerText.includes('How faithful: removing the most-attended')",
+                           timeout=60_000)
+    wait_idle(page)
+    assert page.get_by_text("Measuring how faithful").count() == 0
+
+
 def test_a_new_visitor_gets_the_text_box_then_the_heatmap_without_touching_anything(page, app_url):
     page.goto(app_url, wait_until="domcontentloaded")
     page.locator("textarea").first.wait_for(timeout=60_000)

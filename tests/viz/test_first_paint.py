@@ -98,3 +98,25 @@ def test_holding_off_computes_extras_at_once(monkeypatch):
     monkeypatch.setattr(first_paint, "ENABLED", False)
     at = AppTest.from_function(_page_with_extras, args=(("a", "b"),), default_timeout=60).run()
     assert [m.value for m in at.markdown] == ["extra a", "extra b"] and not probes(at)
+
+
+def _page_with_a_fragment_run_after_it(key):
+    """A whole run, then what a fragment's own rerun does after it: draw with the run over."""
+    import streamlit as st
+
+    from viz.pages.parts import first_paint
+
+    first_paint.start_run()
+    st.text_input("Your sentence", key="text")
+    first_paint.probe_ui()  # the whole run ends here
+    if first_paint.after_paint(key):  # as a fragment rerunning alone would ask
+        st.markdown(f"extra {key}")
+    else:
+        st.caption(f"held {key}")
+
+
+def test_a_fragments_own_rerun_computes_extras_at_once():
+    """No probe follows a fragment's own rerun, so holding there would hold until the next click."""
+    at = AppTest.from_function(_page_with_a_fragment_run_after_it, args=("a",), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert [m.value for m in at.markdown] == ["extra a"] and not at.caption and not probes(at)

@@ -32,5 +32,8 @@ if production(settings):
     st.set_option("client.showErrorDetails", "none")  # no stack traces for people other than whoever started it
 pages = st.navigation(all_pages(settings))
 chart_format_ui()  # for every page's charts
-pages.run()
+try:
+    pages.run()
+finally:
+    first_paint.end_run()  # a run stopped or cut short ends too
 first_paint.probe_ui()  # last: on a session's first run, asks for the charts held back

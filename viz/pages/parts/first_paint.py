@@ -15,7 +15,8 @@ or key): ``start_run`` makes every run after a session's first a whole one.
 Any run may also hold back a slow extra that would delay what the user asked for (``after_paint``:
 the faithfulness check under a new heatmap): that run draws a line in its place and the probe, and
 the next run, the one the probe sends (or any other), computes it. The translation and its
-heatmap show as fast as without it.
+heatmap show as fast as without it. A fragment's own rerun (a tab rerunning alone) draws no
+probe, so there the extra is computed at once.
 
 ``bench/page_speed.py`` times a new visitor's text box and first chart, and the check after Ctrl+Enter.
 """
@@ -34,6 +35,7 @@ HELD = "first_paint_held"  # session state: this run held something back
 LATER = "first_paint_later"  # session state: the extras (keys) this run held back
 PROBES = "first_paint_probes"  # session state: how many probes this session has drawn
 EARLIER = "first_paint_earlier"  # session state: the extras the run before this one held back: computed now
+WHOLE_RUN = "first_paint_whole_run"  # session state: a run of the whole script is under way (not a fragment's own)
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
 _SCRIPT = "export default function (component) { component.setTriggerValue('drawn', true); }"
 _component = None
@@ -57,6 +59,13 @@ def start_run() -> None:
         state[DRAWN] = True
     state[FIRST_RUN_SEEN] = True
     state[EARLIER] = state.pop(LATER, set())
+    state[WHOLE_RUN] = True
+
+
+def end_run() -> None:
+    """When a run of the whole script ends, however it ends (``viz/pages/main.py``): what runs
+    after it, until the next ``start_run``, is a fragment's own rerun."""
+    st.session_state[WHOLE_RUN] = False
 
 
 def ready() -> bool:
@@ -77,16 +86,17 @@ def after_paint(key) -> bool:
     Otherwise it is held: the caller draws a line in its place, and the probe at the end of this
     run asks for the next run."""
     state = st.session_state
-    if not ENABLED or key in state.get(EARLIER, ()):
-        return True
+    if not ENABLED or key in state.get(EARLIER, ()) or not state.get(WHOLE_RUN):
+        return True  # ... a fragment's own rerun draws no probe: nothing would ask for the next run
     state.setdefault(LATER, set()).add(key)
     return False
 
 
 def probe_ui() -> None:
-    """At the end of every run (``viz/pages/main.py``): the probe that asks for the held charts
-    and extras, when this run held any."""
+    """At the end of every run of the whole script (``viz/pages/main.py``): the probe that asks
+    for the held charts and extras, when this run held any; the run ends (``end_run``)."""
     state = st.session_state
+    end_run()
     if state.pop(HELD, False) or state.get(LATER):
         state[PROBES] = state.get(PROBES, 0) + 1  # a new key each time: a probe drawn in two runs in a row
         _probe()(key=f"first_paint_probe_{state[PROBES]}", on_drawn_change=_drawn)  # is mounted, and run, twice
