@@ -46,6 +46,7 @@ from model.corpus.vocab import BOS, EOS, PAD, UNK
 from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
 from model.foreign.restricted_load import load_restricted
+from model.speed.activations import tanh_of_sum
 
 FAMILY = "joey-rnn"
 JOEY_SPECIALS = {"unk_token": "<unk>", "pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>"}
@@ -380,7 +381,7 @@ class JoeyModel(nn.Module, Decodable):
         att = self.joey.decoder.attention
         if self.settings.attention == "luong":
             return torch.bmm(query, memory.keys.transpose(1, 2)).squeeze(1)
-        return att.energy_layer(torch.tanh(att.query_layer(query) + memory.keys)).squeeze(2)
+        return att.energy_layer(tanh_of_sum(att.query_layer(query), memory.keys)).squeeze(2)
 
     def reorder(self, state: JoeyState, index: torch.Tensor) -> JoeyState:
         return state.select(index)

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from model.core.errors import ConfigError
+from model.speed.activations import tanh_of_sum
 
 
 class Attention(nn.Module):
@@ -46,7 +47,7 @@ class AdditiveAttention(Attention):
     ``U_a h_j`` does not depend on the decoder step, so ``keys`` computes it once per
     sentence; each step then costs one (n x n') product plus O(src_len * n') work.
     Initialised as in Appendix B: W_a, U_a ~ N(0, 0.001^2), v_a = 0, so attention
-    starts uniform.
+    starts uniform. Without gradients tanh is computed as 2σ(2x) − 1 (model/speed/activations.py).
     """
 
     def __init__(self, query_dim: int, key_dim: int, align_dim: int):
@@ -67,7 +68,7 @@ class AdditiveAttention(Attention):
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """See ``Attention.forward``; keys are U_a h_j (batch, src_len, n')."""
-        hidden = torch.tanh(self.W_a(query).unsqueeze(1) + keys)  # (batch, src_len, n')
+        hidden = tanh_of_sum(self.W_a(query).unsqueeze(1), keys)  # (batch, src_len, n')
         return _normalise(self.v_a(hidden).squeeze(-1), mask)
 
 

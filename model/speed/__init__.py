@@ -1,1 +1,1 @@
-"""What makes training fast on a CPU without changing the mathematics: each trick with its measured reason."""
+"""What makes training and decoding fast on a CPU without changing the mathematics: each trick with its measured reason."""
