@@ -168,6 +168,10 @@ def test_the_adapters_distributions_are_joeys_decoder_run(imported):
     emitted = ~imported.model.never_emitted  # <s> and <pad>: probability 0 in both searches
     torch.testing.assert_close(ours[..., emitted], theirs[..., emitted], atol=1e-5, rtol=0)
     torch.testing.assert_close(alpha, att.float(), atol=1e-6, rtol=0)
+    with torch.inference_mode():  # the path decoding takes: the two swapped ids swapped in place
+        fast, _ = imported.model.teacher_forced(memory, tgt_in[None])
+    torch.testing.assert_close(fast, ours.detach(), atol=1e-5, rtol=0)  # (its tanh: 2σ(2x) − 1); -inf in both
+    assert torch.isinf(fast[..., ~emitted]).all()
 
 
 def test_ids_follow_the_projects_convention(imported):
