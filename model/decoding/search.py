@@ -26,6 +26,7 @@ from model.decoding.device import device_of
 from model.core.decodable import Decodable, ModelDescription, OutputLength, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.core.errors import NoHypothesisError
+from model.speed.activations import fast_tanh
 
 KEPT, PRUNED, FINISHED = 0, 1, 2
 
@@ -99,6 +100,12 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
     ``prefixes``: forced output prefix per sentence (what-if). ``attend``: {step: source
     position} puts all attention weight on that position at that step (what-if, RNNsearch).
     """
+    with fast_tanh(not cfg.trace):  # no trace records the energies: tanh may take its faster form
+        return _beam_search(model, vocabs, src, cfg, prefixes, attend)
+
+
+def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
+                 prefixes: Optional[Sequence[Sequence[int]]], attend: Optional[dict[int, int]]) -> list[Trace]:
     model.eval()
     n, k, dev = len(src), cfg.beam, device_of(model)
     src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
@@ -337,6 +344,7 @@ def greedy_traces(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[S
 
 
 @torch.inference_mode()
+@fast_tanh()  # no trace: tanh may take its faster form
 def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchConfig) -> list[Hypothesis]:
     """Argmax decoding of a batch (the reference beam size 1 must match)."""
     model.eval()

@@ -33,6 +33,7 @@ import torch
 from model.core.decodable import Decodable
 from model.corpus.vocab import BOS
 from model.decoding.device import device_of
+from model.speed.activations import fast_tanh
 
 MAX_ROWS = 128  # variants scored in one batch
 SHRINK = 0.75  # a batch drops its finished variants once at most this share of it is still going
@@ -116,7 +117,7 @@ def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[
     other = None if contrast is None else torch.tensor(list(contrast), device=dev)
     whole = (variants[:, S:] == 1).all(1)  # these leave the words written alone: nothing to scale
     out = torch.zeros(variants.size(0), T)
-    with torch.inference_mode():
+    with torch.inference_mode(), fast_tanh():  # only log-probabilities are read: tanh may take its faster form
         for group in (torch.nonzero(whole)[:, 0], torch.nonzero(~whole)[:, 0]):
             for index in group.split(MAX_ROWS) if group.numel() else ():
                 chunk = variants[index]

@@ -47,7 +47,7 @@ class AdditiveAttention(Attention):
     ``U_a h_j`` does not depend on the decoder step, so ``keys`` computes it once per
     sentence; each step then costs one (n x n') product plus O(src_len * n') work.
     Initialised as in Appendix B: W_a, U_a ~ N(0, 0.001^2), v_a = 0, so attention
-    starts uniform. Without gradients tanh is computed as 2σ(2x) − 1 (model/speed/activations.py).
+    starts uniform. In untraced decodes tanh is computed as 2σ(2x) − 1 (model/speed/activations.py).
     """
 
     def __init__(self, query_dim: int, key_dim: int, align_dim: int):
