@@ -115,21 +115,20 @@ def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[
     variants, inverse = torch.unique(torch.cat([source_scale.float(), t_scale], 1), dim=0, return_inverse=True)
     tokens = torch.tensor(list(out_ids), device=dev)
     other = None if contrast is None else torch.tensor(list(contrast), device=dev)
-    whole = (variants[:, S:] == 1).all(1)  # these leave the words written alone: nothing to scale
     out = torch.zeros(variants.size(0), T)
     with torch.inference_mode(), fast_tanh():  # only log-probabilities are read: tanh may take its faster form
-        for group in (torch.nonzero(whole)[:, 0], torch.nonzero(~whole)[:, 0]):
-            for index in group.split(MAX_ROWS) if group.numel() else ():
-                chunk = variants[index]
-                sources, source_of = torch.unique(chunk[:, :S], dim=0, return_inverse=True)
-                src, src_len, _ = batch_inputs(model, src_ids, out_ids, sources.size(0))
-                emb = model.embed_source(src) * sources.to(dev)[..., None]  # one encoder run per distinct source
-                memory = model.encode(src, src_len, embedded=emb).select(source_of.to(dev))
-                _, _, tgt_in = batch_inputs(model, src_ids, out_ids, chunk.size(0))
-                scale = None if bool(whole[index[0]]) else chunk[:, S:].to(dev)
-                logprobs, _ = model.teacher_forced(memory, tgt_in, scale)
-                out[index] = _objective(logprobs.float(), tokens.expand(chunk.size(0), -1),
-                                        None if other is None else other.expand(chunk.size(0), -1)).cpu()
+        for index in torch.arange(variants.size(0)).split(MAX_ROWS):  # every kind of variant in one batch:
+            chunk = variants[index]  # each decoder step reads the weights once for all of them
+            sources, source_of = torch.unique(chunk[:, :S], dim=0, return_inverse=True)
+            src, src_len, _ = batch_inputs(model, src_ids, out_ids, sources.size(0))
+            emb = model.embed_source(src) * sources.to(dev)[..., None]  # one encoder run per distinct source
+            memory = model.encode(src, src_len, embedded=emb).select(source_of.to(dev))
+            _, _, tgt_in = batch_inputs(model, src_ids, out_ids, chunk.size(0))
+            written = chunk[:, S:]
+            scale = None if bool((written == 1).all()) else written.to(dev)  # None: the words written as they are
+            logprobs, _ = model.teacher_forced(memory, tgt_in, scale)
+            out[index] = _objective(logprobs.float(), tokens.expand(chunk.size(0), -1),
+                                    None if other is None else other.expand(chunk.size(0), -1)).cpu()
     return out[inverse.cpu()]
 
 
