@@ -32,6 +32,7 @@ saliency, which only needs ``embed_source`` and ``encode(..., embedded=...)``.
 """
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Protocol
@@ -218,7 +219,7 @@ class _InputScale:
 
     def __enter__(self) -> "_InputScale":
         if self.module is not None and self.scale is not None:
-            self.handle = self.module.register_forward_hook(self._hook)
+            self.handle = own_thread_hook(self.module, self._hook)
         return self
 
     def _hook(self, _module, _inputs, output):
@@ -228,3 +229,15 @@ class _InputScale:
     def __exit__(self, *_exc) -> None:
         if self.handle is not None:
             self.handle.remove()
+
+
+def own_thread_hook(module: "torch.nn.Module", hook: Callable) -> Any:
+    """``module.register_forward_hook(hook)`` acting only on the forward passes of the thread
+    that registers it: a server shares one model between its sessions, and other threads decode
+    with it meanwhile. Returns the handle to remove."""
+    owner = threading.get_ident()
+
+    def guarded(mod, inputs, output):
+        return hook(mod, inputs, output) if threading.get_ident() == owner else None
+
+    return module.register_forward_hook(guarded)

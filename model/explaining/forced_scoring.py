@@ -30,7 +30,7 @@ from typing import Iterator, Optional, Sequence
 import numpy as np
 import torch
 
-from model.core.decodable import Decodable
+from model.core.decodable import Decodable, own_thread_hook
 from model.corpus.vocab import BOS
 from model.decoding.device import device_of
 from model.speed.activations import fast_tanh
@@ -71,7 +71,7 @@ def _target_hook(model: Decodable, control: _TargetControl) -> Iterator[bool]:
             control.raw.append(raw.detach())
         return output
 
-    handle = module.register_forward_hook(hook)
+    handle = own_thread_hook(module, hook)  # another session's decode with this model is left alone
     try:
         yield True
     finally:

@@ -102,3 +102,24 @@ def assert_teacher_forcing_is_the_step_loop(translator: Translator, source: str,
 
 def test_teacher_forcing_default_equals_the_steps(translator):
     assert_teacher_forcing_is_the_step_loop(translator, SENTENCES[3], [2, 4, 5, 6])
+
+
+def test_a_hook_of_one_thread_leaves_other_threads_forward_passes_alone():
+    """Explanations hook a model that a server shares between sessions (own_thread_hook)."""
+    import threading
+
+    from torch import nn
+
+    from model.core.decodable import own_thread_hook
+
+    layer, x = nn.Linear(3, 5), torch.randn(7, 3)
+    with torch.no_grad():
+        plain = layer(x)
+        handle = own_thread_hook(layer, lambda _m, _i, output: output * 2)
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append(layer(x)))
+        thread.start()
+        thread.join()
+        mine = layer(x)
+        handle.remove()
+    assert torch.equal(seen[0], plain) and torch.equal(mine, 2 * plain)

@@ -373,6 +373,29 @@ def test_scaled_words_written_read_whole_equal_one_step_at_a_time(arch, decoded)
     assert torch.allclose(whole[0, :1], plain[0, :1], atol=1e-6)  # ... and nothing before it
 
 
+def test_a_variants_hook_leaves_another_sessions_decode_alone(decoded):
+    """While one thread re-scores variants of a shared model, another thread's step is the plain one."""
+    import threading
+
+    model, src, out = decoded["rnnsearch"]
+    src_t, src_len, tgt_in = forced_scoring.batch_inputs(model, src, out, 3)
+    with torch.inference_mode():
+        memory = model.encode(src_t, src_len)
+        step = lambda: model.step(tgt_in[:, 1], model.init_state(memory), memory).logprobs  # noqa: E731
+        plain, seen = step(), []
+        with forced_scoring._target_hook(model, forced_scoring._TargetControl(scale=torch.zeros(3))):
+            def other():
+                with torch.inference_mode():  # a thread of its own starts outside it
+                    seen.append(step())
+
+            thread = threading.Thread(target=other)
+            thread.start()
+            thread.join()
+            mine = step()
+    assert torch.allclose(seen[0], plain, atol=1e-6)
+    assert not torch.allclose(mine, plain, atol=1e-3)  # the hook does act, in its own thread
+
+
 def test_integrated_gradients_add_points_until_every_token_is_complete(decoded):
     model, src, out = decoded["rnnencdec"]
     found = methods.integrated_gradients(model, src, out, steps=2)
