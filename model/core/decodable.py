@@ -209,7 +209,6 @@ class Decodable(ABC):
         return torch.stack(logprobs, dim=1), alpha
 
 
-
 class _InputScale:
     """While inside, ``module``'s output rows are scaled by column ``column`` of ``scale``
     (batch, T); a no-op without a module or a scale."""
