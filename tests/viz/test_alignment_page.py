@@ -1,6 +1,7 @@
 """AppTest runs of the Alignment page with the tiny models: a gold set from a folder and from
 uploads, the AER table, the per-sentence table, the answer-key heatmap, and bad files."""
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -52,6 +53,7 @@ def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_fold
     assert traces[0]["type"] == "heatmap" and names[1:] == ["gold: sure", "gold: possible", "picked"]
     (check,) = [c.value for c in at.caption if c.value.startswith("**How faithful is this picture?**")]
     assert "Forced to write the human translation, rnnsearch" in check and "how well the picture aligns" in check
+    assert re.search(r"changes by ([−+]\d\.\d\d|0\.00) when .* and by ([−+]\d\.\d\d|0\.00) when", check)
     first = at.number_input(key="align_sentence").value - 1
     sure = {(x, y) for x, y in zip(traces[1]["x"], traces[1]["y"])}
     gold = [{(int(e) - 1, int(f) - 1) for s, e, f, k in (line.split() for line in WA.splitlines())
@@ -312,3 +314,11 @@ def test_what_eflomal_learnt_from_reads_in_the_readers_language(used, missing, e
         arabic = aligner_text(text)
     assert "الجمل الذهبية" in arabic and "gold" not in arabic
     assert all(f"\u2066{name}\u2069" in arabic for name, _ in used)  # corpus names stay left to right
+
+
+
+@pytest.mark.parametrize("drop, shown", [(0.64, "−0.64"), (-0.11, "+0.11"), (0.001, "0.00"), (-0.004, "0.00")])
+def test_a_checks_drop_reads_as_the_signed_change_it_is(drop, shown):
+    from viz.pages.alignment import change_text
+
+    assert change_text(drop) == shown

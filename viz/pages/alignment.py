@@ -264,13 +264,20 @@ def gold_check_ui(name: str, gold: GoldSet, k: int, matrix: np.ndarray, settings
         st.caption(_("This picture is scored against human links: that measures how well it aligns, not how "
                      "faithful it is to the model."))
         return
-    st.caption(_("**How faithful is this picture?** Forced to write the human translation, {model} loses {method} "
-                 "of log-probability per token when the source words this picture ranks first are removed (the top "
-                 "10, 20 and 50 percent: {counts} tokens); as many random words cost {random} ({verdict}). The human "
-                 "links measure something else: how well the picture aligns.").format(
-        model=ltr(md(name)), method=html_report.drop_text(check.method), counts=", ".join(str(n) for n in check.removed),
-        random=html_report.drop_text(check.random),
+    st.caption(_("**How faithful is this picture?** Forced to write the human translation, {model}'s "
+                 "log-probability per token changes by {method} when the source words this picture ranks first are "
+                 "removed (the top 10, 20 and 50 percent: {counts} tokens), and by {random} when as many random words "
+                 "are ({verdict}). The human links measure something else: how well the picture aligns.").format(
+        model=ltr(md(name)), method=change_text(check.method), counts=", ".join(str(n) for n in check.removed),
+        random=change_text(check.random),
         verdict=_("more than chance") if check.beats_random else _("no better than chance")))
+
+
+def change_text(drop: float) -> str:
+    """A check's drop as the signed change it is (a human translation's probability may rise when
+    words go): "−0.64", "+0.11", "0.00"."""
+    text = html_report.drop_text(-drop)
+    return text if text == "0.00" else ("+" + text if drop < 0 else text.replace("-", "−"))
 
 
 def row_matrix(row: Row, k: int, gold: GoldSet, measured: Measured) -> Optional[np.ndarray]:
