@@ -79,9 +79,9 @@ def check_sentence(check: Comprehensiveness, ranked: str = ATTENDED) -> str:
             f"{drop_text(check.method)} per token; as many random words, by {drop_text(check.random)}: {verdict}.")
 
 
-def check_note(check: Comprehensiveness) -> str:
+def check_note(check: Comprehensiveness, ranked: str = ATTENDED) -> str:
     """``check_sentence`` as a note under a heatmap of the report."""
-    return f"<p class='note'>{html.escape(check_sentence(check))}</p>"
+    return f"<p class='note'>{html.escape(check_sentence(check, ranked))}</p>"
 
 
 def steps_table(trace: Trace) -> str:

@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from model.explaining.explanation import METHODS, Explanation
-from model.explaining.faithfulness import Comprehensiveness, attention_check, comprehensiveness_check, measure
+from model.explaining.faithfulness import Comprehensiveness, attention_check, heatmap_check, measure
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency
 from model.decoding.search import SearchConfig
@@ -116,8 +116,7 @@ class Translation:
             matrix = saliency(self.translator.model, trace.source_ids, trace.target_ids)
             check = self._check(matrix)
             return HTML(self._heatmap(matrix, f"{self.model}: saliency (gradient × input)", f"{self.model}_saliency")
-                        + ("" if check is None else
-                           f"<p class='note'>{html.escape(check_sentence(check, SALIENT))}</p>"))
+                        + ("" if check is None else check_note(check, SALIENT)))
         if trace.attention is None:
             return HTML("<p>An RNNencdec model has no attention: it reads the whole sentence into one fixed vector. "
                         "Try <code>show(\"saliency\")</code>.</p>")
@@ -130,12 +129,8 @@ class Translation:
         return "" if check is None else check_note(check)
 
     def _check(self, matrix: np.ndarray) -> Optional[Comprehensiveness]:
-        """How faithful the heatmap ``matrix`` (output x source) is: the comprehensiveness check of
-        the order its column sums give the source tokens."""
-        trace = self.trace
-        if not trace.source_ids or not trace.target_ids:
-            return None
-        return comprehensiveness_check(self.translator.model, trace.source_ids, trace.target_ids, matrix.sum(0))
+        """How faithful the heatmap ``matrix`` (output x source) of this translation is."""
+        return heatmap_check(self.translator.model, self.trace.source_ids, self.trace.target_ids, matrix)
 
     def explain(self, method: str = "integrated_gradients", contrast: Optional[Sequence[int]] = None) -> Explanation:
         """This translation's output explained by ``method`` (model/explaining/methods.py: one of

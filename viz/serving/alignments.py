@@ -4,7 +4,6 @@ once per server for the same gold set, models and sources (model/scoring/attenti
 and how faithful each drawn sentence's matrix is to its model."""
 from __future__ import annotations
 
-import hashlib
 import re
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from model.scoring.forced_matrices import Unscored, word_matrix_check
 from model.scoring.word_alignment import BOTH_DIRECTIONS, EXTRACTIONS, GoldSet, read_gold
 from viz.serving import hosting, offered_models
 from viz.serving.decodes import QueuedSlot, QueueNotice, load_translator
+from viz.serving.explanations import matrix_digest
 from viz.serving.settings import REPO, AppSettings
 from viz.serving.shared_cache import shared
 from viz.serving.shared_results import ALIGNMENTS, ATTENTION_CHECKS, result_store
@@ -204,8 +204,6 @@ def gold_check(name: str, gold: GoldSet, k: int, matrix: np.ndarray,
     to that model forced to write the gold translation (``forced_matrices.word_matrix_check``);
     None when the sentence cannot be scored. Computed once per server at a place of the decode
     queue."""
-    drawn = hashlib.blake2b(np.ascontiguousarray(matrix, dtype=np.float64).tobytes(), digest_size=8).hexdigest()
-
     def run() -> Optional[Comprehensiveness]:
         reverse = offered_models.info(name, settings).direction != ALIGN_LANGS
         translator = load_translator(name, settings)
@@ -213,4 +211,4 @@ def gold_check(name: str, gold: GoldSet, k: int, matrix: np.ndarray,
         with QueuedSlot(settings)():
             return word_matrix_check(translator, sentence.src, sentence.tgt, matrix, reverse)
 
-    return result_store(ATTENTION_CHECKS).get_or_compute(("gold", name, gold, k, drawn, settings.checkpoints), run)
+    return result_store(ATTENTION_CHECKS).get_or_compute(("gold", name, gold, k, matrix_digest(matrix), settings.checkpoints), run)

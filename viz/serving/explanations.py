@@ -69,8 +69,12 @@ def heatmap_key(name: str, translator: Translator, src_ids: Sequence[int], out_i
     (None: nothing to check)."""
     if not len(src_ids) or not len(out_ids):
         return None
-    shown = hashlib.blake2b(np.ascontiguousarray(matrix).tobytes(), digest_size=8).hexdigest()  # a what-if decode's differs
-    return name, id(translator), tuple(src_ids), tuple(out_ids), shown
+    return name, id(translator), tuple(src_ids), tuple(out_ids), matrix_digest(matrix)  # a what-if decode's differs
+
+
+def matrix_digest(matrix: np.ndarray) -> str:
+    """A short digest of a drawn matrix's values: what a check is kept under besides its pair."""
+    return hashlib.blake2b(np.ascontiguousarray(matrix, dtype=np.float64).tobytes(), digest_size=8).hexdigest()
 
 
 def known_check(key: tuple) -> Optional[Comprehensiveness]:

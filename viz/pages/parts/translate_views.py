@@ -492,12 +492,13 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
              found.reference_ids),
             ("free", _("{name}: attention given its own prefix"), free_rows, found.free.target_tokens,
              found.free.target_ids))):
+        matrix = np.stack(matrix)  # (rows, source tokens)
         with column:
-            widgets.show_chart(alignment_heatmap(np.stack(matrix), found.source_tokens, tokens[:len(matrix)],
+            widgets.show_chart(alignment_heatmap(matrix, found.source_tokens, tokens[:len(matrix)],
                                                  title=title.format(name=ltr(result.name))),
                                key=f"tf_{side}_{result.name}")
-            heatmap_check_ui(result.name, result.translator, found.free.source_ids, ids[:len(matrix)],
-                             np.stack(matrix), settings, short=True)
+            heatmap_check_ui(result.name, result.translator, found.free.source_ids, ids[:len(matrix)], matrix,
+                             settings, short=True)
 
 
 def downloads_tab(results: list[Decoded], settings: AppSettings) -> None:
