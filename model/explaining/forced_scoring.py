@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from model.core.decodable import Decodable, own_thread_hook
-from model.corpus.vocab import BOS
+from model.corpus.vocab import BOS, PAD
 from model.decoding.device import device_of
 from model.speed.activations import fast_tanh
 
@@ -148,26 +148,48 @@ def objective_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Seque
                         positions: Sequence[int], scales: Sequence[float],
                         contrast: Optional[Sequence[int]] = None) -> Gradients:
     """``Gradients`` of the variants (output position ``positions[r]``, scale ``scales[r]``)."""
-    dev, S, T = device_of(model), len(src_ids), len(out_ids)
-    rows = len(positions)
+    return objective_gradients_many(model, [(src_ids, out_ids)], [0] * len(positions), positions, scales,
+                                    None if contrast is None else [contrast])[0]
+
+
+def objective_gradients_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+                             pair_of: Sequence[int], positions: Sequence[int], scales: Sequence[float],
+                             contrasts: Optional[Sequence[Sequence[int]]] = None) -> list[Gradients]:
+    """``objective_gradients`` of the variants of several sentence pairs at once: variant r is of
+    ``pairs[pair_of[r]]`` (with ``contrasts[pair_of[r]]``, when given). Batches mix sentences, so
+    the variants of short ones still fill a batch (on 2 cores a gradient row in a batch of 24
+    costs about twice one in a batch of 120). One ``Gradients`` per pair, its variants in the
+    order given."""
+    dev, rows = device_of(model), len(positions)
+    longest_src, longest_out = max((len(s) for s, _ in pairs), default=0), max((len(o) for _, o in pairs), default=0)
     order = sorted(range(rows), key=lambda r: -positions[r])  # longest first: the batch shrinks from its end
-    source, inputs, values = np.zeros((rows, S)), np.zeros((rows, T)), np.zeros(rows)
-    tokens = torch.tensor(list(out_ids), device=dev)
-    other = None if contrast is None else torch.tensor(list(contrast), device=dev)
+    source, inputs, values = np.zeros((rows, longest_src)), np.zeros((rows, longest_out)), np.zeros(rows)
     for start in range(0, rows, MAX_ROWS):
         chunk = order[start:start + MAX_ROWS]
-        pos = torch.tensor([positions[r] for r in chunk], device=dev)  # (k,) descending
-        a = torch.tensor([float(scales[r]) for r in chunk], device=dev)
-        found = _chunk_gradients(model, src_ids, out_ids, pos, a, tokens, other)
-        source[chunk], inputs[chunk, :found[1].shape[1]], values[chunk] = found
-    return Gradients(source, inputs, values)
+        found = _chunk_gradients(model, [pairs[pair_of[r]] for r in chunk],
+                                 None if contrasts is None else [contrasts[pair_of[r]] for r in chunk],
+                                 torch.tensor([positions[r] for r in chunk], device=dev),
+                                 torch.tensor([float(scales[r]) for r in chunk], device=dev))
+        source[chunk, :found[0].shape[1]], inputs[chunk, :found[1].shape[1]], values[chunk] = found
+    mine = [[r for r in range(rows) if pair_of[r] == p] for p in range(len(pairs))]
+    return [Gradients(source[m, :len(s)], inputs[m, :len(o)], values[m]) for m, (s, o) in zip(mine, pairs)]
 
 
-def _chunk_gradients(model, src_ids, out_ids, pos, a, tokens, other):
-    """One batch of ``objective_gradients``, variants sorted by position, longest first."""
-    k = pos.numel()
+def _padded(rows: Sequence[Sequence[int]], width: int, dev) -> torch.Tensor:
+    """(len(rows), width) ids, each row cut or padded with <pad> to ``width``."""
+    return torch.tensor([list(r[:width]) + [PAD] * (width - len(r[:width])) for r in rows], device=dev)
+
+
+def _chunk_gradients(model, pairs, contrasts, pos, a):
+    """One batch of ``objective_gradients_many``: the pair (and contrast) of each variant, its
+    position ``pos`` (k,) descending and its scale ``a`` (k,)."""
+    k, dev = pos.numel(), pos.device
     width = int(pos[0]) + 1  # no variant reads further
-    src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, k)
+    src = _padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)  # (k, S)
+    src_len = torch.tensor([len(s) for s, _ in pairs], device=dev)  # (k,)
+    tgt_in = _padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)  # (k, width)
+    tokens = _padded([o for _, o in pairs], width, dev)  # (k, width) the output token at each position
+    other = None if contrasts is None else _padded(contrasts, width, dev)
     control = _TargetControl(leaves=[])
     with torch.enable_grad(), _target_hook(model, control) as has_target:
         full = model.embed_source(src).detach()  # (k, S, m)
@@ -178,15 +200,14 @@ def _chunk_gradients(model, src_ids, out_ids, pos, a, tokens, other):
         for t in range(width):
             still = int((pos >= t).sum())  # variants still reading (a prefix: sorted by position)
             if still <= SHRINK * going:
-                keep = torch.arange(still, device=pos.device)
+                keep = torch.arange(still, device=dev)
                 live, state, going = memory.select(keep), model.reorder(state, keep), still
-            control.scale = a[:going] if t > 0 else torch.ones(going, device=a.device)  # <s> stays whole
+            control.scale = a[:going] if t > 0 else torch.ones(going, device=dev)  # <s> stays whole
             state, readout = model.advance(tgt_in[:going, t], state, live)
             ending = torch.nonzero(pos[:going] == t)[:, 0]
             if ending.numel():
                 logprobs = model.read_out(readout, ending).float()  # the output layer only where it is read
-                at = torch.full_like(ending, t)
-                read.append(_objective(logprobs, tokens[at], None if other is None else other[at]))
+                read.append(_objective(logprobs, tokens[ending, t], None if other is None else other[ending, t]))
                 read_at.append(ending)
         value = torch.cat(read)
         grads = torch.autograd.grad(value.sum(), [emb] + control.leaves, allow_unused=True)

@@ -26,7 +26,8 @@ import torch
 
 from model.core.decodable import Decodable
 from model.explaining.explanation import Explanation
-from model.explaining.forced_scoring import objective_gradients, output_logprobs, teacher_forced
+from model.explaining.forced_scoring import (MAX_ROWS, objective_gradients, objective_gradients_many,
+                                             output_logprobs, teacher_forced)
 
 IG_STEPS = 16  # midpoints per output token to start with
 IG_TOLERANCE = 0.02  # an output token whose completeness gap is larger gets twice the midpoints ...
@@ -44,9 +45,17 @@ def _prefix_matrix(per_row: np.ndarray, positions: np.ndarray, T: int) -> np.nda
 
 def gradient_x_input(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
                      contrast: Optional[Sequence[int]] = None) -> Explanation:
-    T = len(out_ids)
-    found = objective_gradients(model, src_ids, out_ids, list(range(T)), [1.0] * T, contrast)
-    return Explanation("gradient_x_input", found.source, _prefix_matrix(found.decoder_inputs, np.arange(T), T))
+    return gradient_x_input_many(model, [(src_ids, out_ids)], None if contrast is None else [contrast])[0]
+
+
+def gradient_x_input_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+                          contrasts: Optional[Sequence[Sequence[int]]] = None) -> list[Explanation]:
+    """``gradient_x_input`` of several sentence pairs, their output tokens sharing batches."""
+    pair_of = [p for p, (_, out) in enumerate(pairs) for _ in out]
+    positions = [i for _, out in pairs for i in range(len(out))]
+    found = objective_gradients_many(model, pairs, pair_of, positions, [1.0] * len(positions), contrasts)
+    return [Explanation("gradient_x_input", g.source, _prefix_matrix(g.decoder_inputs, np.arange(len(out)), len(out)))
+            for g, (_, out) in zip(found, pairs)]
 
 
 def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
@@ -134,3 +143,26 @@ def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], me
               "occlusion": lambda: occlusion(model, src_ids, out_ids, contrast)}
     found = {name: makers[name]() for name in methods}
     return {name: e for name, e in found.items() if e is not None}
+
+
+def explain_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+                 methods: Sequence[str]) -> list[dict[str, Explanation]]:
+    """``explain`` of each pair; gradient x input batches the output tokens of pairs together
+    (up to ``MAX_ROWS`` at once), the other methods run pair by pair."""
+    batched: list[Optional[Explanation]] = [None] * len(pairs)
+    if "gradient_x_input" in methods:
+        group: list[int] = []
+        for p in list(range(len(pairs))) + [None]:
+            if group and (p is None or sum(len(pairs[g][1]) for g in group) + len(pairs[p][1]) > MAX_ROWS):
+                for g, found in zip(group, gradient_x_input_many(model, [pairs[g] for g in group])):
+                    batched[g] = found
+                group = []
+            if p is not None:
+                group.append(p)
+    rest = [m for m in methods if m != "gradient_x_input"]
+    out = []
+    for (src_ids, out_ids), gxi in zip(pairs, batched):
+        found = explain(model, src_ids, out_ids, rest)
+        found = {**found, "gradient_x_input": gxi} if gxi is not None else found
+        out.append({name: found[name] for name in methods if name in found})  # in the order asked for
+    return out

@@ -15,8 +15,9 @@ from typing import Callable, Optional, Sequence
 from model.core.decodable import Decodable
 from model.core.errors import ConfigError
 from model.explaining.faithfulness import Faithfulness, measure
-from model.explaining.methods import explain
+from model.explaining.methods import explain_many
 
+GROUP = 16  # sentences explained together: their gradient rows share batches (model/explaining/methods.py)
 SEEDS = 1  # random orders per sentence: each sentence gets its own, so a test set averages hundreds
 FIGURES = ("source_share", "deletion_area", "insertion_area", "comprehensiveness", "sufficiency")
 
@@ -85,18 +86,21 @@ def faithfulness_table(model: Decodable, name: str, pairs: Sequence[tuple[Sequen
     per_method: dict[str, dict[str, list[float]]] = {}
     randoms: dict[str, list[float]] = {k: [] for k in FIGURES[1:]}
     gaps = []
-    for done, (src, out) in enumerate(todo, 1):
-        found = explain(model, src, out, methods)
-        if "integrated_gradients" in found:
-            gaps.append(found["integrated_gradients"].completeness_gap)
-        measured = measure(model, src, out, found, seeds, first_seed=(done - 1) * seeds)
-        for method, explanation in found.items():
-            row = per_method.setdefault(method, {k: [] for k in FIGURES})
-            row["source_share"].append(float(explanation.shares()[:, 0].mean()))
-            _add(row, measured.methods[method])
-        _add(randoms, measured.random)
-        if progress is not None:
-            progress(done, len(todo))
+    done = 0
+    for first in range(0, len(todo), GROUP):
+        group = todo[first:first + GROUP]
+        for (src, out), found in zip(group, explain_many(model, group, methods)):
+            done += 1
+            if "integrated_gradients" in found:
+                gaps.append(found["integrated_gradients"].completeness_gap)
+            measured = measure(model, src, out, found, seeds, first_seed=(done - 1) * seeds)
+            for method, explanation in found.items():
+                row = per_method.setdefault(method, {k: [] for k in FIGURES})
+                row["source_share"].append(float(explanation.shares()[:, 0].mean()))
+                _add(row, measured.methods[method])
+            _add(randoms, measured.random)
+            if progress is not None:
+                progress(done, len(todo))
     return FaithfulnessTable(name, len(todo),
                              {m: {k: Interval.of(v) for k, v in row.items()} for m, row in per_method.items()},
                              {k: Interval.of(v) for k, v in randoms.items()}, tuple(gaps))

@@ -139,6 +139,36 @@ def test_batched_equals_one_variant_at_a_time(decoded, monkeypatch):
         assert np.allclose(together[name].prefix, alone[name].prefix, atol=1e-5), name
 
 
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("contrasted", [False, True])
+def test_sentences_of_different_lengths_explained_together_equal_one_at_a_time(arch, contrasted, decoded,
+                                                                                 monkeypatch):
+    """Gradient x input of several pairs shares batches (padded sources, different output
+    lengths); each pair's rows equal its own, whatever mix of sentences a batch holds."""
+    model, src, out = decoded[arch]
+    pairs = [(src, out), (src[:3], out[:5]), (src[2:] + src[:1], out[:7]), (src[:5], out[:3])]
+    contrasts = [[(t + 1) % 20 + 4 for t in o] for _, o in pairs] if contrasted else None
+    alone = [methods.gradient_x_input(model, s, o, None if contrasts is None else c)
+             for (s, o), c in zip(pairs, contrasts or [None] * len(pairs))]
+    monkeypatch.setattr(forced_scoring, "MAX_ROWS", 7)  # batches that cut across sentences
+    together = methods.gradient_x_input_many(model, pairs, contrasts)
+    for (s, o), one, many in zip(pairs, alone, together):
+        assert many.source.shape == (len(o), len(s)) and many.prefix.shape == (len(o), len(o))
+        assert np.allclose(many.source, one.source, atol=1e-5) and np.allclose(many.prefix, one.prefix, atol=1e-5)
+
+
+def test_explain_many_gives_each_pair_what_explain_gives_it(decoded):
+    model, src, out = decoded["rnnsearch"]
+    pairs = [(src, out), (src[:4], out[:3])]
+    asked = ["occlusion", "gradient_x_input", "attention"]
+    for (s, o), found in zip(pairs, methods.explain_many(model, pairs, asked)):
+        alone = methods.explain(model, s, o, asked)
+        assert list(found) == asked  # in the order asked for
+        for name in asked:
+            assert np.allclose(found[name].source, alone[name].source, atol=1e-5), name
+            assert np.allclose(found[name].prefix, alone[name].prefix, atol=1e-5), name
+
+
 def test_integrated_gradients_are_complete_on_a_trained_model(decoded):
     """Σ attributions ≈ log p(y_i | x) - log p(y_i | baseline), per output token (the committed tiny model)."""
     model, src, out = decoded["rnnsearch"]
