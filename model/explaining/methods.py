@@ -69,9 +69,9 @@ def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequ
     explanation carries the largest gap left and the most points any token took.
 
     A rule of higher order does not pay here: Gauss-Legendre panels (2-4 nodes) split wherever a
-    panel's sum missed f(right) - f(left) needed as many gradient passes on the shipped everyday
-    pair (35-46 s against 42 s for a 25-word sentence and 15 captions, 2-core EPYC), because the
-    integrand is only piecewise smooth: each maxout unit switches pieces somewhere along the path."""
+    panel's sum missed f(right) - f(left) needed about as many gradient passes on the shipped
+    everyday pair (tried on a 25-word sentence and 15 captions), because the integrand is only
+    piecewise smooth: each maxout unit switches pieces somewhere along the path."""
     S, T = len(src_ids), len(out_ids)
     ends = _objective_at_ends(model, src_ids, out_ids, contrast)  # (T, 2): f(x), f(baseline)
     change = ends[:, 0] - ends[:, 1]
