@@ -26,8 +26,8 @@ import torch
 
 from model.core.decodable import Decodable
 from model.explaining.explanation import Explanation
-from model.explaining.forced_scoring import (MAX_ROWS, objective_gradients, objective_gradients_many,
-                                             output_logprobs, teacher_forced)
+from model.explaining.forced_scoring import (objective_gradients, objective_gradients_many, output_logprobs,
+                                             teacher_forced)
 
 IG_STEPS = 16  # midpoints per output token to start with
 IG_TOLERANCE = 0.02  # an output token whose completeness gap is larger gets twice the midpoints ...
@@ -152,22 +152,12 @@ def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], me
 
 def explain_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
                  methods: Sequence[str]) -> list[dict[str, Explanation]]:
-    """``explain`` of each pair; gradient x input batches the output tokens of pairs together
-    (up to ``MAX_ROWS`` at once), the other methods run pair by pair."""
-    batched: list[Optional[Explanation]] = [None] * len(pairs)
-    if "gradient_x_input" in methods:
-        group: list[int] = []
-        for p in list(range(len(pairs))) + [None]:
-            if group and (p is None or sum(len(pairs[g][1]) for g in group) + len(pairs[p][1]) > MAX_ROWS):
-                for g, found in zip(group, gradient_x_input_many(model, [pairs[g] for g in group])):
-                    batched[g] = found
-                group = []
-            if p is not None:
-                group.append(p)
+    """``explain`` of each pair; gradient x input's rows of all the pairs share batches, the
+    other methods run pair by pair."""
+    batched = gradient_x_input_many(model, pairs) if "gradient_x_input" in methods else [None] * len(pairs)
     rest = [m for m in methods if m != "gradient_x_input"]
     out = []
     for (src_ids, out_ids), gxi in zip(pairs, batched):
-        found = explain(model, src_ids, out_ids, rest)
-        found = {**found, "gradient_x_input": gxi} if gxi is not None else found
-        out.append({name: found[name] for name in methods if name in found})  # in the order asked for
+        found = {**explain(model, src_ids, out_ids, rest), "gradient_x_input": gxi}
+        out.append({name: found[name] for name in methods if found.get(name) is not None})  # in the order asked for
     return out
