@@ -22,7 +22,7 @@ def test_translate_in_browser(page, app_url, tmp_path):
     page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
     assert page.get_by_text("rnnencdec-tiny").count() >= 1
     rows = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first.locator("g.ytick")
-    assert rows.count() == 7  # "un chien court dans le parc" and </s>
+    expect(rows).to_have_count(7, timeout=60_000)  # "un chien court dans le parc" and </s>, once plotly has drawn its axes
     page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)  # kept for a look when it fails
     wait_idle(page)
     before = page.locator("[data-testid=stText]").first.inner_text()
