@@ -25,7 +25,10 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
   every step with the surviving hypotheses' parents);
 - optionally ``output_length`` -> an ``OutputLength``: how long the model's outputs may be and
   how they stop at that cap, in place of the search settings' cap (an imported Joey NMT model
-  states Joey's); None (the default) leaves the cap to ``SearchConfig``.
+  states Joey's); None (the default) leaves the cap to ``SearchConfig``;
+- optionally faster paths with defaults built on ``step``: ``teacher_forced`` (a whole target at
+  once), ``forced_logprobs`` (a few ids' log-probabilities per position) and ``advance`` /
+  ``read_out`` (the output layer only where it is read).
 
 A model without attention returns ``alpha=None``: it still gets beam trees, step tables and
 saliency, which only needs ``embed_source`` and ``encode(..., embedded=...)``.
@@ -207,6 +210,15 @@ class Decodable(ABC):
                 alphas.append(out.alpha)
         alpha = None if alphas and alphas[0] is None else torch.stack(alphas, dim=1)
         return torch.stack(logprobs, dim=1), alpha
+
+    def forced_logprobs(self, memory: Memory, tgt_in: torch.Tensor, picks: torch.Tensor,
+                        input_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """log p of a few ids per position, read as ``teacher_forced`` reads tgt_in: picks
+        (batch, T, K) ids -> (batch, T, K), for callers that need no whole distribution (the
+        explanations' re-scorings). This default gathers them from ``teacher_forced``; a model
+        may skip writing out the (batch, T, V) distribution."""
+        logprobs, _ = self.teacher_forced(memory, tgt_in, input_scale)
+        return logprobs.gather(-1, picks)
 
 
 class _InputScale:

@@ -16,7 +16,8 @@ Two paths, each doing no more arithmetic than its answer needs:
 
 - ``output_logprobs`` (forward only, every output position): identical variants are scored once,
   the encoder runs once per distinct source, and every variant takes the model's own
-  whole-sentence teacher forcing (``Decodable.teacher_forced``, which scales the words written);
+  whole-sentence teacher forcing, reading just the output's log-probabilities
+  (``Decodable.forced_logprobs``, which scales the words written);
 - ``objective_gradients`` (one output position per variant): variants are sorted by that
   position, each stops there (the batch shrinks as they finish), and the output layer runs only
   where a variant's objective is read (``Decodable.advance`` / ``read_out``).
@@ -115,6 +116,7 @@ def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[
     variants, inverse = torch.unique(torch.cat([source_scale.float(), t_scale], 1), dim=0, return_inverse=True)
     tokens = torch.tensor(list(out_ids), device=dev)
     other = None if contrast is None else torch.tensor(list(contrast), device=dev)
+    picks = (tokens if other is None else torch.stack([tokens, other], 1)).view(1, T, -1)  # (1, T, K) ids to read
     out = torch.zeros(variants.size(0), T)
     with torch.inference_mode(), fast_tanh():  # only log-probabilities are read: tanh may take its faster form
         for index in torch.arange(variants.size(0)).split(MAX_ROWS):  # every kind of variant in one batch:
@@ -126,9 +128,8 @@ def output_logprobs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[
             _, _, tgt_in = batch_inputs(model, src_ids, out_ids, chunk.size(0))
             written = chunk[:, S:]
             scale = None if bool((written == 1).all()) else written.to(dev)  # None: the words written as they are
-            logprobs, _ = model.teacher_forced(memory, tgt_in, scale)
-            out[index] = _objective(logprobs.float(), tokens.expand(chunk.size(0), -1),
-                                    None if other is None else other.expand(chunk.size(0), -1)).cpu()
+            found = model.forced_logprobs(memory, tgt_in, picks.expand(chunk.size(0), -1, -1), scale).float()
+            out[index] = (found[..., 0] if other is None else found[..., 0] - found[..., 1]).cpu()  # (k, T)
     return out[inverse.cpu()]
 
 

@@ -13,6 +13,8 @@ from model.network.decoder import Decoder, EncoderState
 from model.network.encoder import Encoder
 from model.speed.bf16 import autocast
 
+OUTPUT_ROWS = 256  # positions whose (rows, V) logits ``forced_logprobs`` forms at once: 6 MB, kept in cache
+
 
 class NMTModel(nn.Module, Decodable):
     """RNNsearch (``arch="rnnsearch"``) or RNNencdec (``arch="rnnencdec"``), paper Appendix A.
@@ -133,6 +135,23 @@ class NMTModel(nn.Module, Decodable):
         scales each E y_{i-1}."""
         logits, alpha = self.decoder(tgt_in, memory, input_scale)
         return torch.log_softmax(logits.float(), dim=-1), alpha
+
+    def forced_logprobs(self, memory: EncoderState, tgt_in: torch.Tensor, picks: torch.Tensor,
+                        input_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``Decodable.forced_logprobs`` on the real positions only: log p(id) = logit(id) -
+        logsumexp(logits), without the (batch, T, V) distribution (its zero-fill, copy and
+        log-softmax were a quarter of a re-scoring). Zeros after each row's end."""
+        features, _, positions = self.decoder.packed(tgt_in, memory, input_scale=input_scale)
+        rows = picks.flatten(0, 1).index_select(0, positions)  # (N, K)
+        found = torch.cat([self._picked(f, r) for f, r in zip(features.split(OUTPUT_ROWS), rows.split(OUTPUT_ROWS))])
+        batch, T = tgt_in.shape
+        return found.new_zeros(batch * T, picks.size(-1)).index_copy(0, positions, found).unflatten(0, (batch, T))
+
+    def _picked(self, features: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        """log p of ``ids`` (n, K) from maxout features t_i (n, l), a few rows at a time so the
+        (n, V) logits stay in cache."""
+        logits = self.decoder.W_o(features).float()  # (n, V)
+        return logits.gather(1, ids) - torch.logsumexp(logits, dim=-1, keepdim=True)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

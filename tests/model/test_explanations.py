@@ -385,6 +385,31 @@ def test_the_deferred_output_layer_gives_what_the_whole_step_gives(arch, decoded
 
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("chunk", [5, 256])
+def test_a_few_log_probabilities_read_alone_equal_those_of_the_whole_distribution(arch, chunk, decoded, monkeypatch):
+    """``NMTModel.forced_logprobs`` (logit - logsumexp, a few positions at a time) equals the
+    interface's default, which gathers from ``teacher_forced``: rows of different lengths,
+    scaled words written, two ids per position; zeros after a row's end."""
+    from model.network import nmt_model
+
+    monkeypatch.setattr(nmt_model, "OUTPUT_ROWS", chunk)  # 5: the positions cut across rows
+    model, src, out = decoded[arch]
+    src_t, src_len, tgt_in = forced_scoring.batch_inputs(model, src, out, 3)
+    tgt_in[1, 4:] = 0  # <pad>: row 1 ends after 4 inputs
+    scale = torch.ones(3, len(out))
+    scale[0, 2], scale[2, 1:] = 0.0, 0.5
+    picks = torch.stack([torch.tensor(out), torch.tensor(out).roll(1)], 1).expand(3, -1, -1)  # (3, T, 2)
+    with torch.inference_mode():
+        memory = model.encode(src_t, src_len)
+        fast = model.forced_logprobs(memory, tgt_in, picks, scale)
+        whole = Decodable.forced_logprobs(model, memory, tgt_in, picks, scale)
+    real = tgt_in != 0
+    assert fast.shape == picks.shape
+    assert torch.allclose(fast[real], whole[real], atol=1e-5)
+    assert (fast[~real] == 0).all() and bool((fast[real] < 0).all())
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_scaled_words_written_read_whole_equal_one_step_at_a_time(arch, decoded):
     """The model's whole-sentence teacher forcing with ``input_scale`` gives what the decoding
     interface's step-by-step default gives (the path Joey NMT and tutorial models take)."""
