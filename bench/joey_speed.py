@@ -1,7 +1,8 @@
 """Beam-5 throughput on the command line: Joey NMT 2.3 against this project, on a model of the
 shipped RNNsearch's size.
 
-    python bench/joey_speed.py [--multi30k DIR] [--sentences 1000] [--updates 300] [--threads 2] [--work DIR]
+    python bench/joey_speed.py [--multi30k DIR] [--sentences 1000] [--updates 300] [--threads 2] [--rounds 1]
+                               [--work DIR]
 
 1. A GRU + Bahdanau model of the shipped everyday RNNsearch's sizes (256-dim embeddings, 512 GRU
    units each way in the encoder, 512 in the decoder, 6,000-piece SentencePiece vocabularies) is
@@ -18,6 +19,9 @@ shipped RNNsearch's size.
      ranks by log p alone); ``identical`` counts outputs equal to Joey's;
    - ``ours_shipped_rnnsearch``: ``python -m model.translate --beam 5`` with the shipped everyday
      RNNsearch (its own outputs; tokens counted too).
+With ``--rounds N`` the three runs alternate N times and each is reported at its median time
+(every round's seconds are printed too): this machine's speed drifts by up to 1.5 times within
+an hour, and a lone run of each can land the drift on one side.
 Prints one JSON object: sentences/s and output tokens/s of each, and their ratios.
 """
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import contextlib
 import io
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +83,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--updates", type=int, default=300, help="Joey training updates for the compared model")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1, help="times the three runs alternate (medians are reported)")
     parser.add_argument("--work", type=Path, help="where the Joey model is trained and kept (default: a temporary folder)")
     args = parser.parse_args()
     if not (args.multi30k / "train.en.gz").is_file():
@@ -94,11 +100,16 @@ def main() -> None:
     sentences = first_lines(args.multi30k / "test_2016_flickr.en.gz", args.sentences)
     imported = import_joey(joey_dir, Path(tempfile.mkdtemp(prefix="joey-imported-")) / "model")
 
-    start = time.perf_counter()
-    joey = joey_translate(joey_dir, sentences, beam=5, batch_size=BATCH)
-    joey_s = time.perf_counter() - start
-    ours, ours_s = our_command(imported, sentences, ["--length-norm", "0", "--threads", str(args.threads)])
-    shipped, shipped_s = our_command(SHIPPED, sentences, ["--threads", str(args.threads)])
+    seconds: dict[str, list[float]] = {"joey": [], "ours": [], "shipped": []}
+    for _ in range(args.rounds):  # the three alternate: a slow spell of the machine hits each of them
+        start = time.perf_counter()
+        joey = joey_translate(joey_dir, sentences, beam=5, batch_size=BATCH)
+        seconds["joey"].append(time.perf_counter() - start)
+        ours, ours_s = our_command(imported, sentences, ["--length-norm", "0", "--threads", str(args.threads)])
+        shipped, shipped_s = our_command(SHIPPED, sentences, ["--threads", str(args.threads)])
+        seconds["ours"].append(ours_s)
+        seconds["shipped"].append(shipped_s)
+    joey_s, ours_s, shipped_s = (statistics.median(seconds[k]) for k in ("joey", "ours", "shipped"))
     params = lambda model: sum(p.numel() for p in model.parameters())  # noqa: E731
     result = {
         "sentences": len(sentences), "beam": 5, "batch": BATCH, "threads": args.threads,
@@ -112,6 +123,7 @@ def main() -> None:
     result["speedup_same_model"] = round(joey_s / ours_s, 2)
     result["speedup_shipped_rnnsearch_words_per_s"] = round(
         result["ours_shipped_rnnsearch"]["words_per_s"] / result["joey"]["words_per_s"], 2)
+    result["seconds_each_round"] = {k: [round(x, 2) for x in v] for k, v in seconds.items()}
     print(json.dumps(result))
 
 
