@@ -88,13 +88,23 @@ def batch_inputs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int
     return src, torch.full((rows,), len(src_ids), device=dev), tgt_in
 
 
-def teacher_forced(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int]):
-    """The pair read once as it is: the encoder's memory (one row) and the attention (T, S) | None."""
-    src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, 1)
+def attention_read(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[tuple]:
+    """Each pair read once as it is, all in one padded batch: (alpha (T, S) | None, the
+    annotations' norms ‖h_j‖ (S,) | None) per pair, as numpy arrays."""
+    dev = device_of(model)
+    src = padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)  # (k, S)
+    src_len = torch.tensor([len(s) for s, _ in pairs], device=dev)  # (k,)
+    width = max(len(o) for _, o in pairs)
+    tgt_in = padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)  # (k, T)
     with torch.inference_mode():
         memory = model.encode(src, src_len)
-        _, alpha = model.teacher_forced(memory, tgt_in)
-    return memory, None if alpha is None else alpha[0]
+        _, alpha = model.teacher_forced(memory, tgt_in)  # (k, T, S) | None
+    values = getattr(memory, "annotations", None)
+    values = getattr(memory, "values", None) if values is None else values
+    alpha = None if alpha is None else alpha.float().cpu().numpy()
+    norms = None if values is None else values.float().norm(dim=-1).cpu().numpy()  # (k, S)
+    return [(None if alpha is None else alpha[row, :len(o), :len(s)], None if norms is None else norms[row, :len(s)])
+            for row, (s, o) in enumerate(pairs)]
 
 
 def _objective(logprobs: torch.Tensor, tokens: torch.Tensor, contrast: Optional[torch.Tensor]) -> torch.Tensor:
@@ -176,7 +186,7 @@ def objective_gradients_many(model: Decodable, pairs: Sequence[tuple[Sequence[in
     return [Gradients(source[m, :len(s)], inputs[m, :len(o)], values[m]) for m, (s, o) in zip(mine, pairs)]
 
 
-def _padded(rows: Sequence[Sequence[int]], width: int, dev) -> torch.Tensor:
+def padded(rows: Sequence[Sequence[int]], width: int, dev) -> torch.Tensor:
     """(len(rows), width) ids, each row cut or padded with <pad> to ``width``."""
     return torch.tensor([list(r[:width]) + [PAD] * (width - len(r[:width])) for r in rows], device=dev)
 
@@ -186,11 +196,11 @@ def _chunk_gradients(model, pairs, contrasts, pos, a):
     position ``pos`` (k,) descending and its scale ``a`` (k,)."""
     k, dev = pos.numel(), pos.device
     width = int(pos[0]) + 1  # no variant reads further
-    src = _padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)  # (k, S)
+    src = padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)  # (k, S)
     src_len = torch.tensor([len(s) for s, _ in pairs], device=dev)  # (k,)
-    tgt_in = _padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)  # (k, width)
-    tokens = _padded([o for _, o in pairs], width, dev)  # (k, width) the output token at each position
-    other = None if contrasts is None else _padded(contrasts, width, dev)
+    tgt_in = padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)  # (k, width)
+    tokens = padded([o for _, o in pairs], width, dev)  # (k, width) the output token at each position
+    other = None if contrasts is None else padded(contrasts, width, dev)
     control = _TargetControl(leaves=[])
     with torch.enable_grad(), _target_hook(model, control) as has_target:
         full = model.embed_source(src).detach()  # (k, S, m)

@@ -26,8 +26,8 @@ import torch
 
 from model.core.decodable import Decodable
 from model.explaining.explanation import Explanation
-from model.explaining.forced_scoring import (objective_gradients, objective_gradients_many, output_logprobs,
-                                             teacher_forced)
+from model.explaining.forced_scoring import (attention_read, objective_gradients, objective_gradients_many,
+                                             output_logprobs)
 
 IG_STEPS = 16  # midpoints per output token to start with
 IG_TOLERANCE = 0.02  # an output token whose completeness gap is larger gets twice the midpoints ...
@@ -126,16 +126,28 @@ def occlusion(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
 def attention(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
               norm: bool = False) -> Optional[Explanation]:
     """α_ij read with teacher forcing (``norm``: ‖α_ij h_j‖ renormalised); None without attention."""
+    return attention_many(model, [(src_ids, out_ids)])[0].get("attention_norm" if norm else "attention")
+
+
+ATTENTION_BATCH = 64  # pairs whose attention is read in one batch
+
+
+def attention_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]
+                   ) -> list[dict[str, Explanation]]:
+    """``attention`` and its norm-weighted form of each pair ({} without attention), the pairs
+    read together, ``ATTENTION_BATCH`` at a time."""
     if not model.has_attention:
-        return None
-    memory, alpha = teacher_forced(model, src_ids, out_ids)
-    alpha = alpha.float().cpu().numpy()  # (T, S)
-    if norm:
-        values = getattr(memory, "annotations", None)
-        values = getattr(memory, "values", None) if values is None else values
-        alpha = alpha * values[0].float().norm(dim=-1).cpu().numpy()[None, :]
-    T = len(out_ids)
-    return Explanation("attention_norm" if norm else "attention", alpha, np.zeros((T, T)))
+        return [{} for _ in pairs]
+    out = []
+    for start in range(0, len(pairs), ATTENTION_BATCH):
+        chunk = pairs[start:start + ATTENTION_BATCH]
+        for (_, out_ids), (alpha, norms) in zip(chunk, attention_read(model, chunk)):
+            T = len(out_ids)
+            found = {"attention": Explanation("attention", alpha, np.zeros((T, T)))}
+            if norms is not None:
+                found["attention_norm"] = Explanation("attention_norm", alpha * norms[None, :], np.zeros((T, T)))
+            out.append(found)
+    return out
 
 
 def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], methods: Sequence[str],
@@ -152,12 +164,13 @@ def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], me
 
 def explain_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
                  methods: Sequence[str]) -> list[dict[str, Explanation]]:
-    """``explain`` of each pair; gradient x input's rows of all the pairs share batches, the
-    other methods run pair by pair."""
+    """``explain`` of each pair; gradient x input's rows of all the pairs share batches, and so
+    does reading their attention; the other methods run pair by pair."""
     batched = gradient_x_input_many(model, pairs) if "gradient_x_input" in methods else [None] * len(pairs)
-    rest = [m for m in methods if m != "gradient_x_input"]
+    read = attention_many(model, pairs) if {"attention", "attention_norm"} & set(methods) else [{}] * len(pairs)
+    rest = [m for m in methods if m not in ("gradient_x_input", "attention", "attention_norm")]
     out = []
-    for (src_ids, out_ids), gxi in zip(pairs, batched):
-        found = {**explain(model, src_ids, out_ids, rest), "gradient_x_input": gxi}
+    for (src_ids, out_ids), gxi, attended in zip(pairs, batched, read):
+        found = {**explain(model, src_ids, out_ids, rest), "gradient_x_input": gxi, **attended}
         out.append({name: found[name] for name in methods if found.get(name) is not None})  # in the order asked for
     return out

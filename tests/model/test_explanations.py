@@ -160,7 +160,7 @@ def test_sentences_of_different_lengths_explained_together_equal_one_at_a_time(a
 def test_explain_many_gives_each_pair_what_explain_gives_it(decoded):
     model, src, out = decoded["rnnsearch"]
     pairs = [(src, out), (src[:4], out[:3])]
-    asked = ["occlusion", "gradient_x_input", "attention"]
+    asked = ["occlusion", "gradient_x_input", "attention", "attention_norm"]
     for (s, o), found in zip(pairs, methods.explain_many(model, pairs, asked)):
         alone = methods.explain(model, s, o, asked)
         assert list(found) == asked  # in the order asked for
