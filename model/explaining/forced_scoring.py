@@ -91,11 +91,7 @@ def batch_inputs(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int
 def attention_read(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[tuple]:
     """Each pair read once as it is, all in one padded batch: (alpha (T, S) | None, the
     annotations' norms ‖h_j‖ (S,) | None) per pair, as numpy arrays."""
-    dev = device_of(model)
-    src = padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)  # (k, S)
-    src_len = torch.tensor([len(s) for s, _ in pairs], device=dev)  # (k,)
-    width = max(len(o) for _, o in pairs)
-    tgt_in = padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)  # (k, T)
+    src, src_len, tgt_in = pair_inputs(pairs, max(len(o) for _, o in pairs), device_of(model))
     with torch.inference_mode():
         memory = model.encode(src, src_len)
         _, alpha = model.teacher_forced(memory, tgt_in)  # (k, T, S) | None
@@ -182,7 +178,9 @@ def objective_gradients_many(model: Decodable, pairs: Sequence[tuple[Sequence[in
                                  torch.tensor([positions[r] for r in chunk], device=dev),
                                  torch.tensor([float(scales[r]) for r in chunk], device=dev))
         source[chunk, :found[0].shape[1]], inputs[chunk, :found[1].shape[1]], values[chunk] = found
-    mine = [[r for r in range(rows) if pair_of[r] == p] for p in range(len(pairs))]
+    mine: list[list[int]] = [[] for _ in pairs]  # each pair's variants, in the order given
+    for r, p in enumerate(pair_of):
+        mine[p].append(r)
     return [Gradients(source[m, :len(s)], inputs[m, :len(o)], values[m]) for m, (s, o) in zip(mine, pairs)]
 
 
@@ -191,14 +189,20 @@ def padded(rows: Sequence[Sequence[int]], width: int, dev) -> torch.Tensor:
     return torch.tensor([list(r[:width]) + [PAD] * (width - len(r[:width])) for r in rows], device=dev)
 
 
+def pair_inputs(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], width: int, dev):
+    """Several pairs in one padded batch on ``dev``: src (k, S), src_len (k,) and the decoder's
+    inputs tgt_in (k, width): <s> y_1 .. y_{T-1}, cut or padded to ``width``."""
+    src = padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)
+    src_len = torch.tensor([len(s) for s, _ in pairs], device=dev)
+    return src, src_len, padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)
+
+
 def _chunk_gradients(model, pairs, contrasts, pos, a):
     """One batch of ``objective_gradients_many``: the pair (and contrast) of each variant, its
     position ``pos`` (k,) descending and its scale ``a`` (k,)."""
     k, dev = pos.numel(), pos.device
     width = int(pos[0]) + 1  # no variant reads further
-    src = padded([s for s, _ in pairs], max(len(s) for s, _ in pairs), dev)  # (k, S)
-    src_len = torch.tensor([len(s) for s, _ in pairs], device=dev)  # (k,)
-    tgt_in = padded([[BOS] + list(o[:-1]) for _, o in pairs], width, dev)  # (k, width)
+    src, src_len, tgt_in = pair_inputs(pairs, width, dev)  # (k, S), (k,), (k, width)
     tokens = padded([o for _, o in pairs], width, dev)  # (k, width) the output token at each position
     other = None if contrasts is None else padded(contrasts, width, dev)
     control = _TargetControl(leaves=[])

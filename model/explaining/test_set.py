@@ -17,7 +17,7 @@ from model.core.errors import ConfigError
 from model.explaining.faithfulness import Faithfulness, measure
 from model.explaining.methods import explain_many
 
-GROUP = 16  # sentences explained together: their gradient rows share batches (model/explaining/methods.py)
+GROUP = 16  # sentences explained together: gradient rows and attention reads share batches (methods.explain_many)
 SEEDS = 1  # random orders per sentence: each sentence gets its own, so a test set averages hundreds
 FIGURES = ("source_share", "deletion_area", "insertion_area", "comprehensiveness", "sufficiency")
 
