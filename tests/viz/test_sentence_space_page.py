@@ -42,8 +42,12 @@ def test_both_models_place_a_training_sentence_first_among_its_neighbours(own_ro
     search = Translator.from_checkpoint(own_root[1] / "rnnsearch-tiny")
     assert list(words["word"]) == search.src_vocab.pieces(search.source_ids(sentence)[0])  # RNNsearch only
     assert all(cell.startswith(f"{w} (1.00)") for w, cell in zip(words["word"], words["#1"]))  # each finds itself
-    maps = [json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")]
-    assert len(maps) == 2 and all([t["name"] for t in m] == ["training sentences", "nearest", "yours"] for m in maps)
+    maps = [json.loads(c.proto.json) for c in at.get("bidi_component")]  # viz/pages/parts/point_map.py
+    assert len(maps) == 2 and all([t["name"] for t in m["layers"]] == ["training sentences", "nearest", "yours"]
+                                  for m in maps)
+    for found, table in zip(maps, (search_table, encdec_table)):  # the nearest dots are the table's sentences
+        assert found["layers"][1]["texts"] == list(table["training sentence"])
+        assert found["layers"][2]["texts"] == [sentence] and found["download"]["format"] == "png"
 
 
 def test_a_blank_sentence_gets_a_notice_not_an_error(own_root):
@@ -121,3 +125,27 @@ def test_a_link_reproduces_the_view(own_root):
     assert len(at.dataframe[0].value) == 4
     at.slider(key="space_k").set_value(6).run()
     assert at.query_params["k"] == "6" and at.query_params["text"] == "the small cat"
+
+
+@pytest.mark.first_paint
+def test_a_new_visitor_gets_the_maps_at_once_and_the_tables_in_the_next_run(own_root):
+    """The maps need no plotly, so they come with the page's text; the tables' grid waits for the
+    browser's first paint (viz/pages/parts/first_paint.py)."""
+    settings, _ = own_root
+
+    def script(settings):
+        from viz.pages import sentence_space
+        from viz.pages.parts import first_paint
+
+        first_paint.start_run()
+        sentence_space.render(settings)
+        first_paint.probe_ui()
+
+    at = AppTest.from_function(script, args=(settings,), default_timeout=300).run()
+    assert not at.exception, at.exception
+    maps = [c for c in at.get("bidi_component") if c.proto.component_name.endswith("point_map")]
+    assert len(maps) == 2 and not at.dataframe
+    assert [c.value for c in at.caption].count("Drawing the tables...") == 2
+    at.run()  # the run the probe asks for
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 3 and "Drawing the tables..." not in [c.value for c in at.caption]

@@ -7,10 +7,12 @@ plotly has loaded.
 
 So on a session's first run every chart is held back: ``widgets.show_chart`` draws a line in its
 place (``hold_ui``), and a page may hold a whole part of itself the same way (the Translate page
-its tabs). At the end of that run the app draws ``probe_ui``: a tiny component with no look of its
-own, whose script the browser runs once it has drawn the page. The script sends a rerun, and that
-run draws the charts. A browser that never runs the script gets them on its next run (any click
-or key): ``start_run`` makes every run after a session's first a whole one.
+its tabs; the Sentence space page its tables, whose grid's code is the next largest, while its
+maps, drawn without plotly, come at once). At the end of that run the app draws ``probe_ui``: a
+tiny component with no look of its own, whose script the browser runs once it has drawn the
+page. The script sends a rerun, and that run draws the charts. A browser that never runs the
+script gets them on its next run (any click or key): ``start_run`` makes every run after a
+session's first a whole one.
 
 Any run may also hold back a slow extra that would delay what the user asked for (``after_paint``:
 the faithfulness check under a new heatmap): that run draws a line in its place and the probe, and
@@ -74,10 +76,11 @@ def ready() -> bool:
     return not ENABLED or bool(st.session_state.get(DRAWN))
 
 
-def hold_ui() -> None:
-    """In place of what ``ready()`` held back on a session's first run: a line saying it is coming."""
+def hold_ui(text: str = "") -> None:
+    """In place of what ``ready()`` held back on a session's first run: a line saying it is coming
+    (``text``, by default that the charts are)."""
     st.session_state[HELD] = True
-    st.caption(_("Drawing the charts..."))
+    st.caption(text or _("Drawing the charts..."))
 
 
 def after_paint(key) -> bool:

@@ -120,12 +120,11 @@ def multiselect(label: str, options, **kwargs) -> list:
     return st.multiselect(label, options, placeholder=_("Choose options"), **kwargs)
 
 
-def show_chart(fig, key: str, hold: bool = True, **kwargs):
+def show_chart(fig, key: str, **kwargs):
     """``st.plotly_chart(fig, key=key, **kwargs)`` with the camera button downloading the chosen
     format, in a file named after ``key``; returns what st.plotly_chart returns (the selection,
-    with ``on_select``), or None for a chart held back on a session's first run (``hold=False``:
-    drawn at once, for a page whose chart is what its visitor came for)."""
-    if hold and not first_paint.ready():  # a new visitor's first run: the page's text first (first_paint.py)
+    with ``on_select``), or None for a chart held back on a session's first run."""
+    if not first_paint.ready():  # a new visitor's first run: the page's text first (first_paint.py)
         first_paint.hold_ui()
         return None
     config = plotly_config(parse_format(st.session_state.get(PARAM)), key)
