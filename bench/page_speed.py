@@ -50,6 +50,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FALLBACK = ["A man in an orange hat starring at something while a young boy and a woman in a red dress walk "
             "down the busy street next to a parked bus."] * 5
+CHART = ".canvas-chart[data-drawn], .js-plotly-plot"  # drawn by the page's own script, or by plotly
 
 
 def long_captions(n: int) -> list[str]:
@@ -88,7 +89,7 @@ def first_translation(page, url: str, start: float) -> dict:
     page.goto(url, wait_until="domcontentloaded")
     page.locator("[data-testid=stText]").first.wait_for(timeout=180_000)
     translation = time.perf_counter() - start
-    page.locator(".js-plotly-plot").first.wait_for(timeout=180_000)
+    page.locator(CHART).first.wait_for(timeout=180_000)
     heatmap = time.perf_counter() - start
     wait_idle(page)
     return {"translation": round(translation, 2), "heatmap": round(heatmap, 2)}
@@ -132,7 +133,7 @@ def visitor_on_warm_server(page, url: str) -> dict:
     box = text_box(page, url)
     page.locator("[data-testid=stText]").first.wait_for(timeout=120_000)
     translation = time.perf_counter() - start
-    page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+    page.locator(CHART).first.wait_for(timeout=120_000)
     chart = time.perf_counter() - start
     wait_idle(page)
     return {"text_box": round(box, 2), "translation": round(translation, 2), "chart": round(chart, 2)}
@@ -163,7 +164,8 @@ def time_sentence(page, sentence: str) -> tuple[float, Optional[float]]:
     return finished, time.perf_counter() - start
 
 
-TICKS = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent).join('|')"
+TICKS = ("() => document.querySelector('.canvas-chart[data-columns]')?.dataset.columns ?? "  # the page's own heatmap,
+         "[...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent).join('|')")  # or plotly's
 
 
 def time_toggle(page) -> float:
@@ -198,14 +200,13 @@ def alignment_table(page, url: str) -> dict:
     return {"from_link": from_link, "from_address": shown(start)}
 
 
-MAP = ".point-map[data-drawn], .js-plotly-plot"  # a map drawn by the page's own script, or by plotly (an older checkout)
 
 
 def space_map(page, url: str) -> float:
     """Seconds from opening the Sentence space page's address to its first map drawn."""
     start = time.perf_counter()
     page.goto(f"{url}/space", wait_until="domcontentloaded")
-    page.locator(MAP).first.wait_for(timeout=300_000)
+    page.locator(CHART).first.wait_for(timeout=300_000)
     return round(time.perf_counter() - start, 2)
 
 

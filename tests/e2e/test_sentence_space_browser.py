@@ -23,7 +23,7 @@ def test_the_maps_and_neighbour_tables_render(page, app_url, tmp_path):
     tables = page.locator("[data-testid=stDataFrame]")
     expect(tables).to_have_count(3, timeout=120_000)  # two tables, RNNsearch's words
     wait_idle(page)
-    maps = page.locator(".point-map[data-drawn]")
+    maps = page.locator(".canvas-chart[data-drawn]")
     expect(maps).to_have_count(2, timeout=60_000)
     page.screenshot(path=str(tmp_path / "space.png"), full_page=True)
 
@@ -46,7 +46,7 @@ def test_the_maps_and_neighbour_tables_render(page, app_url, tmp_path):
     page.get_by_text("SVG", exact=True).click()  # the sidebar's chart format: the maps download SVG now
     wait_idle(page)
     with page.expect_download() as download:
-        page.locator(".point-map").first.get_by_role("button", name="Download SVG").click()
+        page.locator(".canvas-chart").first.get_by_role("button", name="Download SVG").click()
     svg = download.value.path().read_text()
     assert download.value.suggested_filename.endswith(".svg") and svg.startswith("<svg") and svg.endswith("</svg>")
     assert "first principal axis" in svg and "<b>" not in svg

@@ -1,4 +1,5 @@
 """Type a sentence in a real browser, wait for both translations and the heatmap."""
+import json
 import re
 
 import pytest
@@ -11,6 +12,9 @@ from tests.e2e.conftest import wait_idle  # noqa: E402
 pytestmark = pytest.mark.e2e
 
 
+ROWS = json.dumps(["un", "chien", "court", "dans", "le", "parc", "</s>"], separators=(",", ":"))  # as the script writes it
+
+
 def test_translate_in_browser(page, app_url, tmp_path):
     page.goto(app_url, wait_until="domcontentloaded")
     box = page.locator("textarea").first
@@ -19,10 +23,12 @@ def test_translate_in_browser(page, app_url, tmp_path):
     box.fill("a dog runs in the park")
     box.press("Control+Enter")
     page.get_by_text("un chien court dans le parc").first.wait_for(timeout=60_000)
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    heatmap = page.locator(".canvas-chart[data-drawn]").first  # drawn by the page's script (canvas_charts.py)
+    expect(heatmap).to_have_attribute("data-rows", ROWS, timeout=60_000)  # "un chien court dans le parc" and </s>
     assert page.get_by_text("rnnencdec-tiny").count() >= 1
-    rows = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first.locator("g.ytick")
-    expect(rows).to_have_count(7, timeout=60_000)  # "un chien court dans le parc" and </s>, once plotly has drawn its axes
+    x, y = json.loads(heatmap.get_attribute("data-first"))  # the first cell: output "un", source "a"
+    heatmap.locator("canvas").hover(position={"x": x, "y": y})
+    expect(heatmap.locator(".tip")).to_have_text(re.compile(r"source: a\s+target: un\s+weight: \d\.\d{3}"))
     page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)  # kept for a look when it fails
     wait_idle(page)
     before = page.locator("[data-testid=stText]").first.inner_text()
@@ -61,7 +67,7 @@ def test_a_new_visitor_gets_the_text_box_then_the_heatmap_without_touching_anyth
     page.goto(app_url, wait_until="domcontentloaded")
     page.locator("textarea").first.wait_for(timeout=60_000)
     # the first run's probe asks for the rerun that draws the charts: nothing is clicked or typed here
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    page.locator(".canvas-chart[data-drawn]").first.wait_for(timeout=60_000)
     wait_idle(page)
     assert page.get_by_text("Drawing the charts...").count() == 0
     assert page.get_by_role("tab", name="Alignment").count() == 1
@@ -95,8 +101,13 @@ def test_user_text_is_never_rendered_as_html(page, app_url, checkpoint_dir):
     box.fill(HOSTILE)
     box.press("Control+Enter")
     # the hostile sentence's own heatmap: its source pieces, as text, along the top
-    heatmap = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer")).first
-    expect(heatmap.locator("g.xtick text")).to_have_text(pieces, timeout=60_000)
+    heatmap = page.locator(".canvas-chart[data-drawn]").first
+    expect(heatmap).to_have_attribute("data-columns", json.dumps(pieces, ensure_ascii=False, separators=(",", ":")),
+                                      timeout=60_000)
+    x, y = json.loads(heatmap.get_attribute("data-first"))
+    heatmap.locator("canvas").hover(position={"x": x, "y": y})  # the hover shows the first piece as text
+    expect(heatmap.locator(".tip")).to_contain_text(f"source: {pieces[0]}")
+    assert heatmap.locator(".tip *").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert page.locator("img[src='x']").count() == 0
     scripts = page.locator("script").all_inner_texts()

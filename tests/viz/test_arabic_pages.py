@@ -82,6 +82,18 @@ def _chart_text(spec: str):
                 yield "title", found
 
 
+def _canvas_text(data: str):
+    """The app's own words in a chart drawn on a canvas (viz/pages/parts/canvas_charts.py)."""
+    found = json.loads(data)
+    for key in ("title", "x_title", "y_title", "value_name", "hint"):
+        if found.get(key):
+            yield "title", found[key]
+    for item in found.get("layers", []) + found.get("links", []):
+        yield "title", item["name"]
+    yield from (("title", name) for name in found.get("hover", {}).values())
+    yield "label", found["download"]["label"]
+
+
 def on_screen(at):
     """Every piece of text the app shows: (where, text)."""
     shown = []
@@ -91,6 +103,8 @@ def on_screen(at):
         kind = getattr(node, "type", "")
         if kind == "plotly_chart":
             shown.extend(_chart_text(proto.spec))
+        elif kind == "bidi_component" and proto.json:
+            shown.extend(_canvas_text(proto.json))
         elif kind == "arrow_data_frame" or kind == "dataframe":
             shown.extend(("title", str(c)) for c in node.value.columns)
         elif kind in ("text", "code", "json", "exception") or str(getattr(proto, "body", "")).startswith("<style>"):

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from viz.figures.download_config import DEFAULT_FORMAT, MAX_STEM_CHARS, PARAM, file_stem, parse_format, plotly_config
+from .test_translate_page import canvas
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "viz" / "pages" / "main.py")
@@ -58,8 +59,10 @@ def test_every_chart_in_the_app_goes_through_show_chart():
 
 
 def download_formats(at) -> list[str]:
-    """The format each chart's camera button downloads (from the element protos' plotly config)."""
-    return [json.loads(el.proto.config)["toImageButtonOptions"]["format"] for el in at.get("plotly_chart")]
+    """The format each chart's download button downloads (from the element protos: plotly's config,
+    or a canvas chart's data)."""
+    return ([json.loads(el.proto.config)["toImageButtonOptions"]["format"] for el in at.get("plotly_chart")]
+            + [data["download"]["format"] for data in canvas(at)])
 
 
 def app(query: dict) -> AppTest:
@@ -100,5 +103,6 @@ def test_the_sidebar_choice_sets_every_chart_and_the_url_and_survives_the_page_r
 
 def test_each_chart_file_is_named_after_its_key(app_env):
     at = app({PARAM: "svg"})
-    names = [json.loads(el.proto.config)["toImageButtonOptions"]["filename"] for el in at.get("plotly_chart")]
+    names = ([json.loads(el.proto.config)["toImageButtonOptions"]["filename"] for el in at.get("plotly_chart")]
+             + [data["download"]["filename"] for data in canvas(at)])
     assert names and all(re.fullmatch(r"heatmap_[A-Za-z0-9_-]+", name) for name in names)

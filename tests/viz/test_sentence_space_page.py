@@ -42,7 +42,7 @@ def test_both_models_place_a_training_sentence_first_among_its_neighbours(own_ro
     search = Translator.from_checkpoint(own_root[1] / "rnnsearch-tiny")
     assert list(words["word"]) == search.src_vocab.pieces(search.source_ids(sentence)[0])  # RNNsearch only
     assert all(cell.startswith(f"{w} (1.00)") for w, cell in zip(words["word"], words["#1"]))  # each finds itself
-    maps = [json.loads(c.proto.json) for c in at.get("bidi_component")]  # viz/pages/parts/point_map.py
+    maps = [json.loads(c.proto.json) for c in at.get("bidi_component")]  # viz/pages/parts/canvas_charts.py
     assert len(maps) == 2 and all([t["name"] for t in m["layers"]] == ["training sentences", "nearest", "yours"]
                                   for m in maps)
     for found, table in zip(maps, (search_table, encdec_table)):  # the nearest dots are the table's sentences
@@ -143,7 +143,7 @@ def test_a_new_visitor_gets_the_maps_at_once_and_the_tables_in_the_next_run(own_
 
     at = AppTest.from_function(script, args=(settings,), default_timeout=300).run()
     assert not at.exception, at.exception
-    maps = [c for c in at.get("bidi_component") if c.proto.component_name.endswith("point_map")]
+    maps = [c for c in at.get("bidi_component") if c.proto.component_name.endswith("canvas_chart")]
     assert len(maps) == 2 and not at.dataframe
     assert [c.value for c in at.caption].count("Drawing the tables...") == 2
     at.run()  # the run the probe asks for

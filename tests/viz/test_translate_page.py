@@ -16,8 +16,17 @@ def charts(at) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def canvas(at, kind=None) -> list[dict]:
+    """The data of the charts the page drew on a canvas (viz/pages/parts/canvas_charts.py), of ``kind``."""
+    from viz.pages.parts.canvas_charts import NAME
+
+    found = [json.loads(el.proto.json) for el in at.get("bidi_component") if el.proto.component_name == NAME]
+    return [data for data in found if kind is None or data["kind"] == kind]
+
+
 def heatmaps(at) -> list[dict]:
-    return [trace for spec in charts(at) for trace in spec["data"] if trace["type"] == "heatmap"]
+    """Every heatmap's cells (``z``): the Alignment tab's, drawn on a canvas, then plotly's."""
+    return canvas(at, "matrix") + [trace for spec in charts(at) for trace in spec["data"] if trace["type"] == "heatmap"]
 
 
 @pytest.fixture
@@ -74,10 +83,10 @@ def test_changing_beam_size_and_word_toggle(at):
     pieces = heatmaps(at)[0]
     at.toggle(key="align_words").set_value(True).run()
     assert not at.exception
-    words = next(spec for spec in charts(at) if spec["data"][0]["type"] == "heatmap")
-    assert words["layout"]["xaxis"]["ticktext"] == ["a", "dog", "runs", "in", "the", "park"]
-    assert len(words["data"][0]["z"]) <= len(pieces["z"])  # output pieces merged into words
-    assert all(abs(sum(row) - 1) < 1e-4 for row in words["data"][0]["z"])
+    (words,) = canvas(at, "matrix")
+    assert words["x_labels"] == ["a", "dog", "runs", "in", "the", "park"]
+    assert len(words["z"]) <= len(pieces["z"])  # output pieces merged into words
+    assert all(abs(sum(row) - 1) < 1e-4 for row in words["z"])
 
 
 def test_eflomal_links_overlay_the_word_heatmap(at):
@@ -85,13 +94,13 @@ def test_eflomal_links_overlay_the_word_heatmap(at):
     type_sentence(at, "a dog runs in the park")
     at.toggle(key="align_statistical").set_value(True).run()
     assert not at.exception, at.exception
-    spec = next(spec for spec in charts(at) if spec["data"][0]["type"] == "heatmap")
-    assert spec["layout"]["xaxis"]["ticktext"] == ["a", "dog", "runs", "in", "the", "park"]  # whole words
-    (links,) = [t for t in spec["data"] if t.get("name") == "eflomal links"]
-    rows, cols = len(spec["data"][0]["z"]), len(spec["data"][0]["z"][0])
-    assert links["x"] and all(0 <= x < cols for x in links["x"]) and all(0 <= y < rows - 1 for y in links["y"])
+    (spec,) = canvas(at, "matrix")
+    assert spec["x_labels"] == ["a", "dog", "runs", "in", "the", "park"]  # whole words
+    (links,) = [t for t in spec["links"] if t["name"] == "eflomal links"]
+    rows, cols = len(spec["z"]), len(spec["z"][0])
+    assert links["cells"] and all(0 <= x < cols and 0 <= y < rows - 1 for x, y in links["cells"])
     # the tiny corpus is word for word, and this sentence too: eflomal links each word to its translation
-    assert sorted(zip(links["x"], links["y"])) == [(i, i) for i in range(6)]
+    assert sorted(map(tuple, links["cells"])) == [(i, i) for i in range(6)]
 
 
 def test_the_downloads_tab_offers_the_report_trace_and_alignment(at):

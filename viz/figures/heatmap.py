@@ -1,12 +1,14 @@
 """Alignment heatmaps (the paper's Figure 3) and merging subword pieces into words.
 
-Pure functions: numpy arrays and token lists in, plotly figures out. Every label that
-came from user text is HTML-escaped, since plotly renders a subset of HTML in labels; the
+Pure functions: numpy arrays and token lists in, plotly figures out (or a ``MatrixFigure``, the
+Translate page's Alignment tab's heatmap, which the page draws without plotly). Every plotly label
+that came from user text is HTML-escaped, since plotly renders a subset of HTML in labels; the
 figures' own words (axis titles, hover labels) are in the reader's language.
 """
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, replace
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
@@ -16,10 +18,59 @@ from model.scoring.word_alignment import BPE_JOINER, WORD_START, word_matrix, wo
 from viz.i18n import _
 
 
+def token_text(piece: str) -> str:
+    """A piece as shown in figures: without the word-boundary mark."""
+    return piece.replace(WORD_START, "") or WORD_START
+
+
 def display_token(piece: str) -> str:
-    """A piece as shown in figures: without the word-boundary mark, HTML-escaped."""
-    text = piece.replace(WORD_START, "") or WORD_START
-    return html.escape(text, quote=False)  # plotly.js decodes &lt; &gt; &amp; but not &quot;
+    """``token_text``, HTML-escaped, for plotly's labels."""
+    return html.escape(token_text(piece), quote=False)  # plotly.js decodes &lt; &gt; &amp; but not &quot;
+
+
+@dataclass(frozen=True)
+class MatrixLinks:
+    """Cells marked over a matrix: (column, row) pairs, drawn as circles of ``color``."""
+
+    name: str
+    cells: tuple[tuple[int, int], ...]
+    color: str = "#d62728"
+
+
+@dataclass(frozen=True)
+class MatrixFigure:
+    """An alignment heatmap as the Translate page draws it on a canvas (``viz/pages/parts/canvas_charts.py``):
+    ``z`` (rows, columns), rows the output tokens top to bottom, columns the source tokens. Tokens
+    are plain text (the page's script writes them as text); ``zmax`` None means the largest value."""
+
+    title: str
+    x_labels: tuple[str, ...]
+    y_labels: tuple[str, ...]
+    z: tuple[tuple[float, ...], ...]
+    x_title: str
+    y_title: str
+    value_name: str
+    palette: str  # "greys" (the paper's Figure 3) or "blues"
+    zmax: Optional[float] = 1.0
+    links: tuple[MatrixLinks, ...] = ()
+
+
+DIGITS = 6  # decimals of each weight sent to the page (its hover shows 3; rows still sum to 1 within 1e-4)
+
+
+def alignment_matrix(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str = "",
+                     grayscale: bool = False, zmax: Optional[float] = 1.0,
+                     value_name: Optional[str] = None) -> MatrixFigure:
+    """What ``alignment_heatmap`` shows, as a ``MatrixFigure`` for the page's canvas."""
+    matrix = np.round(np.asarray(matrix, dtype=float), DIGITS)  # (tgt, src)
+    return MatrixFigure(title, tuple(token_text(t) for t in src_tokens), tuple(token_text(t) for t in tgt_tokens),
+                        tuple(tuple(row) for row in matrix.tolist()), _("source"), _("output"),
+                        _("weight") if value_name is None else value_name, "greys" if grayscale else "blues", zmax)
+
+
+def with_links(figure: MatrixFigure, links: Iterable[tuple[int, int]], name: str) -> MatrixFigure:
+    """``figure`` with word links (source i, target j) marked over it (``overlay_links``' canvas twin)."""
+    return replace(figure, links=figure.links + (MatrixLinks(name, tuple(sorted((int(i), int(j)) for i, j in links))),))
 
 
 def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]):

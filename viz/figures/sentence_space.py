@@ -2,7 +2,7 @@
 sentence and its nearest neighbours marked, each point's sentence on hover.
 
 ``sentence_map_layers`` says what the map holds (a ``SentenceMap``); the page draws it on a
-canvas (``viz/pages/parts/point_map.py``), the notebook as a plotly figure (``sentence_map``).
+canvas (``viz/pages/parts/canvas_charts.py``), the notebook as a plotly figure (``sentence_map``).
 """
 from __future__ import annotations
 

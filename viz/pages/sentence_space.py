@@ -12,7 +12,7 @@ from model.decoding.sentence_space import SentenceSpace, SpaceError
 from model.core.errors import UserError
 from viz.figures.sentence_space import sentence_map_layers
 from viz.pages.parts import first_paint, widgets
-from viz.pages.parts.point_map import point_map_ui
+from viz.pages.parts.canvas_charts import point_map_ui
 from viz.i18n import N_, _, error_text, ltr
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, queue_notice, translator_for_page

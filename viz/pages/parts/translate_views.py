@@ -24,8 +24,9 @@ from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures import print_figures
 from viz.figures.explanation_shares import shares_bar
 from viz.figures.faithfulness_curves import faithfulness_curves
-from viz.figures.heatmap import alignment_heatmap, display_token, merge_to_words, overlay_links, pharaoh
+from viz.figures.heatmap import alignment_heatmap, alignment_matrix, display_token, merge_to_words, pharaoh, with_links
 from viz.pages.parts import first_paint, widgets
+from viz.pages.parts.canvas_charts import matrix_data, matrix_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -107,15 +108,13 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
 
 
 def warm_figures(results: list[Decoded]) -> None:
-    """Build the Alignment tab's heatmap of each attention model's result once and serialise it as
-    the page would, so that plotly's import and first use are paid before the first visitor."""
-    import plotly.io
-
+    """Build the Alignment tab's heatmap of each attention model's result once, as the page would,
+    so that its code's first use is paid before the first visitor."""
     for result in results:
         trace = result.trace
         if trace.attention is not None:
-            plotly.io.to_json(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens,
-                                                title=result.name, grayscale=True))
+            json.dumps(matrix_data(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,
+                                                    title=result.name, grayscale=True), result.name, "png"))
 
 
 def report(text: str, results: list[Decoded], settings: AppSettings) -> str:
@@ -164,8 +163,8 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
             matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
             if words or overlay:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
-            fig = alignment_heatmap(matrix, src, tgt, title=_("{name}: attention α").format(name=ltr(result.name)),
-                                    grayscale=gray)
+            fig = alignment_matrix(matrix, src, tgt, title=_("{name}: attention α").format(name=ltr(result.name)),
+                                   grayscale=gray)  # drawn on a canvas: no plotly on the landing tab
             if overlay:
                 with st.spinner(_("Reading the model's training text...")):
                     statistical_overlay.training_sample(result.name, settings)  # once per server
@@ -176,8 +175,8 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                     st.caption(_("The training text of {name} is not on this server: no eflomal links.")
                                .format(name=ltr(md(result.name))))
                 else:
-                    overlay_links(fig, links, _("eflomal links"))
-            widgets.show_chart(fig, key=f"heatmap_{result.name}")
+                    fig = with_links(fig, links, _("eflomal links"))
+            matrix_ui(fig, key=f"heatmap_{result.name}")
             attention_check_ui(result.name, result.translator, result.trace, settings)
 
 

@@ -1,4 +1,4 @@
-"""The sentence map drawn without plotly (viz/pages/parts/point_map.py) from what
+"""The sentence map drawn without plotly (viz/pages/parts/canvas_charts.py) from what
 viz/figures/sentence_space.py says it holds; the notebook's plotly figure holds the same points."""
 import json
 
@@ -56,7 +56,7 @@ def _page(text):
     import streamlit as st
 
     from viz.figures.sentence_space import sentence_map_layers
-    from viz.pages.parts.point_map import point_map_ui
+    from viz.pages.parts.canvas_charts import point_map_ui
 
     st.session_state.setdefault("chart_format", "png")
     point_map_ui(sentence_map_layers(np.zeros((3, 2)), ["one", "two", text], np.ones(2), text, [2], text),
@@ -65,7 +65,7 @@ def _page(text):
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_the_page_gets_its_text_as_data_never_as_markup(fmt):
-    from viz.pages.parts import point_map
+    from viz.pages.parts import canvas_charts as point_map
 
     at = AppTest.from_function(_page, args=(HOSTILE,), default_timeout=60)
     at.session_state["chart_format"] = fmt
@@ -83,7 +83,52 @@ def test_the_page_gets_its_text_as_data_never_as_markup(fmt):
 def test_the_script_writes_text_only_as_text():
     """What the script puts in the page: the hover, the legend and the button by textContent, the
     SVG download through its escaper; never innerHTML."""
-    from viz.pages.parts.point_map import _JS
+    from viz.pages.parts.canvas_charts import _JS
 
     assert "innerHTML" not in _JS and "insertAdjacentHTML" not in _JS and "eval(" not in _JS
     assert "tip.textContent = found[0]" in _JS and ">${esc(s)}</text>" in _JS
+
+
+SRC, TGT = ["▁<b>a</b>", "▁dog", "s"], ["▁un", "▁chien", "s", "▁&", "</s>"]
+
+
+def test_the_canvas_heatmap_holds_what_the_plotly_one_shows_with_tokens_as_plain_text():
+    from viz.figures.heatmap import alignment_heatmap, alignment_matrix
+
+    m = np.random.default_rng(5).dirichlet(np.ones(3), size=5)  # (5 outputs, 3 sources)
+    found = alignment_matrix(m, SRC, TGT, title="t", grayscale=True)
+    plotly_trace = alignment_heatmap(m, SRC, TGT, grayscale=True).data[0]
+    assert np.allclose(found.z, plotly_trace.z, atol=1e-6) and len(found.z) == 5 and len(found.z[0]) == 3
+    assert found.x_labels == ("<b>a</b>", "dog", "s") and found.y_labels == ("un", "chien", "s", "&", "</s>")
+    assert plotly_trace.x == (0, 1, 2)  # plotly's labels are escaped ticks; the canvas's are the text itself
+    assert (found.palette, found.zmax, found.value_name, found.links) == ("greys", 1.0, "weight", ())
+    assert alignment_matrix(m, SRC, TGT).palette == "blues"
+
+
+def test_links_are_added_sorted_to_a_new_figure():
+    from viz.figures.heatmap import alignment_matrix, with_links
+
+    plain = alignment_matrix(np.eye(3), SRC, TGT[:3])
+    linked = with_links(plain, [(2, 1), (0, 0)], "eflomal links")
+    assert plain.links == () and [(k.name, k.cells) for k in linked.links] == [("eflomal links", ((0, 0), (2, 1)))]
+
+
+def _heatmap_page(tokens):
+    import numpy as np
+
+    from viz.figures.heatmap import alignment_matrix
+    from viz.pages.parts.canvas_charts import matrix_ui
+
+    matrix_ui(alignment_matrix(np.full((2, len(tokens)), 1 / len(tokens)), tokens, ["▁x", "</s>"]), key="heatmap_m")
+
+
+def test_a_heatmaps_tokens_reach_the_page_as_data():
+    from viz.pages.parts import canvas_charts
+
+    at = AppTest.from_function(_heatmap_page, args=([HOSTILE, "▁b"],), default_timeout=60).run()
+    assert not at.exception, at.exception
+    (element,) = at.get("bidi_component")
+    assert element.proto.js_content == canvas_charts._JS and HOSTILE not in element.proto.html_content
+    data = json.loads(element.proto.json)
+    assert data["kind"] == "matrix" and data["x_labels"] == [HOSTILE, "b"] and data["y_labels"] == ["x", "</s>"]
+    assert data["hover"] == {"x": "source", "y": "target"} and data["download"]["filename"] == "heatmap_m"

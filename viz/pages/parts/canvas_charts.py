@@ -1,0 +1,408 @@
+"""Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
+iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
+thousand points) and the Translate page's alignment heatmaps (``viz/figures/heatmap.py`` ·
+``MatrixFigure``).
+
+Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
+thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs
+the browser several tenths of a second more. Drawn here, a new visitor's maps and heatmaps come
+with the page's text (docs/performance.md has the figures). Plotly stays for the other charts.
+
+What they do: hovering shows a point's sentence or a cell's tokens and weight; dragging a box
+zooms into a map, a double-click zooms out; a button (top right, shown on hover) downloads the
+chart in the chosen chart format, PNG or SVG, drawn by the same paint function as the screen.
+The page's text reaches the browser as data, never as markup: the script writes it with
+``textContent`` (hover, buttons), on the canvas, or escaped (SVG).
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+import streamlit as st
+
+from viz.figures.download_config import PARAM, PNG_SCALE, file_stem, parse_format
+from viz.figures.heatmap import MatrixFigure
+from viz.figures.sentence_space import SentenceMap
+from viz.i18n import _
+
+NAME = "inside_attention_nmt.canvas_chart"
+
+_HTML = "<div class='canvas-chart'></div>"
+
+_CSS = """
+.canvas-chart { position: relative; }
+.canvas-chart canvas { display: block; width: 100%; cursor: crosshair; }
+.canvas-chart .tip { position: absolute; max-width: 60%; padding: 2px 6px; background: #fff; color: #222;
+  border: 1px solid #999; border-radius: 3px; font-size: 12px; pointer-events: none; white-space: pre-line;
+  unicode-bidi: plaintext; }
+.canvas-chart .save { position: absolute; top: 4px; inset-inline-end: 4px; opacity: 0; font-size: 12px;
+  padding: 2px 8px; background: #fff; border: 1px solid #bbb; border-radius: 3px; cursor: pointer; }
+.canvas-chart:hover .save, .canvas-chart .save:focus { opacity: 1; }
+.canvas-chart .hint { font-size: 12px; color: #777; }
+"""
+
+_JS = r"""
+// Two kinds of chart, each a layout, a paint function and a hit test; one mount for both.
+// A paint function draws onto a "painter": the canvas on screen, a larger canvas for a PNG, or
+// SVG text; so the download shows what the page shows.
+
+function niceTicks(lo, hi) {
+  const raw = (hi - lo) / 5, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw);
+  const ticks = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push(+t.toFixed(12));
+  return ticks;
+}
+
+// points: a scatter of layers (the Sentence space page's map); zoom by dragging a box
+const PAD = { left: 56, right: 12, top: 34, bottom: 74 };
+
+function extent(layers) {
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (const l of layers) for (let i = 0; i < l.x.length; i++) {
+    x0 = Math.min(x0, l.x[i]); x1 = Math.max(x1, l.x[i]); y0 = Math.min(y0, l.y[i]); y1 = Math.max(y1, l.y[i]);
+  }
+  if (!(x1 >= x0)) { x0 = -1; x1 = 1; y0 = -1; y1 = 1; }
+  const px = (x1 - x0) * 0.05 || 1, py = (y1 - y0) * 0.05 || 1;
+  return { x0: x0 - px, x1: x1 + px, y0: y0 - py, y1: y1 + py };
+}
+
+function scales(view, w, h) {
+  const sx = (x) => PAD.left + (x - view.x0) / (view.x1 - view.x0) * (w - PAD.left - PAD.right);
+  const sy = (y) => PAD.top + (view.y1 - y) / (view.y1 - view.y0) * (h - PAD.top - PAD.bottom);
+  return { sx, sy };
+}
+
+const POINTS = {
+  start(data) { const full = extent(data.layers); return { full, view: { ...full } }; },
+  layout(data) { return { h: data.height }; },
+  paint(p, data, state, w, h) {
+    const view = state.view, { sx, sy } = scales(view, w, h);
+    const right = w - PAD.right, bottom = h - PAD.bottom;
+    p.rect(0, 0, w, h, "#ffffff");
+    for (const t of niceTicks(view.x0, view.x1)) {
+      p.line(sx(t), PAD.top, sx(t), bottom, "#ebebeb", 1);
+      p.text(String(t), sx(t), bottom + 16, 11, "#555", "center");
+    }
+    for (const t of niceTicks(view.y0, view.y1)) {
+      p.line(PAD.left, sy(t), right, sy(t), "#ebebeb", 1);
+      p.text(String(t), PAD.left - 6, sy(t) + 4, 11, "#555", "right");
+    }
+    p.text(data.title, w / 2, 20, 15, "#222", "center");
+    p.text(data.x_title, (PAD.left + right) / 2, bottom + 34, 12, "#444", "center");
+    p.text(data.y_title, 14, (PAD.top + bottom) / 2, 12, "#444", "center", -90);
+    p.clip(PAD.left, PAD.top, right - PAD.left, bottom - PAD.top, () => {
+      for (const l of data.layers) {
+        for (let i = 0; i < l.x.length; i++) {
+          const x = sx(l.x[i]), y = sy(l.y[i]);
+          if (l.symbol === "x") p.cross(x, y, l.size / 2, l.color); else p.circle(x, y, l.size / 2, l.color);
+        }
+      }
+    });
+    p.line(PAD.left, bottom, right, bottom, "#999", 1);
+    p.line(PAD.left, PAD.top, PAD.left, bottom, "#999", 1);
+    legend(p, data.layers.map((l) => [l.name, l.symbol === "x" ? "cross" : "dot", l.color]), PAD.left, h - 10);
+  },
+  hit(data, state, mx, my, w, h) {  // the point under the pointer, topmost layer first
+    const { sx, sy } = scales(state.view, w, h);
+    for (let k = data.layers.length - 1; k >= 0; k--) {
+      const l = data.layers[k];
+      let best = -1, bestD = Math.max(6, l.size / 2 + 2) ** 2;
+      for (let i = 0; i < l.x.length; i++) {
+        const d = (sx(l.x[i]) - mx) ** 2 + (sy(l.y[i]) - my) ** 2;
+        if (d <= bestD) { best = i; bestD = d; }
+      }
+      if (best >= 0) return [l.texts[best], sx(l.x[best]), sy(l.y[best])];
+    }
+    return null;
+  },
+  zoom(state, box, w, h) {  // box: pixels; null: back to everything
+    if (!box) { state.view = { ...state.full }; return; }
+    const v = state.view, { sx, sy } = scales(v, w, h);
+    const toX = (px) => v.x0 + (px - PAD.left) / (sx(v.x1) - PAD.left) * (v.x1 - v.x0);
+    const toY = (py) => v.y1 - (py - PAD.top) / (sy(v.y0) - PAD.top) * (v.y1 - v.y0);
+    state.view = { x0: toX(box.x0), x1: toX(box.x1), y0: toY(box.y1), y1: toY(box.y0) };
+  },
+  marks(data, state, w, h) {  // each layer's first point on screen, for the browser tests
+    const { sx, sy } = scales(state.view, w, h);
+    return { first: JSON.stringify(data.layers.map((l) => l.x.length ? [sx(l.x[0]), sy(l.y[0])] : null)) };
+  },
+};
+
+// matrix: an alignment heatmap, rows the output tokens, columns the source tokens
+const PALETTES = {  // light to dark: darker is more
+  greys: ["#ffffff", "#000000"],
+  blues: ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"],
+};
+
+function shade(stops, t) {
+  t = Math.min(1, Math.max(0, t)) * (stops.length - 1);
+  const i = Math.min(stops.length - 2, Math.floor(t)), f = t - i;
+  const rgb = (s) => [1, 3, 5].map((k) => parseInt(s.slice(k, k + 2), 16));
+  const a = rgb(stops[i]), b = rgb(stops[i + 1]);
+  return "#" + a.map((v, k) => Math.round(v + (b[k] - v) * f).toString(16).padStart(2, "0")).join("");
+}
+
+const MATRIX = {
+  start(data) {
+    const top = Math.max(0, ...data.z.flat());
+    return { zmax: data.zmax == null ? (top || 1) : data.zmax };
+  },
+  layout(data, w, measure) {
+    const cols = data.x_labels.length, rows = data.y_labels.length, n = Math.max(cols, rows);
+    const f = n <= 25 ? 13 : n <= 45 ? 10 : 8;
+    const xw = Math.max(0, ...data.x_labels.map((s) => measure(s, f)));
+    const yw = Math.max(0, ...data.y_labels.map((s) => measure(s, f)));
+    const top = 50 + xw * Math.sin(Math.PI / 3) + 6, left = 24 + yw + 8, right = 80;
+    const cw = Math.max(4, (w - left - right) / Math.max(1, cols)), ch = 22;
+    return { f, top, left, cw, ch, h: Math.round(top + ch * rows + (data.links.length ? 34 : 10)) };
+  },
+  paint(p, data, state, w, h, box) {
+    const { f, top, left, cw, ch } = box, stops = PALETTES[data.palette] || PALETTES.blues;
+    const rows = data.y_labels.length, cols = data.x_labels.length, bottom = top + rows * ch;
+    p.rect(0, 0, w, h, "#ffffff");
+    p.text(data.title, w / 2, 20, 15, "#222", "center");
+    p.text(data.x_title, left + cols * cw / 2, 40, 12, "#444", "center");
+    p.text(data.y_title, 12, (top + bottom) / 2, 12, "#444", "center", -90);
+    data.z.forEach((row, r) => row.forEach((v, c) => {
+      p.rect(left + c * cw, top + r * ch, cw + 0.5, ch + 0.5, shade(stops, v / state.zmax));
+    }));
+    data.x_labels.forEach((s, c) => p.text(s, left + (c + 0.5) * cw + f / 3, top - 4, f, "#333", "left", -60));
+    data.y_labels.forEach((s, r) => p.text(s, left - 6, top + (r + 0.5) * ch + f / 3, f, "#333", "right"));
+    const bar = { x: left + cols * cw + 16, w: 14 };  // the colour bar, top is the largest value
+    const steps = 48, bh = Math.max(60, Math.min(bottom - top, 240));
+    for (let i = 0; i < steps; i++) p.rect(bar.x, top + i * bh / steps, bar.w, bh / steps + 0.5, shade(stops, 1 - i / steps));
+    for (const t of [0, 0.5, 1]) {
+      p.text(fmt(state.zmax * t), bar.x + bar.w + 4, top + (1 - t) * bh + 4, 10, "#555", "left");
+    }
+    p.text(data.value_name, bar.x, top - 6, 11, "#444", "left");
+    const r = Math.min(cw, ch) * 0.38;
+    for (const links of data.links) for (const [c, row] of links.cells) p.ring(left + (c + 0.5) * cw, top + (row + 0.5) * ch, r, links.color);
+    if (data.links.length) legend(p, data.links.map((l) => [l.name, "ring", l.color]), left, h - 10);
+  },
+  hit(data, state, mx, my, w, h, box) {
+    const c = Math.floor((mx - box.left) / box.cw), r = Math.floor((my - box.top) / box.ch);
+    if (c < 0 || r < 0 || c >= data.x_labels.length || r >= data.y_labels.length) return null;
+    return [`${data.hover.x}: ${data.x_labels[c]}\n${data.hover.y}: ${data.y_labels[r]}\n` +
+            `${data.value_name}: ${data.z[r][c].toFixed(3)}`, box.left + (c + 0.5) * box.cw, box.top + (r + 1) * box.ch];
+  },
+  marks(data, state, w, h, box) {  // the labels and where the first cell is, for the browser tests and benches
+    return { columns: JSON.stringify(data.x_labels), rows: JSON.stringify(data.y_labels),
+             first: JSON.stringify([box.left + box.cw / 2, box.top + box.ch / 2]) };
+  },
+};
+
+const KINDS = { points: POINTS, matrix: MATRIX };
+
+function fmt(v) { return Math.abs(v) >= 100 ? v.toFixed(0) : +v.toFixed(3) + ""; }
+
+function legend(p, items, x, y) {  // [name, mark, colour] in a row
+  for (const [name, mark, color] of items) {
+    if (mark === "cross") p.cross(x + 5, y - 4, 5, color);
+    else if (mark === "ring") p.ring(x + 5, y - 4, 5, color);
+    else p.circle(x + 5, y - 4, 4, color);
+    x = p.text(name, x + 14, y, 12, "#333", "left") + 18;
+  }
+}
+
+function canvasPainter(ctx, family) {
+  const font = (size) => `${size}px ${family}`;
+  return {
+    rect(x, y, w, h, fill) { ctx.fillStyle = fill; ctx.fillRect(x, y, w, h); },
+    line(x0, y0, x1, y1, color, width) {
+      ctx.strokeStyle = color; ctx.lineWidth = width; ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+    },
+    circle(x, y, r, color) { ctx.fillStyle = color; ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.fill(); },
+    ring(x, y, r, color) {
+      ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.stroke();
+    },
+    cross(x, y, r, color) {
+      ctx.strokeStyle = color; ctx.lineWidth = 3; ctx.beginPath();
+      ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y + r); ctx.moveTo(x - r, y + r); ctx.lineTo(x + r, y - r); ctx.stroke();
+    },
+    text(s, x, y, size, color, align, rotate) {  // returns where a left-aligned text ends (for the legend)
+      ctx.save(); ctx.font = font(size); ctx.fillStyle = color; ctx.textAlign = align;
+      ctx.translate(x, y); if (rotate) ctx.rotate(rotate * Math.PI / 180); ctx.fillText(s, 0, 0); ctx.restore();
+      ctx.font = font(size);
+      return x + ctx.measureText(s).width;
+    },
+    clip(x, y, w, h, draw) { ctx.save(); ctx.beginPath(); ctx.rect(x, y, w, h); ctx.clip(); draw(); ctx.restore(); },
+  };
+}
+
+function svgPainter(measure, family) {
+  const parts = [];
+  const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const anchor = { left: "start", center: "middle", right: "end" };
+  const n = (v) => +v.toFixed(2);
+  let clipped = 0;
+  return {
+    parts,
+    rect(x, y, w, h, fill) { parts.push(`<rect x="${n(x)}" y="${n(y)}" width="${n(w)}" height="${n(h)}" fill="${fill}"/>`); },
+    line(x0, y0, x1, y1, color, width) {
+      parts.push(`<line x1="${n(x0)}" y1="${n(y0)}" x2="${n(x1)}" y2="${n(y1)}" stroke="${color}" stroke-width="${width}"/>`);
+    },
+    circle(x, y, r, color) { parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="${color}"/>`); },
+    ring(x, y, r, color) {
+      parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    },
+    cross(x, y, r, color) {
+      parts.push(`<path d="M${n(x - r)} ${n(y - r)}L${n(x + r)} ${n(y + r)}M${n(x - r)} ${n(y + r)}L${n(x + r)} ${n(y - r)}" ` +
+                 `stroke="${color}" stroke-width="3"/>`);
+    },
+    text(s, x, y, size, color, align, rotate) {
+      const turn = rotate ? ` transform="rotate(${rotate} ${n(x)} ${n(y)})"` : "";
+      parts.push(`<text x="${n(x)}" y="${n(y)}" font-family="${esc(family)}" font-size="${size}" fill="${color}" ` +
+                 `text-anchor="${anchor[align]}"${turn}>${esc(s)}</text>`);
+      return x + measure(s, size);
+    },
+    clip(x, y, w, h, draw) {
+      const id = `clip${clipped++}`;
+      parts.push(`<clipPath id="${id}"><rect x="${n(x)}" y="${n(y)}" width="${n(w)}" height="${n(h)}"/></clipPath>` +
+                 `<g clip-path="url(#${id})">`);
+      draw(); parts.push("</g>");
+    },
+  };
+}
+
+function save(draw, download, w, h, family) {  // draw(painter): the chart as on screen
+  if (download.format === "svg") {
+    const ctx = document.createElement("canvas").getContext("2d");
+    const p = svgPainter((s, size) => { ctx.font = `${size}px ${family}`; return ctx.measureText(s).width; }, family);
+    draw(p);
+    finish(new Blob([`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">`,
+                     ...p.parts, "</svg>"], { type: "image/svg+xml" }), `${download.filename}.svg`);
+  } else {
+    const big = document.createElement("canvas");
+    big.width = w * download.scale; big.height = h * download.scale;
+    const ctx = big.getContext("2d"); ctx.scale(download.scale, download.scale);
+    draw(canvasPainter(ctx, family));
+    big.toBlob((png) => finish(png, `${download.filename}.png`), "image/png");
+  }
+}
+
+function finish(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob); a.download = name; a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+export default function ({ parentElement, data }) {
+  const kind = KINDS[data.kind], root = parentElement.querySelector(".canvas-chart");
+  const make = (tag, cls, text) => {
+    const e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e;
+  };
+  const canvas = make("canvas"), tip = make("div", "tip"), button = make("button", "save", data.download.label);
+  button.type = "button"; tip.hidden = true; tip.dir = "auto";
+  root.replaceChildren(canvas, tip, button, ...(data.hint ? [make("div", "hint", data.hint)] : []));
+  const family = getComputedStyle(root).fontFamily || "sans-serif";  // the page's own font
+  const measuring = document.createElement("canvas").getContext("2d");
+  const measure = (s, size) => { measuring.font = `${size}px ${family}`; return measuring.measureText(s).width; };
+  const state = kind.start(data);
+  let width = 0, box = null, drag = null;
+
+  function draw() {
+    width = canvas.clientWidth || 600;
+    box = kind.layout(data, width, measure);
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = Math.round(width * ratio); canvas.height = Math.round(box.h * ratio);
+    canvas.style.height = `${box.h}px`;
+    const ctx = canvas.getContext("2d"); ctx.scale(ratio, ratio);
+    kind.paint(canvasPainter(ctx, family), data, state, width, box.h, box);
+    if (drag && drag.moved) {
+      ctx.fillStyle = "rgba(31, 119, 180, 0.15)";
+      ctx.fillRect(Math.min(drag.x, drag.x2), Math.min(drag.y, drag.y2), Math.abs(drag.x2 - drag.x), Math.abs(drag.y2 - drag.y));
+    }
+    Object.assign(root.dataset, kind.marks(data, state, width, box.h, box));
+    root.dataset.drawn = "1";  // the browser tests and bench/page_speed.py wait for this
+  }
+
+  function pointer(event) { const r = canvas.getBoundingClientRect(); return [event.clientX - r.left, event.clientY - r.top]; }
+
+  const handlers = {
+    mousemove(event) {
+      const [mx, my] = pointer(event);
+      if (drag) { drag.x2 = mx; drag.y2 = my; drag.moved = Math.hypot(mx - drag.x, my - drag.y) > 4; draw(); return; }
+      const found = kind.hit(data, state, mx, my, width, box.h, box);
+      tip.hidden = !found;
+      if (found) {
+        tip.textContent = found[0];
+        tip.style.left = `${Math.max(0, Math.min(found[1] + 10, width - tip.offsetWidth - 4))}px`;
+        tip.style.top = `${found[2] + 12}px`;
+      }
+    },
+    mouseleave() { tip.hidden = true; if (drag) { drag = null; draw(); } },
+  };
+  if (kind.zoom) {
+    Object.assign(handlers, {
+      mousedown(event) { const [mx, my] = pointer(event); drag = { x: mx, y: my, x2: mx, y2: my, moved: false }; },
+      mouseup() {
+        if (drag && drag.moved) {
+          kind.zoom(state, { x0: Math.min(drag.x, drag.x2), x1: Math.max(drag.x, drag.x2),
+                             y0: Math.min(drag.y, drag.y2), y1: Math.max(drag.y, drag.y2) }, width, box.h);
+        }
+        drag = null; draw();
+      },
+      dblclick() { kind.zoom(state, null, width, box.h); draw(); },
+    });
+  }
+  for (const [name, fn] of Object.entries(handlers)) canvas.addEventListener(name, fn);
+  const onSave = () => save((p) => kind.paint(p, data, state, width, box.h, box), data.download, width, box.h, family);
+  button.addEventListener("click", onSave);
+  const resized = new ResizeObserver(() => { if (canvas.clientWidth && canvas.clientWidth !== width) draw(); });
+  resized.observe(root);
+  draw();
+  return () => {
+    resized.disconnect();
+    for (const [name, fn] of Object.entries(handlers)) canvas.removeEventListener(name, fn);
+    button.removeEventListener("click", onSave);
+  };
+}
+"""
+
+_component = None
+_component_lock = threading.Lock()
+
+
+def _chart():
+    """The component, registered once per process (a second registration would replace it with a warning)."""
+    global _component
+    with _component_lock:
+        if _component is None:
+            _component = st.components.v2.component(NAME, html=_HTML, css=_CSS, js=_JS,
+                                                      isolate_styles=False)  # its CSS names only .canvas-chart
+        return _component
+
+
+def _download(name: str, fmt: str) -> dict:
+    return {"format": fmt, "filename": file_stem(name), "scale": PNG_SCALE,
+            "label": _("Download {format}").format(format=fmt.upper())}
+
+
+def map_data(figure: SentenceMap, name: str, fmt: str) -> dict:
+    """What the page's script receives for a map: its points, its hint and its download (``fmt``
+    "png" or "svg", a file named after ``name``)."""
+    return {"kind": "points", **dataclasses.asdict(figure), "download": _download(name, fmt),
+            "hint": _("Hover over a dot to read its sentence; drag a box to zoom in, double-click to zoom out.")}
+
+
+def matrix_data(figure: MatrixFigure, name: str, fmt: str) -> dict:
+    """What the page's script receives for a heatmap: its cells, labels and links, what its hover
+    calls the axes, and its download."""
+    return {"kind": "matrix", **dataclasses.asdict(figure), "hover": {"x": _("source"), "y": _("target")},
+            "download": _download(name, fmt)}
+
+
+def _format() -> str:
+    return parse_format(st.session_state.get(PARAM))
+
+
+def point_map_ui(figure: SentenceMap, key: str) -> None:
+    """Draw the map ``figure``; its download takes the chart format the sidebar chose."""
+    _chart()(data=map_data(figure, key, _format()), key=key)
+
+
+def matrix_ui(figure: MatrixFigure, key: str) -> None:
+    """Draw the heatmap ``figure``; its download takes the chart format the sidebar chose."""
+    _chart()(data=matrix_data(figure, key, _format()), key=key)
