@@ -90,7 +90,7 @@ def test_the_url_sets_the_download_format_and_a_bad_value_falls_back_to_png(app_
 def test_the_sidebar_choice_sets_every_chart_and_the_url_and_survives_the_page_rewriting_it(app_env):
     at = app({})
     radio = at.radio(key=PARAM)
-    assert radio.options == ["PNG", "SVG"] and "camera button" in radio.help
+    assert radio.options == ["PNG", "SVG"] and "top right" in radio.help
     radio.set_value("svg").run()
     assert set(download_formats(at)) == {"svg"} and at.query_params[PARAM] == "svg"
     at.text_area(key="source").input("a dog runs in the park").run()  # the Translate page writes its view

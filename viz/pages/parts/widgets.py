@@ -86,15 +86,16 @@ def direction_ui(codes: list[str], key: str = "direction", on_change=None) -> st
 
 
 def chart_format_ui() -> str:
-    """The format the camera button on every chart downloads, "png" or "svg" (sidebar; app.py
+    """The format the download button on every chart saves, "png" or "svg" (sidebar; app.py
     draws it once for every page). A session starts with the URL's ``chart_format`` (an unknown
     value means PNG), and the URL then follows the choice."""
     state, url = st.session_state, st.query_params
     if PARAM not in state:
         state[PARAM] = parse_format(url.get(PARAM))
     fmt = st.sidebar.radio(_("Chart downloads"), FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
-                           help=_("The camera button on each chart (top right, shown on hover) downloads the "
-                                  "chart in this format: PNG for documents and slides, SVG to scale or edit."))
+                           help=_("The download button on each chart (top right, shown on hover; a camera on most "
+                                  "charts) saves the chart in this format: PNG for documents and slides, SVG to "
+                                  "scale or edit."))
     keep_in_url(PARAM, chart_format_params().get(PARAM))
     return fmt
 
