@@ -439,27 +439,15 @@ def test_an_old_link_to_the_saliency_tab_opens_explanations(app_env):
 
 
 @pytest.mark.first_paint
-def test_a_sessions_first_run_draws_the_alignment_tab_at_once_its_heatmaps_need_no_plotly(app_env):
+def test_a_sessions_first_run_draws_the_controls_and_translations_then_the_charts(app_env):
     at = AppTest.from_file(APP, default_timeout=120).run()
-    assert not at.exception, at.exception
-    assert at.text_area(key="source").value and len(at.text) == 2  # the text box and both translations
-    assert len(canvas(at, "matrix")) == 1 and charts(at) == [] and at.tabs  # RNNsearch's heatmap, on a canvas
-    assert not any(c.value == "Drawing the charts..." for c in at.caption)
-
-
-@pytest.mark.first_paint
-@pytest.mark.parametrize("tab", ["steps", "beam", "explanations"])
-def test_a_sessions_first_run_holds_a_tab_of_plotly_charts_for_the_next_run(app_env, tab):
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["tab"] = tab
-    at.run()
     assert not at.exception, at.exception
     assert at.text_area(key="source").value and len(at.text) == 2  # the text box and both translations
     assert charts(at) == [] and not at.tabs  # no chart, no tab yet: the browser would wait for plotly's code
     assert any(c.value == "Drawing the charts..." for c in at.caption)
     at.run()  # the rerun the browser's probe asks for (or any later run, if its script never ran)
     assert not at.exception, at.exception
-    assert charts(at) and at.tabs
+    assert heatmaps(at) and at.tabs
     assert not any(c.value == "Drawing the charts..." for c in at.caption)
 
 
@@ -467,14 +455,12 @@ def test_a_sessions_first_run_holds_a_tab_of_plotly_charts_for_the_next_run(app_
 def test_the_browsers_report_of_its_first_paint_lets_the_charts_draw(app_env):
     from viz.pages.parts import first_paint
 
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["tab"] = "steps"
-    at.run()
+    at = AppTest.from_file(APP, default_timeout=120).run()
     assert charts(at) == []
     at.session_state[first_paint.DRAWN] = True  # what the probe's callback sets
     at.session_state[first_paint.FIRST_RUN_SEEN] = False  # as if this were the session's first run again
     at.run()
-    assert charts(at)  # the Step by step tab's plotly charts
+    assert heatmaps(at)
 
 
 @pytest.mark.first_paint

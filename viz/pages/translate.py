@@ -66,8 +66,8 @@ def render(settings: AppSettings) -> None:
     if results is None:
         return
     outputs_ui(results, settings)
-    if not first_paint.ready() and not translate_views.opens_at_once():  # a new visitor: the text box and
-        first_paint.hold_ui()  # translations first, a tab with plotly charts in the next run
+    if not first_paint.ready():  # a new visitor: the text box and translations first, the tabs next run
+        first_paint.hold_ui()
         return
     tab = translate_views.render(results, text, search, settings)
     share_ui(current_view(tab), defaults_for(pair), default_pair)

@@ -88,18 +88,6 @@ HOW_TO_READ = {  # shown through _()
 ALONE = ("alignment", "beam", "whatif", "explanations", "teacher")
 
 
-DRAWN_AT_ONCE = ("alignment",)  # tabs with no plotly chart: drawn in a new visitor's first run (first_paint.py)
-
-
-def opens_at_once() -> bool:
-    """Whether the tab that will open (the session's, else the first) draws without plotly, so a
-    new visitor's first run may draw it: its heatmaps are drawn on a canvas (canvas_charts.py)."""
-    current = st.session_state.get("tab")
-    opening = next((slug for slug, label in LABELS.items()
-                    if current in (label, _(label))), None) if current is not None else next(iter(LABELS))
-    return opening in DRAWN_AT_ONCE
-
-
 def render(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> str:
     """Draw the tabs and run the open one (``search``: the decoding the results used); returns
     its slug (for the URL)."""
