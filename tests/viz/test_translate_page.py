@@ -443,7 +443,7 @@ def test_a_sessions_first_run_draws_the_controls_and_translations_then_the_chart
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception, at.exception
     assert at.text_area(key="source").value and len(at.text) == 2  # the text box and both translations
-    assert charts(at) == [] and not at.tabs  # no chart, no tab yet: the browser would wait for plotly's code
+    assert charts(at) == canvas(at) == [] and not at.tabs  # no chart, no tab yet: the text box comes first
     assert any(c.value == "Drawing the charts..." for c in at.caption)
     at.run()  # the rerun the browser's probe asks for (or any later run, if its script never ran)
     assert not at.exception, at.exception
