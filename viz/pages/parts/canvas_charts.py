@@ -83,11 +83,11 @@ const POINTS = {
     p.rect(0, 0, w, h, "#ffffff");
     for (const t of niceTicks(view.x0, view.x1)) {
       p.line(sx(t), PAD.top, sx(t), bottom, "#ebebeb", 1);
-      p.text(String(t), sx(t), bottom + 16, 11, "#555", "center");
+      p.text(String(t), sx(t), bottom + 16, 11, "#555", "center", 0, LTR);
     }
     for (const t of niceTicks(view.y0, view.y1)) {
       p.line(PAD.left, sy(t), right, sy(t), "#ebebeb", 1);
-      p.text(String(t), PAD.left - 6, sy(t) + 4, 11, "#555", "right");
+      p.text(String(t), PAD.left - 6, sy(t) + 4, 11, "#555", "right", 0, LTR);
     }
     p.text(data.title, w / 2, 20, 15, "#222", "center");
     p.text(data.x_title, (PAD.left + right) / 2, bottom + 34, 12, "#444", "center");
@@ -168,13 +168,13 @@ const MATRIX = {
     data.z.forEach((row, r) => row.forEach((v, c) => {
       p.rect(left + c * cw, top + r * ch, cw + 0.5, ch + 0.5, shade(stops, v / state.zmax));
     }));
-    data.x_labels.forEach((s, c) => p.text(s, left + (c + 0.5) * cw + f / 3, top - 4, f, "#333", "left", -60));
-    data.y_labels.forEach((s, r) => p.text(s, left - 6, top + (r + 0.5) * ch + f / 3, f, "#333", "right"));
+    data.x_labels.forEach((s, c) => p.text(s, left + (c + 0.5) * cw + f / 3, top - 4, f, "#333", "left", -60, LTR));
+    data.y_labels.forEach((s, r) => p.text(s, left - 6, top + (r + 0.5) * ch + f / 3, f, "#333", "right", 0, LTR));
     const bar = { x: left + cols * cw + 16, w: 14 };  // the colour bar, top is the largest value
     const steps = 48, bh = Math.max(60, Math.min(bottom - top, 240));
     for (let i = 0; i < steps; i++) p.rect(bar.x, top + i * bh / steps, bar.w, bh / steps + 0.5, shade(stops, 1 - i / steps));
     for (const t of [0, 0.5, 1]) {
-      p.text(fmt(state.zmax * t), bar.x + bar.w + 4, top + (1 - t) * bh + 4, 10, "#555", "left");
+      p.text(fmt(state.zmax * t), bar.x + bar.w + 4, top + (1 - t) * bh + 4, 10, "#555", "left", 0, LTR);
     }
     p.text(data.value_name, bar.x, top - 6, 11, "#444", "left");
     const r = Math.min(cw, ch) * 0.38;
@@ -194,6 +194,7 @@ const MATRIX = {
 };
 
 const KINDS = { points: POINTS, matrix: MATRIX };
+const LTR = "ltr";  // numbers and tokens are written left to right, also on a right-to-left page
 
 function fmt(v) { return Math.abs(v) >= 100 ? v.toFixed(0) : +v.toFixed(3) + ""; }
 
@@ -221,8 +222,8 @@ function canvasPainter(ctx, family) {
       ctx.strokeStyle = color; ctx.lineWidth = 3; ctx.beginPath();
       ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y + r); ctx.moveTo(x - r, y + r); ctx.lineTo(x + r, y - r); ctx.stroke();
     },
-    text(s, x, y, size, color, align, rotate) {  // returns where a left-aligned text ends (for the legend)
-      ctx.save(); ctx.font = font(size); ctx.fillStyle = color; ctx.textAlign = align;
+    text(s, x, y, size, color, align, rotate, dir) {  // returns where a left-aligned text ends (for the legend)
+      ctx.save(); ctx.font = font(size); ctx.fillStyle = color; ctx.textAlign = align; ctx.direction = dir || "inherit";
       ctx.translate(x, y); if (rotate) ctx.rotate(rotate * Math.PI / 180); ctx.fillText(s, 0, 0); ctx.restore();
       ctx.font = font(size);
       return x + ctx.measureText(s).width;
@@ -251,10 +252,10 @@ function svgPainter(measure, family) {
       parts.push(`<path d="M${n(x - r)} ${n(y - r)}L${n(x + r)} ${n(y + r)}M${n(x - r)} ${n(y + r)}L${n(x + r)} ${n(y - r)}" ` +
                  `stroke="${color}" stroke-width="3"/>`);
     },
-    text(s, x, y, size, color, align, rotate) {
+    text(s, x, y, size, color, align, rotate, dir) {
       const turn = rotate ? ` transform="rotate(${rotate} ${n(x)} ${n(y)})"` : "";
       parts.push(`<text x="${n(x)}" y="${n(y)}" font-family="${esc(family)}" font-size="${size}" fill="${color}" ` +
-                 `text-anchor="${anchor[align]}"${turn}>${esc(s)}</text>`);
+                 `text-anchor="${anchor[align]}"${dir ? ` direction="${dir}"` : ""}${turn}>${esc(s)}</text>`);
       return x + measure(s, size);
     },
     clip(x, y, w, h, draw) {
