@@ -17,7 +17,6 @@ The page's text reaches the browser as data, never as markup: the script writes 
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import streamlit as st
 
@@ -25,6 +24,7 @@ from viz.figures.download_config import PARAM, PNG_SCALE, file_stem, parse_forma
 from viz.figures.heatmap import MatrixFigure
 from viz.figures.sentence_space import SentenceMap
 from viz.i18n import _
+from viz.pages.parts.components import registered
 
 NAME = "inside_attention_nmt.canvas_chart"
 
@@ -362,18 +362,8 @@ export default function ({ parentElement, data }) {
 }
 """
 
-_component = None
-_component_lock = threading.Lock()
-
-
 def _chart():
-    """The component, registered once per process (a second registration would replace it with a warning)."""
-    global _component
-    with _component_lock:
-        if _component is None:
-            _component = st.components.v2.component(NAME, html=_HTML, css=_CSS, js=_JS,
-                                                      isolate_styles=False)  # its CSS names only .canvas-chart
-        return _component
+    return registered(NAME, html=_HTML, css=_CSS, js=_JS, isolate_styles=False)  # its CSS names only .canvas-chart
 
 
 def _download(name: str, fmt: str) -> dict:

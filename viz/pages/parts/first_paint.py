@@ -24,11 +24,10 @@ probe, so there the extra is computed at once.
 """
 from __future__ import annotations
 
-import threading
-
 import streamlit as st
 
 from viz.i18n import _
+from viz.pages.parts.components import registered
 
 ENABLED = True  # the tests turn it off for apps that do not test it (tests/conftest.py)
 DRAWN = "first_paint_drawn"  # session state: the browser reported its first paint, or a later run came
@@ -40,17 +39,10 @@ EARLIER = "first_paint_earlier"  # session state: the extras the run before this
 WHOLE_RUN = "first_paint_whole_run"  # session state: a run of the whole script is under way (not a fragment's own)
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
 _SCRIPT = "export default function (component) { component.setTriggerValue('drawn', true); }"
-_component = None
-_component_lock = threading.Lock()
 
 
 def _probe():
-    """The component, registered once per process (a second registration would replace it with a warning)."""
-    global _component
-    with _component_lock:
-        if _component is None:
-            _component = st.components.v2.component("inside_attention_nmt.first_paint", js=_SCRIPT)
-        return _component
+    return registered("inside_attention_nmt.first_paint", js=_SCRIPT)
 
 
 def start_run() -> None:

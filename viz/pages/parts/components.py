@@ -1,0 +1,19 @@
+"""The app's own Streamlit components (``st.components.v2``), each registered once per process:
+registering one again would replace it, with a warning, on every run."""
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+_registered: dict = {}
+_lock = threading.Lock()
+
+
+def registered(name: str, **parts):
+    """The component ``name`` made of ``parts`` (``html``, ``css``, ``js``, ``isolate_styles``),
+    registered on first use; its mounting command."""
+    with _lock:
+        if name not in _registered:
+            _registered[name] = st.components.v2.component(name, **parts)
+        return _registered[name]
