@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.common import CHECKPOINTS  # noqa: E402
-from bench.page_speed import app_server, wait_idle  # noqa: E402
+from bench.page_speed import CHART, app_server, wait_idle  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -38,13 +38,14 @@ def capture(url: str, width: int, height: int) -> bytes:
             page.goto(url, wait_until="domcontentloaded")
             page.wait_for_function("() => document.querySelectorAll('[data-testid=stText]').length >= 2",
                                    timeout=180_000)
-            page.locator(".js-plotly-plot").first.wait_for(timeout=180_000)
+            heatmap = page.locator(CHART).first  # the Alignment tab's heatmap, drawn on a canvas
+            heatmap.wait_for(timeout=180_000)
             wait_idle(page)
-            box = page.locator(".js-plotly-plot").first.bounding_box()
+            box = heatmap.bounding_box()
             bottom = int(box["y"] + box["height"]) + 24 if box else height
             if bottom > height:  # make the window tall enough to hold the first heatmap whole
                 page.set_viewport_size({"width": width, "height": bottom})
-            page.wait_for_timeout(1500)  # plotly's own drawing and Streamlit's fade-in after the run
+            page.wait_for_timeout(1500)  # Streamlit's fade-in after the run
             return page.screenshot(full_page=False)
         finally:
             browser.close()
