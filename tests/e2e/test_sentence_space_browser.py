@@ -28,9 +28,10 @@ def test_the_maps_and_neighbour_tables_render(page, app_url, tmp_path):
     page.screenshot(path=str(tmp_path / "space.png"), full_page=True)
 
     first = maps.first
-    canvas, tip = first.locator("canvas"), first.locator(".tip")
+    canvas, tip = first.get_by_role("img"), first.locator(".tip")  # the canvas, named by its title
     box = canvas.bounding_box()
     assert box["width"] > 200 and box["height"] == 440
+    assert canvas.get_attribute("aria-label").endswith(": s_0")  # "rnnsearch-tiny: s_0", the map's title
     training, nearest, yours = json.loads(first.get_attribute("data-first"))  # each layer's first point, in pixels
     canvas.hover(position={"x": yours[0], "y": yours[1]})
     expect(tip).to_have_text(SENTENCE)

@@ -296,6 +296,7 @@ export default function ({ parentElement, data }) {
   };
   const canvas = make("canvas"), tip = make("div", "tip"), button = make("button", "save", data.download.label);
   button.type = "button"; tip.hidden = true; tip.dir = "auto";
+  canvas.setAttribute("role", "img"); canvas.setAttribute("aria-label", data.title);  // what a screen reader says
   root.replaceChildren(canvas, tip, button, ...(data.hint ? [make("div", "hint", data.hint)] : []));
   const family = getComputedStyle(root).fontFamily || "sans-serif";  // the page's own font
   const measuring = document.createElement("canvas").getContext("2d");
