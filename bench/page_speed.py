@@ -2,9 +2,13 @@
 
     python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 10] [--cold-starts 3] [--threads 2]
                                [--visitors 5] [--tab SLUG] [--align-dir DIR] [--space] [--space-cold]
+                               [--floor-run 0.4]
 
 1. the floor: a Streamlit app holding one text area, served the same way; a new visitor (a fresh
-   browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box;
+   browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box; and
+   Ctrl+Enter on the same captions as in 4 in that app with a run that sleeps ``--floor-run``
+   seconds (about the decode of both models) and then writes the text back: the framework's own
+   cost around a run of that length;
 2. cold start, ``--cold-starts`` times (a new server and a fresh browser context each): from
    launching ``streamlit run app.py`` to the first translation rendered (the first-launch
    example, both models), and on to its alignment heatmap drawn;
@@ -106,8 +110,14 @@ def text_box(page, url: str) -> float:
     return time.perf_counter() - start
 
 
-def floor(browser, threads: int, visitors: int) -> list[float]:
-    """A one-text-area app with this checkout's Streamlit settings: each new visitor's seconds to its text box."""
+FLOOR_RUN_APP = ('import time\nimport streamlit as st\n\ntext = st.text_area("Source")\nif text:\n'
+                 '    time.sleep({seconds})\n    st.text(text[::-1])\n')
+
+
+def floor(browser, threads: int, visitors: int, sentences: list[str], run_s: float) -> tuple[list[float], list[float]]:
+    """A one-text-area app with this checkout's Streamlit settings: each new visitor's seconds to its text box;
+    and the same app whose run sleeps ``run_s`` seconds (as long as a decode) before writing the text back:
+    seconds from Ctrl+Enter on each of ``sentences`` to its output shown and the run finished."""
     import shutil
     import tempfile
 
@@ -115,7 +125,28 @@ def floor(browser, threads: int, visitors: int) -> list[float]:
         (Path(folder) / "app.py").write_text(FLOOR_APP)
         shutil.copytree(REPO / ".streamlit", Path(folder) / ".streamlit")
         with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, _):
-            return [round(new_visitor(browser, url, lambda page: text_box(page, url)), 2) for _ in range(visitors)]
+            boxes = [round(new_visitor(browser, url, lambda page: text_box(page, url)), 2) for _ in range(visitors)]
+        (Path(folder) / "app.py").write_text(FLOOR_RUN_APP.format(seconds=run_s))
+        with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, _):
+            runs = new_visitor(browser, url, lambda page: floor_runs(page, url, sentences)) if sentences else []
+    return boxes, runs
+
+
+def floor_runs(page, url: str, sentences: list[str]) -> list[float]:
+    page.goto(url, wait_until="domcontentloaded")
+    box = page.locator("textarea").first
+    box.wait_for(timeout=120_000)
+    wait_idle(page)
+    found = []
+    for sentence in sentences:
+        box.fill(sentence)
+        start = time.perf_counter()
+        box.press("Control+Enter")
+        page.wait_for_function("t => [...document.querySelectorAll('[data-testid=stText]')].some(e => e.innerText === t)",
+                               arg=sentence[::-1], timeout=60_000)
+        wait_idle(page)
+        found.append(round(time.perf_counter() - start, 2))
+    return found
 
 
 def new_visitor(browser, url: str, visit):
@@ -247,6 +278,8 @@ def main() -> None:
     parser.add_argument("--space", action="store_true", help="also time the Sentence space page's first use")
     parser.add_argument("--app-flag", action="append", default=[], help="a flag for the app (repeatable), e.g. --no-warm")
     parser.add_argument("--space-cold", action="store_true", help="and on a server without cache or warm-up")
+    parser.add_argument("--floor-run", type=float, default=0.4,
+                        help="seconds the floor app's run sleeps after Ctrl+Enter (about a decode of both models)")
     args = parser.parse_args()
     flags = (["--align-dir", args.align_dir] if args.align_dir else []) + args.app_flag
     from playwright.sync_api import sync_playwright
@@ -254,7 +287,7 @@ def main() -> None:
     cold, runs, alignment, visitors, toggles = [], [], None, [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        floor_s = floor(browser, args.threads, args.visitors)
+        floor_s, floor_runs_s = floor(browser, args.threads, args.visitors, long_captions(args.sentences), args.floor_run)
         for i in range(args.cold_starts):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
@@ -282,6 +315,8 @@ def main() -> None:
 
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints,
                       "floor_text_box_s": floor_s, "floor_text_box_median_s": statistics.median(floor_s) if floor_s else None,
+                      "floor_ctrl_enter_s": floor_runs_s, "floor_run_sleeps_s": args.floor_run,
+                      "floor_ctrl_enter_median_s": statistics.median(floor_runs_s) if floor_runs_s else None,
                       "new_visitor_on_warm_server_s": visitors,
                       "new_visitor_median_s": {k: median(k) for k in ("text_box", "translation", "chart")},
                       "cold_starts_s": cold,
