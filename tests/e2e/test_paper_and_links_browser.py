@@ -18,7 +18,7 @@ def test_paper_page_renders_its_equations(page, app_url):
     page.get_by_text("Computed by").first.wait_for(timeout=60_000)
     no_exception(page)
     page.get_by_role("tab", name="Figure 3: alignments").click()
-    page.locator(".js-plotly-plot .heatmaplayer").first.wait_for(timeout=60_000)
+    page.locator(".canvas-chart[data-drawn]").first.wait_for(timeout=60_000)  # its heatmaps, on a canvas
     no_exception(page)
 
 

@@ -11,6 +11,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 
 from ..conftest import make_pairs, open_tab, start_app, write_corpus
+from .test_translate_page import canvas
 
 SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: alignments", "Table 1: BLEU"]
 
@@ -64,8 +65,10 @@ def test_every_section_renders(paper_root):
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert [t["name"] for t in specs[0]["data"]] == ["rnnsearch-tiny", "rnnencdec-tiny"]  # from the cards
     open_section(at, SECTIONS[2])
-    heatmaps = [t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"] if t["type"] == "heatmap"]
-    assert len(heatmaps) == 9  # five reordering sentences and the paper's four
+    grid = canvas(at, "matrix")  # drawn on a canvas (viz/pages/parts/canvas_charts.py)
+    assert len(grid) == 8 and all(h["palette"] == "greys" for h in grid)  # four reordering sentences, the paper's four
+    replay = [t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"] if t["type"] == "heatmap"]
+    assert len(replay) == 1  # the training replay's heatmap (plotly)
     assert any("news and parliament text" in m.value for m in at.markdown)
     open_section(at, SECTIONS[3])
     assert list(at.dataframe[0].value["all sentences"])[:2] == [13.93, 21.50]
@@ -111,6 +114,6 @@ def test_figure_3_shows_the_measured_alignment_from_the_cards(paper_root):
     assert list(table["source"]) == ["rnnsearch-tiny · attention", "(baseline) · diagonal", "rnnencdec-tiny · saliency"]
     assert list(table["AER"]) == [0.5, 0.55, 0.6]  # sorted, lower is better
     assert any(link.proto.page.endswith("alignment") for link in at.get("page_link"))
-    heatmaps = [c for c in at.get("plotly_chart") if (c.key or "").startswith("paper_fig3_")]
+    heatmaps = [h for h in canvas(at, "matrix") if h["download"]["filename"].startswith("paper_fig3_")]
     checks = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
     assert heatmaps and len(checks) == len(heatmaps)  # each of Figure 3's heatmaps says how faithful it is

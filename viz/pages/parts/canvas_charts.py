@@ -1,7 +1,7 @@
 """Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
 iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
-thousand points) and the Translate page's alignment heatmaps (``viz/figures/heatmap.py`` ·
-``MatrixFigure``).
+thousand points) and the alignment heatmaps of the Translate page's Alignment tab and the Paper
+page's Figure 3 (``viz/figures/heatmap.py`` · ``MatrixFigure``).
 
 Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
 thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs
