@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ..conftest import start_app
+from .test_translate_page import canvas
 
 EN = "a dog runs\nthe small cat\nthe red ball\n"
 FR = "un chien court\nle petit chat\nla balle rouge\n"
@@ -27,8 +28,9 @@ def gold_folder(tmp_path, checkpoint_dir, monkeypatch):
     return start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--align-dir", tmp_path)
 
 
-def heatmap_traces(at):
-    return [json.loads(c.proto.spec)["data"] for c in at.get("plotly_chart")]
+def answer_keys(at) -> list[dict]:
+    """The answer-key heatmaps the page drew (on a canvas, viz/pages/parts/canvas_charts.py)."""
+    return canvas(at, "matrix")
 
 
 def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_folder):
@@ -48,14 +50,14 @@ def test_a_built_in_gold_set_is_measured_and_drawn_with_its_answer_key(gold_fold
     assert diagonal["AER"] == pytest.approx(1 - (3 + 2 + 1 + 3 + 3 + 1) / (9 + 8), abs=1e-3)
     sentences = at.dataframe[1].value
     assert sorted(sentences["sentence"]) == [1, 2, 3] and list(sentences["AER"]) == sorted(sentences["AER"], reverse=True)
-    (traces,) = heatmap_traces(at)
-    names = [t.get("name") for t in traces]
-    assert traces[0]["type"] == "heatmap" and names[1:] == ["gold: sure", "gold: possible", "picked"]
+    (key,) = answer_keys(at)
+    assert [links["name"] for links in key["links"]] == ["gold: sure", "gold: possible", "picked"]
+    assert [links["shape"] for links in key["links"]] == ["square", "ring", "cross"] and key["zmax"] is None
     (check,) = [c.value for c in at.caption if c.value.startswith("**How faithful is this picture?**")]
     assert "Forced to write the human translation, rnnsearch" in check and "how well the picture aligns" in check
     assert re.search(r"changes by ([−+]\d\.\d\d|0\.00) when .* and by ([−+]\d\.\d\d|0\.00) when", check)
     first = at.number_input(key="align_sentence").value - 1
-    sure = {(x, y) for x, y in zip(traces[1]["x"], traces[1]["y"])}
+    sure = {tuple(cell) for cell in key["links"][0]["cells"]}
     gold = [{(int(e) - 1, int(f) - 1) for s, e, f, k in (line.split() for line in WA.splitlines())
              if int(s) == first + 1 and k == "S"}]
     assert sure == gold[0]
@@ -179,12 +181,12 @@ def test_a_built_in_gold_set_shows_the_recorded_table_at_once(own, scored_names)
         ("rnnsearch-tiny", "attention", 0.111, "card"), ("rnnsearch-tiny", "saliency", 0.444, "card"),
         ("rnnencdec-tiny", "saliency", 0.222, "card"), ("(baseline)", "diagonal", 0.333, "card")]
     assert scored_names == []  # nothing was run
-    assert len(at.dataframe) == 1 and not at.get("plotly_chart")  # sentence by sentence needs the models run
+    assert len(at.dataframe) == 1 and not answer_keys(at)  # sentence by sentence needs the models run
     # Measure runs every model for the drawings; the table is then the one measured now
     at.button(key="align_run").click().run()
     assert not at.exception, at.exception
     assert scored_names == ["rnnsearch-tiny", "rnnencdec-tiny"]
-    assert "from" not in at.dataframe[0].value and len(at.get("plotly_chart")) == 1
+    assert "from" not in at.dataframe[0].value and len(answer_keys(at)) == 1
 
 
 @pytest.mark.parametrize("digest, sentences", [("0" * 64, 3), ("", 4)], ids=["other sentences", "other size"])
@@ -209,7 +211,7 @@ def test_measure_runs_only_what_the_cards_do_not_record(own, scored_names):
         ("rnnencdec-tiny", "saliency", "measured now"), ("(baseline)", "diagonal", "card")]
     at.button(key="align_all").click().run()  # then everything, for the drawings
     assert scored_names == ["rnnencdec-tiny", "rnnsearch-tiny", "rnnencdec-tiny"]
-    assert len(at.get("plotly_chart")) == 1
+    assert len(answer_keys(at)) == 1
 
 
 def test_models_of_both_directions_get_the_combined_rows_and_their_drawing(own):
@@ -241,9 +243,9 @@ def test_models_of_both_directions_get_the_combined_rows_and_their_drawing(own):
         ("rnnsearch-tiny + fr-en-tiny", how) for how in BOTH_DIRECTIONS]
     at.selectbox(key="align_row").set_value(2).run()  # the intersection
     assert not at.exception, at.exception
-    (traces,) = heatmap_traces(at)
-    picked = {(x, y) for x, y in zip(traces[-1]["x"], traces[-1]["y"])}
-    assert traces[-1]["name"] == "picked" and picked  # the intersection of two directions' best links
+    (key,) = answer_keys(at)
+    picked = {tuple(cell) for cell in key["links"][-1]["cells"]}
+    assert key["links"][-1]["name"] == "picked" and picked  # the intersection of two directions' best links
 
 
 def test_recorded_rows_of_both_directions_show_when_both_models_are_chosen(own, scored_names):

@@ -132,3 +132,15 @@ def test_a_heatmaps_tokens_reach_the_page_as_data():
     data = json.loads(element.proto.json)
     assert data["kind"] == "matrix" and data["x_labels"] == [HOSTILE, "b"] and data["y_labels"] == ["x", "</s>"]
     assert data["hover"] == {"x": "source", "y": "target"} and data["download"]["filename"] == "heatmap_m"
+
+
+def test_the_answer_key_marks_sure_possible_only_and_picked_links():
+    from viz.figures.heatmap import answer_key_matrix
+
+    m = np.arange(6, dtype=float).reshape(2, 3)  # (2 target words, 3 source words)
+    key = answer_key_matrix(m, ["a", "b", "c"], ["x", "y"], sure=[(0, 0), (2, 1)], possible=[(0, 0), (1, 1)],
+                            predicted=[(1, 1), (0, 0)], title="t", value_name="saliency")
+    assert [(k.name, k.cells, k.shape) for k in key.links] == [
+        ("gold: sure", ((0, 0), (2, 1)), "square"), ("gold: possible", ((1, 1),), "ring"),  # a sure link is not
+        ("picked", ((0, 0), (1, 1)), "cross")]  # drawn twice
+    assert key.zmax is None and key.value_name == "saliency" and key.z == ((0, 1, 2), (3, 4, 5))

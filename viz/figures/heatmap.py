@@ -1,7 +1,7 @@
 """Alignment heatmaps (the paper's Figure 3) and merging subword pieces into words.
 
-Pure functions: numpy arrays and token lists in, plotly figures out (or a ``MatrixFigure``, the
-Translate page's Alignment tab's heatmap, which the page draws without plotly). Every plotly label
+Pure functions: numpy arrays and token lists in, plotly figures out, or a ``MatrixFigure``, which
+the pages draw on a canvas without plotly (viz/pages/parts/canvas_charts.py). Every plotly label
 that came from user text is HTML-escaped, since plotly renders a subset of HTML in labels; the
 figures' own words (axis titles, hover labels) are in the reader's language.
 """
@@ -30,11 +30,12 @@ def display_token(piece: str) -> str:
 
 @dataclass(frozen=True)
 class MatrixLinks:
-    """Cells marked over a matrix: (column, row) pairs, drawn as circles of ``color``."""
+    """Cells marked over a matrix: (column, row) pairs, drawn as ``shape``s of ``color``."""
 
     name: str
     cells: tuple[tuple[int, int], ...]
     color: str = "#d62728"
+    shape: str = "ring"  # or "square", "cross"
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def alignment_matrix(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: 
 
 
 def with_links(figure: MatrixFigure, links: Iterable[tuple[int, int]], name: str) -> MatrixFigure:
-    """``figure`` with word links (source i, target j) marked over it (``overlay_links``' canvas twin)."""
+    """``figure`` with word links (source i, target j) marked over it as circles."""
     return replace(figure, links=figure.links + (MatrixLinks(name, tuple(sorted((int(i), int(j)) for i, j in links))),))
 
 
@@ -127,34 +128,16 @@ def pharaoh(attention: np.ndarray, drop_eos: bool = True) -> str:
     return " ".join(f"{int(np.argmax(row))}-{j}" for j, row in enumerate(rows))
 
 
-def answer_key_heatmap(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
-                       sure: Iterable[tuple[int, int]], possible: Iterable[tuple[int, int]],
-                       predicted: Iterable[tuple[int, int]], title: str = "",
-                       value_name: Optional[str] = None) -> go.Figure:
+def answer_key_matrix(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
+                      sure: Iterable[tuple[int, int]], possible: Iterable[tuple[int, int]],
+                      predicted: Iterable[tuple[int, int]], title: str = "",
+                      value_name: Optional[str] = None) -> MatrixFigure:
     """A word-level (target words, source words) heatmap with the gold links drawn over it:
-    sure links as solid squares' outlines, possible-only links as dotted circles, and the links a
-    method picked as crosses; links are (source i, target j)."""
-    fig = alignment_heatmap(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
-    sure = set(sure)
-    layers = (
-        (_("gold: sure"), sorted(sure),
-         {"symbol": "square-open", "size": 20, "color": "#d62728", "line": {"width": 3}}),
-        (_("gold: possible"), sorted(set(possible) - sure),
-         {"symbol": "circle-open-dot", "size": 16, "color": "#ff7f0e", "line": {"width": 2}}),
-        (_("picked"), sorted(set(predicted)),
-         {"symbol": "x-thin", "size": 12, "color": "#2ca02c", "line": {"width": 3, "color": "#2ca02c"}}))
-    for name, links, marker in layers:
-        overlay_links(fig, links, name, marker)
-    return fig
-
-
-STATISTICAL_MARKER = {"symbol": "circle-open", "size": 16, "color": "#d62728", "line": {"width": 2, "color": "#d62728"}}
-
-
-def overlay_links(fig: go.Figure, links: Iterable[tuple[int, int]], name: str, marker: dict = STATISTICAL_MARKER) -> go.Figure:
-    """Word links (source i, target j) drawn as markers over a heatmap of ``alignment_heatmap``."""
-    links = sorted(links)
-    fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=name,
-                             marker=marker, hoverinfo="skip"))
-    fig.update_layout(legend={"orientation": "h", "y": -0.05}, showlegend=True)
-    return fig
+    sure links as squares, possible-only links as circles, and the links a method picked as
+    crosses; links are (source i, target j). Its colours run up to the matrix's largest value."""
+    sure = {(int(i), int(j)) for i, j in sure}
+    figure = alignment_matrix(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
+    return replace(figure, links=(
+        MatrixLinks(_("gold: sure"), tuple(sorted(sure)), "#d62728", "square"),
+        MatrixLinks(_("gold: possible"), tuple(sorted({(int(i), int(j)) for i, j in possible} - sure)), "#ff7f0e"),
+        MatrixLinks(_("picked"), tuple(sorted((int(i), int(j)) for i, j in predicted)), "#2ca02c", "cross")))

@@ -1,7 +1,7 @@
 """Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
 iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
-thousand points) and the alignment heatmaps of the Translate page's Alignment tab and the Paper
-page's Figure 3 (``viz/figures/heatmap.py`` · ``MatrixFigure``).
+thousand points) and the alignment heatmaps of the Translate page's Alignment tab, the Paper
+page's Figure 3 and the Alignment page's answer key (``viz/figures/heatmap.py`` · ``MatrixFigure``).
 
 Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
 thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs
@@ -178,8 +178,10 @@ const MATRIX = {
     }
     p.text(data.value_name, bar.x, top - 6, 11, "#444", "left");
     const r = Math.min(cw, ch) * 0.38;
-    for (const links of data.links) for (const [c, row] of links.cells) p.ring(left + (c + 0.5) * cw, top + (row + 0.5) * ch, r, links.color);
-    if (data.links.length) legend(p, data.links.map((l) => [l.name, "ring", l.color]), left, h - 10);
+    for (const links of data.links) {
+      for (const [c, row] of links.cells) mark(p, links.shape, left + (c + 0.5) * cw, top + (row + 0.5) * ch, r, links.color);
+    }
+    if (data.links.length) legend(p, data.links.map((l) => [l.name, l.shape, l.color]), left, h - 10);
   },
   hit(data, state, mx, my, w, h, box) {
     const c = Math.floor((mx - box.left) / box.cw), r = Math.floor((my - box.top) / box.ch);
@@ -189,7 +191,8 @@ const MATRIX = {
   },
   marks(data, state, w, h, box) {  // the labels and where the first cell is, for the browser tests and benches
     return { columns: JSON.stringify(data.x_labels), rows: JSON.stringify(data.y_labels),
-             first: JSON.stringify([box.left + box.cw / 2, box.top + box.ch / 2]) };
+             first: JSON.stringify([box.left + box.cw / 2, box.top + box.ch / 2]),
+             links: JSON.stringify(data.links.map((l) => [l.name, l.cells.length])) };
   },
 };
 
@@ -198,11 +201,16 @@ const LTR = "ltr";  // numbers and tokens are written left to right, also on a r
 
 function fmt(v) { return Math.abs(v) >= 100 ? v.toFixed(0) : +v.toFixed(3) + ""; }
 
-function legend(p, items, x, y) {  // [name, mark, colour] in a row
-  for (const [name, mark, color] of items) {
-    if (mark === "cross") p.cross(x + 5, y - 4, 5, color);
-    else if (mark === "ring") p.ring(x + 5, y - 4, 5, color);
-    else p.circle(x + 5, y - 4, 4, color);
+function mark(p, shape, x, y, r, color) {  // a marker: "dot", "ring", "square" or "cross"
+  if (shape === "cross") p.cross(x, y, r * 0.8, color);
+  else if (shape === "ring") p.ring(x, y, r, color);
+  else if (shape === "square") p.square(x, y, r, color);
+  else p.circle(x, y, r, color);
+}
+
+function legend(p, items, x, y) {  // [name, marker, colour] in a row
+  for (const [name, shape, color] of items) {
+    mark(p, shape, x + 5, y - 4, shape === "dot" ? 4 : 5, color);
     x = p.text(name, x + 14, y, 12, "#333", "left") + 18;
   }
 }
@@ -218,6 +226,7 @@ function canvasPainter(ctx, family) {
     ring(x, y, r, color) {
       ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.stroke();
     },
+    square(x, y, r, color) { ctx.strokeStyle = color; ctx.lineWidth = 3; ctx.strokeRect(x - r, y - r, 2 * r, 2 * r); },
     cross(x, y, r, color) {
       ctx.strokeStyle = color; ctx.lineWidth = 3; ctx.beginPath();
       ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y + r); ctx.moveTo(x - r, y + r); ctx.lineTo(x + r, y - r); ctx.stroke();
@@ -247,6 +256,10 @@ function svgPainter(measure, family) {
     circle(x, y, r, color) { parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="${color}"/>`); },
     ring(x, y, r, color) {
       parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    },
+    square(x, y, r, color) {
+      parts.push(`<rect x="${n(x - r)}" y="${n(y - r)}" width="${n(2 * r)}" height="${n(2 * r)}" fill="none" ` +
+                 `stroke="${color}" stroke-width="3"/>`);
     },
     cross(x, y, r, color) {
       parts.push(`<path d="M${n(x - r)} ${n(y - r)}L${n(x + r)} ${n(y + r)}M${n(x - r)} ${n(y + r)}L${n(x + r)} ${n(y - r)}" ` +
