@@ -17,7 +17,7 @@ from tests.model.test_tutorials import files
 
 from ..conftest import open_tab, start_app
 from .test_own_model import run_translate
-from .test_translate_page import charts, heatmaps
+from .test_translate_page import canvas, heatmaps
 
 APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 SENTENCE = {"pytorch": "Le chien court dans le parc.", "bentrevett": "Le petit chat joue.",
@@ -60,7 +60,7 @@ def test_the_translate_page_shows_the_imports_own_translation_and_every_tab_draw
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert list(table.columns)[:2] == ["step", "reference"] and table["reference"].iloc[-1] in ("", "</s>")
-    titles = [str(spec["layout"]["title"]) for spec in charts(at)]
+    titles = [h["title"] for h in canvas(at, "matrix")]
     assert any("reference's prefix" in t for t in titles) and any("its own prefix" in t for t in titles)
     notes = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
     assert len(notes) == 2  # under each prefix's heatmap

@@ -1,7 +1,8 @@
 """Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
 iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
-thousand points) and the alignment heatmaps of the Translate page's Alignment tab, the Paper
-page's Figure 3 and the Alignment page's answer key (``viz/figures/heatmap.py`` · ``MatrixFigure``).
+thousand points) and the attention heatmaps (``viz/figures/heatmap.py`` · ``MatrixFigure``) of the
+Translate page's Alignment, Beam tree, What if and Teacher forcing tabs, the Paper page's Figure 3
+and the Alignment page's answer key.
 
 Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
 thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs

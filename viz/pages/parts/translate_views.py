@@ -335,9 +335,8 @@ def _show_hypothesis(result: Decoded, node_id: int, settings: AppSettings) -> No
                .format(score=node.score, norm=node.norm_score, n=node.step))
     if path and path[0].attention is not None:
         matrix = np.stack([n.attention for n in path])  # (the hypothesis's tokens, source tokens)
-        widgets.show_chart(alignment_heatmap(matrix, trace.source_tokens, [n.token for n in path],
-                                             title=_("attention α along this hypothesis")),
-                           key="beam_node_heatmap")
+        matrix_ui(alignment_matrix(matrix, trace.source_tokens, [n.token for n in path],
+                                   title=_("attention α along this hypothesis")), key="beam_node_heatmap")
         heatmap_check_ui(result.name, result.translator, trace.source_ids, [n.token_id for n in path], matrix,
                          settings, short=True)
 
@@ -377,8 +376,8 @@ def _compare(result: Decoded, new: Trace, moved: Optional[int], settings: AppSet
             st.markdown(_("**{label}** · score {score:.3f}").format(label=_(label), score=trace.score))
             st.text(trace.translation)
             if trace.attention is not None:
-                widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
-                                   key=f"whatif_heatmap_{label}")
+                matrix_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens),
+                          key=f"whatif_heatmap_{label}")
                 if trace is new and moved is not None:
                     st.caption(_("Not checked for faithfulness: at step {step} these weights were put there, "
                                  "not learnt.").format(step=moved + 1))
@@ -493,9 +492,8 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
              found.free.target_ids))):
         matrix = np.stack(matrix)  # (rows, source tokens)
         with column:
-            widgets.show_chart(alignment_heatmap(matrix, found.source_tokens, tokens[:len(matrix)],
-                                                 title=title.format(name=ltr(result.name))),
-                               key=f"tf_{side}_{result.name}")
+            matrix_ui(alignment_matrix(matrix, found.source_tokens, tokens[:len(matrix)],
+                                       title=title.format(name=ltr(result.name))), key=f"tf_{side}_{result.name}")
             heatmap_check_ui(result.name, result.translator, found.free.source_ids, ids[:len(matrix)], matrix,
                              settings, short=True)
 
