@@ -56,8 +56,8 @@ def test_a_tab_rerunning_alone_shows_its_check_without_another_click(page, app_u
     wait_idle(page)
     box.fill("3")
     box.press("Enter")
-    page.wait_for_function("() => document.body.innerText.includes('attention α along this hypothesis') && "
-                           "document.body.innerText.includes('How faithful: removing the most-attended')",
+    page.get_by_role("img", name="attention α along this hypothesis").wait_for(timeout=60_000)  # its canvas
+    page.wait_for_function("() => document.body.innerText.includes('How faithful: removing the most-attended')",
                            timeout=60_000)
     wait_idle(page)
     assert page.get_by_text("Measuring how faithful").count() == 0
