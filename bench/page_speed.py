@@ -20,7 +20,9 @@
    the Translate page's ``--tab`` open (default the landing page's, alignment), and on to the
    faithfulness check under the heatmap, which the run after it computes; then ``--toggles``
    clicks on the Alignment tab's "Whole words" toggle, each to the heatmap redrawn (the tab reruns
-   alone: a fragment);
+   alone: a fragment); with each Ctrl+Enter, the decode's own time as the page reports it under
+   the outputs (the longer of the two models', which decode side by side): Ctrl+Enter's median
+   over theirs is ``ctrl_enter_over_decode``;
 5. with ``--align-dir`` (the app's flag: a folder of gold alignments, e.g. ../shared/data/alignments):
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
@@ -40,6 +42,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -173,9 +176,14 @@ def visitor_on_warm_server(page, url: str) -> dict:
 CHECK_HELD, CHECK_SHOWN = "Measuring how faithful", "How faithful is this picture?"
 
 
-def time_sentence(page, sentence: str) -> tuple[float, Optional[float]]:
+DECODE_MS = re.compile(r"· (\d+) ms")  # what each output's caption says its model's decode took
+
+
+def time_sentence(page, sentence: str) -> tuple[float, Optional[float], Optional[float]]:
     """Seconds from Ctrl+Enter to the run finished, and to the faithfulness check under the
-    heatmap shown, which follows in the next run (None: the page shows no check)."""
+    heatmap shown, which follows in the next run (None: the page shows no check); and the
+    decode's own seconds, as the page reports them (the longer of its two models', which decode
+    side by side)."""
     outputs = page.locator("[data-testid=stText]")
     before = outputs.first.inner_text()
     box = page.locator("textarea").first
@@ -186,13 +194,15 @@ def time_sentence(page, sentence: str) -> tuple[float, Optional[float]]:
                            arg=["[data-testid=stText]", before], timeout=120_000)
     wait_idle(page)
     finished = time.perf_counter() - start
+    reported = [int(ms) for ms in DECODE_MS.findall(page.inner_text("body"))][:2]  # under the two outputs
+    decode = max(reported) / 1000 if reported else None
     text = "document.body.innerText"
     if not page.evaluate(f"([held, shown]) => {text}.includes(held) || {text}.includes(shown)", [CHECK_HELD, CHECK_SHOWN]):
-        return finished, None
+        return finished, None, decode
     page.wait_for_function(f"([held, shown]) => !{text}.includes(held) && {text}.includes(shown)",
                            arg=[CHECK_HELD, CHECK_SHOWN], timeout=120_000)
     wait_idle(page)
-    return finished, time.perf_counter() - start
+    return finished, time.perf_counter() - start, decode
 
 
 TICKS = ("() => document.querySelector('.canvas-chart[data-columns]')?.dataset.columns ?? "  # the page's own heatmap,
@@ -311,7 +321,8 @@ def main() -> None:
     def median(key: str):
         return statistics.median(v[key] for v in visitors) if visitors else None
 
-    checks = [c for _, c in runs if c is not None]
+    checks = [c for _, c, _ in runs if c is not None]
+    decodes = [d for _, _, d in runs if d is not None]
 
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints,
                       "floor_text_box_s": floor_s, "floor_text_box_median_s": statistics.median(floor_s) if floor_s else None,
@@ -322,9 +333,13 @@ def main() -> None:
                       "cold_starts_s": cold,
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),
-                      "ctrl_enter_to_run_finished_s": [round(r, 2) for r, _ in runs],
-                      "median_s": round(statistics.median(r for r, _ in runs), 2) if runs else None,
-                      "ctrl_enter_to_faithfulness_check_s": [c if c is None else round(c, 2) for _, c in runs],
+                      "ctrl_enter_to_run_finished_s": [round(r, 2) for r, _, _ in runs],
+                      "median_s": round(statistics.median(r for r, _, _ in runs), 2) if runs else None,
+                      "decode_in_page_s": decodes,
+                      "decode_in_page_median_s": statistics.median(decodes) if decodes else None,
+                      "ctrl_enter_over_decode": round(statistics.median(r for r, _, _ in runs) / statistics.median(decodes), 2)
+                      if decodes else None,
+                      "ctrl_enter_to_faithfulness_check_s": [c if c is None else round(c, 2) for _, c, _ in runs],
                       "check_median_s": round(statistics.median(checks), 2) if checks else None,
                       "whole_words_toggle_s": [round(t, 2) for t in toggles],
                       "toggle_median_s": round(statistics.median(toggles), 2) if toggles else None,
