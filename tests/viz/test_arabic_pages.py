@@ -85,7 +85,7 @@ def _chart_text(spec: str):
 def _canvas_text(data: str):
     """The app's own words in a chart drawn on a canvas (viz/pages/parts/canvas_charts.py)."""
     found = json.loads(data)
-    for key in ("title", "x_title", "y_title", "value_name", "hint"):
+    for key in ("title", "x_title", "y_title", "value_name", "value_title", "hint"):
         if found.get(key):
             yield "title", found[key]
     for item in found.get("layers", []) + found.get("links", []):

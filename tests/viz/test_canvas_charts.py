@@ -144,3 +144,23 @@ def test_the_answer_key_marks_sure_possible_only_and_picked_links():
         ("gold: sure", ((0, 0), (2, 1)), "square"), ("gold: possible", ((1, 1),), "ring"),  # a sure link is not
         ("picked", ((0, 0), (1, 1)), "cross")]  # drawn twice
     assert key.zmax is None and key.value_name == "saliency" and key.z == ((0, 1, 2), (3, 4, 5))
+
+
+def _bars_page(tokens):
+    from model.decoding.trace import Candidate
+    from viz.figures.decoding_step import topk_bar
+    from viz.pages.parts.canvas_charts import bars_ui
+
+    bars_ui(topk_bar([Candidate(t, k, 0.5 / (k + 1)) for k, t in enumerate(tokens)], chosen=1), key="step_topk")
+
+
+def test_bars_reach_the_page_as_data():
+    from viz.pages.parts import canvas_charts
+
+    at = AppTest.from_function(_bars_page, args=(["▁le", HOSTILE],), default_timeout=60).run()
+    assert not at.exception, at.exception
+    (element,) = at.get("bidi_component")
+    assert element.proto.js_content == canvas_charts._JS
+    data = json.loads(element.proto.json)
+    assert data["kind"] == "bars" and data["labels"] == ["le", HOSTILE] and data["values"] == [0.5, 0.25]
+    assert data["horizontal"] and data["value_title"] == "probability" and data["download"]["filename"] == "step_topk"

@@ -107,13 +107,14 @@ def test_tree_layout_puts_parents_between_children():
 
 
 def test_step_figures():
-    strip = source_strip(np.array([0.2, 0.8]), ["▁a", "▁<b>"])
-    assert list(strip.data[0].text[0]) == ["a", "&lt;b&gt;"]
+    strip = source_strip(np.array([0.2, 0.8]), ["▁a", "▁<b>"])  # tokens as text: the page writes them as text
+    assert strip.x_labels == ("a", "<b>") and strip.z == ((0.2, 0.8),) and strip.zmax == 0.8
     bars = energies_bar(np.array([1.0, -2.0, 0.5]), ["▁x", "▁y", "▁z"])
-    assert list(bars.data[0].y) == [1.0, -2.0, 0.5]
+    assert bars.values == (1.0, -2.0, 0.5) and bars.labels == ("x", "y", "z") and not bars.horizontal
     cands = [Candidate("▁le", 7, 0.6), Candidate("▁la", 9, 0.3)]
     top = topk_bar(cands, chosen=9)
-    assert list(top.data[0].x) == [0.6, 0.3] and top.data[0].marker.color[1] == "#d62728"
+    assert top.values == (0.6, 0.3) and top.colors[1] == "#d62728" and top.horizontal
+    assert top.value_range == (0.0, 1.0) and top.colors[0] != top.colors[1]
 
 
 def test_training_curves():

@@ -21,7 +21,7 @@ from model.decoding.search import SearchConfig
 from tests.model.test_decodable import doc_namespace
 
 from ..conftest import open_tab, start_app
-from .test_translate_page import charts, heatmaps
+from .test_translate_page import canvas, charts, heatmaps
 
 APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 TOY = "tiny-attention-doc"
@@ -135,7 +135,7 @@ def test_an_imported_joey_model_is_labelled_and_every_view_works(joey_root):
     assert len(heat["z"][0]) == 7  # six words and the </s> Joey adds to every source
     assert len(heat["z"]) == len(expected.target_ids)  # one row per output token
     open_tab(at, "Step by step")
-    assert any("energies" in json.dumps(spec.get("layout", {}).get("title", "")) for spec in charts(at))
+    assert any("energies" in bars["title"] for bars in canvas(at, "bars"))
     for tab in ("Beam tree", "What if", "Explanations"):
         open_tab(at, tab)
         assert not at.exception, (tab, at.exception)
@@ -234,8 +234,8 @@ def test_a_model_without_energies_shows_its_weights_and_says_so(toy_root, toy_fa
     at = run_translate("the dog sits")
     open_tab(at, "Step by step")
     assert any("does not expose its energies" in c.value for c in at.caption)
-    assert not any("energies" in json.dumps(spec.get("layout", {}).get("title", "")) for spec in charts(at))
-    assert any(t["type"] == "bar" for spec in charts(at) for t in spec["data"])  # α and the top-k still drawn
+    assert not any("energies" in bars["title"] for bars in canvas(at, "bars"))
+    assert canvas(at, "bars") and canvas(at, "matrix")  # the top-k and α still drawn
 
 
 LAUNCHER = '''

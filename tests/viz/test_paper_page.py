@@ -88,9 +88,9 @@ def test_equation_values_match_the_trace(paper_root):
     assert float(total) == pytest.approx(1.0, abs=1e-4) and float(gap) < 1e-5
     trace = Translator.from_checkpoint(paper_root.checkpoints / "rnnsearch-tiny").translate(["a dog runs in the park"],
                                                                                 SearchConfig(beam=5))[0]
-    charts = {c.key: json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")}
+    charts = {c["download"]["filename"]: c for c in canvas(at)}  # drawn on a canvas, named by their keys
     np.testing.assert_allclose(charts["paper_alpha"]["z"][0], trace.attention[1], atol=1e-5)
-    np.testing.assert_allclose(charts["paper_e"]["y"], trace.energies[1], atol=1e-4)
+    np.testing.assert_allclose(charts["paper_e"]["values"], trace.energies[1], atol=1e-4)
     assert any(m.value.startswith("‖c‖ = ") and "at all" in m.value for m in at.markdown)  # RNNencdec's fixed c
     assert sum(c.value.startswith("How faithful: removing the most-attended") for c in at.caption) == 1  # under α
 

@@ -150,8 +150,8 @@ def test_stepping_through_decoding(at):
     assert any("Partial translation:** un chien court" in m.value for m in at.markdown)
     at.button(key="step_prev").click().run()
     assert at.slider(key="step").value == 2
-    bars = [t for spec in charts(at) for t in spec["data"] if t["type"] == "bar" and t.get("orientation") == "h"]
-    assert len(bars[0]["x"]) == 5  # top-k candidates
+    (bars,) = [b for b in canvas(at, "bars") if b["horizontal"]]
+    assert len(bars["values"]) == 5 and bars["value_range"] == [0.0, 1.0]  # top-k candidates
 
 
 def test_play_advances_one_step_per_tick_and_stops_at_the_end(at):

@@ -1,63 +1,67 @@
-"""Figures for one decoding step: attention over the source, raw energies, top-k candidates."""
+"""Figures for one decoding step: attention over the source, raw energies, top-k candidates.
+
+They are drawn on a canvas by the page's own script (``viz/pages/parts/canvas_charts.py``), so the
+step view and the Paper page's equations load no plotly: the strip is a one-row ``MatrixFigure``,
+the bars a ``BarsFigure``. Tokens are plain text (the script writes them as text).
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
 from model.decoding.trace import Candidate
-from viz.figures.heatmap import display_token
+from viz.figures.heatmap import DIGITS, MatrixFigure, token_text
 from viz.i18n import _
 
 
+@dataclass(frozen=True)
+class BarsFigure:
+    """One bar per label: upright along the source (energies, norms), or lying down a list
+    (``horizontal``: the top-k candidates). ``value_range`` None spans the values and 0."""
+
+    title: str
+    labels: tuple[str, ...]
+    values: tuple[float, ...]
+    colors: tuple[str, ...]
+    horizontal: bool = False
+    value_name: str = ""  # what the hover calls a value ("p" shows "le: p=0.600")
+    value_title: str = ""  # the value axis's title
+    value_range: Optional[tuple[float, float]] = None
+
+
+def _values(values) -> tuple[float, ...]:
+    return tuple(np.round(np.asarray(values, dtype=float), DIGITS).tolist())
+
+
 def source_strip(weights: np.ndarray, src_tokens: Sequence[str], title: str = "",
-                 value_name: Optional[str] = None) -> go.Figure:
-    """The source sentence as one row of cells shaded by ``weights`` (e.g. alpha_i); hover names
-    the value ``value_name`` (default "attention")."""
-    value_name = _("attention") if value_name is None else value_name
-    labels = [display_token(t) for t in src_tokens]
-    fig = go.Figure(go.Heatmap(
-        z=[list(weights)], x=list(range(len(labels))), y=[0], text=[labels], texttemplate="%{text}",
-        colorscale="Blues", zmin=0, zmax=max(1e-9, float(np.max(weights))) if len(weights) else 1,
-        customdata=[labels], hovertemplate=f"%{{customdata}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
-        showscale=False))
-    fig.update_layout(title=title, height=140, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      xaxis={"visible": False}, yaxis={"visible": False})
-    return fig
+                 value_name: Optional[str] = None) -> MatrixFigure:
+    """The source sentence as one row of cells shaded by ``weights`` (e.g. alpha_i), darkest at
+    their largest; hover names the value ``value_name`` (default "attention")."""
+    weights = np.asarray(weights, dtype=float)
+    return MatrixFigure(title, tuple(token_text(t) for t in src_tokens), ("",), (_values(weights),), "", "",
+                        _("attention") if value_name is None else value_name, "blues",
+                        max(1e-9, float(weights.max())) if len(weights) else 1.0)
 
 
-def energies_bar(energies: np.ndarray, src_tokens: Sequence[str], title: Optional[str] = None) -> go.Figure:
+def energies_bar(energies: np.ndarray, src_tokens: Sequence[str], title: Optional[str] = None,
+                 color: str = "#6baed6") -> BarsFigure:
     """Bar per source position with the pre-softmax alignment energy (title: "energies e_ij")."""
-    title = _("energies e_ij") if title is None else title
-    labels = [display_token(t) for t in src_tokens]
-    fig = go.Figure(go.Bar(x=list(range(len(labels))), y=list(energies), customdata=labels,
-                           hovertemplate="%{customdata}: %{y:.3f}<extra></extra>", marker_color="#6baed6"))
-    fig.update_layout(title=title, height=260, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      xaxis={"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": labels,
-                             "tickangle": -60})
-    return fig
+    return BarsFigure(_("energies e_ij") if title is None else title, tuple(token_text(t) for t in src_tokens),
+                      _values(energies), (color,) * len(src_tokens))
 
 
 def topk_bar(candidates: Sequence[Candidate], chosen: Optional[int] = None,
-             title: Optional[str] = None) -> go.Figure:
+             title: Optional[str] = None) -> BarsFigure:
     """Horizontal bars of the top-k candidate probabilities; the chosen token in red (title:
     "next-token candidates")."""
-    title = _("next-token candidates") if title is None else title
-    labels = [display_token(c.token) for c in candidates]
-    colours = ["#d62728" if c.id == chosen else "#9ecae1" for c in candidates]
-    fig = go.Figure(go.Bar(x=[c.prob for c in candidates], y=list(range(len(labels))), orientation="h",
-                           marker_color=colours, customdata=labels,
-                           hovertemplate="%{customdata}: p=%{x:.3f}<extra></extra>"))
-    fig.update_layout(title=title, height=60 + 28 * max(len(labels), 1), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      xaxis={"range": [0, 1], "title": _("probability")},
-                      yaxis={"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": labels,
-                             "autorange": "reversed"})
-    return fig
+    return BarsFigure(_("next-token candidates") if title is None else title,
+                      tuple(token_text(c.token) for c in candidates), _values([c.prob for c in candidates]),
+                      tuple("#d62728" if c.id == chosen else "#9ecae1" for c in candidates), horizontal=True,
+                      value_name="p", value_title=_("probability"), value_range=(0.0, 1.0))
 
 
-def norms_bar(norms: Sequence[float], src_tokens: Sequence[str], title: str) -> go.Figure:
+def norms_bar(norms: Sequence[float], src_tokens: Sequence[str], title: str) -> BarsFigure:
     """Bar per source position with a vector's length there (e.g. ||h_j||)."""
-    fig = energies_bar(np.asarray(norms), src_tokens, title)
-    fig.update_traces(marker_color="#74c476")
-    return fig
+    return energies_bar(np.asarray(norms), src_tokens, title, color="#74c476")

@@ -1,8 +1,9 @@
 """Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
 iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
-thousand points) and the attention heatmaps (``viz/figures/heatmap.py`` · ``MatrixFigure``) of the
+thousand points), the attention heatmaps (``viz/figures/heatmap.py`` · ``MatrixFigure``) of the
 Translate page's Alignment, Beam tree, What if and Teacher forcing tabs, the Paper page's Figure 3
-and the Alignment page's answer key.
+and the Alignment page's answer key, and a decoding step's bars (``viz/figures/decoding_step.py`` ·
+``BarsFigure``: the step view, the Paper page's equations).
 
 Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
 thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs
@@ -22,6 +23,7 @@ import dataclasses
 import streamlit as st
 
 from viz.figures.download_config import PARAM, PNG_SCALE, file_stem, parse_format
+from viz.figures.decoding_step import BarsFigure
 from viz.figures.heatmap import MatrixFigure
 from viz.figures.sentence_space import SentenceMap
 from viz.i18n import _
@@ -157,7 +159,8 @@ const MATRIX = {
     const yw = Math.max(0, ...data.y_labels.map((s) => measure(s, f)));
     const top = 50 + xw * Math.sin(Math.PI / 3) + 6, left = 24 + yw + 8, right = 80;
     const cw = Math.max(4, (w - left - right) / Math.max(1, cols)), ch = 22;
-    return { f, top, left, cw, ch, h: Math.round(top + ch * rows + (data.links.length ? 34 : 10)) };
+    const bh = Math.max(60, Math.min(ch * rows, 240));  // the colour bar's height: whole even under one row
+    return { f, top, left, cw, ch, bh, h: Math.round(top + Math.max(ch * rows, bh + 6) + (data.links.length ? 34 : 10)) };
   },
   paint(p, data, state, w, h, box) {
     const { f, top, left, cw, ch } = box, stops = PALETTES[data.palette] || PALETTES.blues;
@@ -172,7 +175,7 @@ const MATRIX = {
     data.x_labels.forEach((s, c) => p.text(s, left + (c + 0.5) * cw + f / 3, top - 4, f, "#333", "left", -60, LTR));
     data.y_labels.forEach((s, r) => p.text(s, left - 6, top + (r + 0.5) * ch + f / 3, f, "#333", "right", 0, LTR));
     const bar = { x: left + cols * cw + 16, w: 14 };  // the colour bar, top is the largest value
-    const steps = 48, bh = Math.max(60, Math.min(bottom - top, 240));
+    const steps = 48, bh = box.bh;
     for (let i = 0; i < steps; i++) p.rect(bar.x, top + i * bh / steps, bar.w, bh / steps + 0.5, shade(stops, 1 - i / steps));
     for (const t of [0, 0.5, 1]) {
       p.text(fmt(state.zmax * t), bar.x + bar.w + 4, top + (1 - t) * bh + 4, 10, "#555", "left", 0, LTR);
@@ -197,7 +200,66 @@ const MATRIX = {
   },
 };
 
-const KINDS = { points: POINTS, matrix: MATRIX };
+// bars: one per label, upright along the source or lying down a list (horizontal)
+function barSpan(data) {
+  if (data.value_range) return data.value_range;
+  const lo = Math.min(0, ...data.values), hi = Math.max(0, ...data.values), pad = (hi - lo) * 0.05 || 1;
+  return [lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0];
+}
+
+const BARS = {
+  start(data) { return { span: barSpan(data) }; },
+  layout(data, w, measure) {
+    const n = Math.max(data.labels.length, 1), f = n <= 25 ? 12 : n <= 45 ? 10 : 8;
+    const lw = Math.max(0, ...data.labels.map((s) => measure(s, f)));
+    if (data.horizontal) {
+      const top = 34, bottom = 44, left = lw + 14, right = 16;
+      return { f, top, left, right, bottom, h: top + 28 * n + bottom };
+    }
+    const top = 34, left = 52, right = 12, bottom = Math.round(lw * Math.sin(Math.PI / 3) + 16);
+    return { f, top, left, right, bottom, h: top + 170 + bottom };
+  },
+  paint(p, data, state, w, h, box) {
+    const { f, top, left, right, bottom } = box, [lo, hi] = state.span, n = data.labels.length;
+    const x0 = left, x1 = w - right, y0 = top, y1 = h - bottom;
+    p.rect(0, 0, w, h, "#ffffff");
+    p.text(data.title, w / 2, 20, 15, "#222", "center");
+    if (data.horizontal) {
+      const sx = (v) => x0 + (v - lo) / (hi - lo) * (x1 - x0), slot = (y1 - y0) / Math.max(n, 1);
+      for (const t of niceTicks(lo, hi)) {
+        p.line(sx(t), y0, sx(t), y1, "#ebebeb", 1);
+        p.text(String(t), sx(t), y1 + 14, 11, "#555", "center", 0, LTR);
+      }
+      data.values.forEach((v, i) => {
+        p.rect(Math.min(sx(0), sx(v)), y0 + i * slot + slot * 0.15, Math.abs(sx(v) - sx(0)), slot * 0.7, data.colors[i]);
+        p.text(data.labels[i], x0 - 6, y0 + (i + 0.5) * slot + f / 3, f, "#333", "right", 0, LTR);
+      });
+      p.text(data.value_title, (x0 + x1) / 2, h - 8, 12, "#444", "center");
+    } else {
+      const sy = (v) => y1 - (v - lo) / (hi - lo) * (y1 - y0), slot = (x1 - x0) / Math.max(n, 1);
+      for (const t of niceTicks(lo, hi)) {
+        p.line(x0, sy(t), x1, sy(t), "#ebebeb", 1);
+        p.text(String(t), x0 - 6, sy(t) + 4, 11, "#555", "right", 0, LTR);
+      }
+      data.values.forEach((v, i) => {
+        p.rect(x0 + i * slot + slot * 0.1, Math.min(sy(0), sy(v)), slot * 0.8, Math.abs(sy(v) - sy(0)), data.colors[i]);
+        p.text(data.labels[i], x0 + (i + 0.5) * slot + f / 3, y1 + 8, f, "#333", "right", -60, LTR);
+      });
+      p.line(x0, sy(0), x1, sy(0), "#999", 1);
+    }
+  },
+  hit(data, state, mx, my, w, h, box) {
+    const n = data.labels.length, x0 = box.left, x1 = w - box.right, y0 = box.top, y1 = h - box.bottom;
+    const i = data.horizontal ? Math.floor((my - y0) / ((y1 - y0) / Math.max(n, 1)))
+                              : Math.floor((mx - x0) / ((x1 - x0) / Math.max(n, 1)));
+    if (i < 0 || i >= n || mx < x0 || mx > x1 || my < y0 || my > y1) return null;
+    const value = (data.value_name ? `${data.value_name}=` : "") + data.values[i].toFixed(3);
+    return [`${data.labels[i]}: ${value}`, mx, my];
+  },
+  marks(data) { return { bars: JSON.stringify(data.labels) }; },
+};
+
+const KINDS = { points: POINTS, matrix: MATRIX, bars: BARS };
 const LTR = "ltr";  // numbers and tokens are written left to right, also on a right-to-left page
 
 function fmt(v) { return Math.abs(v) >= 100 ? v.toFixed(0) : +v.toFixed(3) + ""; }
@@ -400,6 +462,11 @@ def matrix_data(figure: MatrixFigure, name: str, fmt: str) -> dict:
             "download": _download(name, fmt)}
 
 
+def bars_data(figure: BarsFigure, name: str, fmt: str) -> dict:
+    """What the page's script receives for bars: labels, values, colours, and the download."""
+    return {"kind": "bars", **dataclasses.asdict(figure), "download": _download(name, fmt)}
+
+
 def _format() -> str:
     return parse_format(st.session_state.get(PARAM))
 
@@ -407,6 +474,11 @@ def _format() -> str:
 def point_map_ui(figure: SentenceMap, key: str) -> None:
     """Draw the map ``figure``; its download takes the chart format the sidebar chose."""
     _chart()(data=map_data(figure, key, _format()), key=key)
+
+
+def bars_ui(figure: BarsFigure, key: str) -> None:
+    """Draw the bars ``figure``; its download takes the chart format the sidebar chose."""
+    _chart()(data=bars_data(figure, key, _format()), key=key)
 
 
 def matrix_ui(figure: MatrixFigure, key: str) -> None:

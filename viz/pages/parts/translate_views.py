@@ -26,7 +26,7 @@ from viz.figures.explanation_shares import shares_bar
 from viz.figures.faithfulness_curves import faithfulness_curves
 from viz.figures.heatmap import alignment_heatmap, alignment_matrix, display_token, merge_to_words, pharaoh, with_links
 from viz.pages.parts import first_paint, widgets
-from viz.pages.parts.canvas_charts import matrix_data, matrix_ui
+from viz.pages.parts.canvas_charts import bars_ui, matrix_data, matrix_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -265,13 +265,13 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
     else:
         strip = source_strip(trace.attention[i], trace.source_tokens, _("attention α_{step}j at step {step}")
                              .format(step=step))
-        widgets.show_chart(strip, key="step_strip")
+        matrix_ui(strip, key="step_strip")
         attention_check_ui(result.name, result.translator, trace, settings, short=True)
         if trace.energies is not None:
-            widgets.show_chart(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
+            bars_ui(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
             st.caption(_("This model does not expose its energies e_ij before the softmax; only α is shown."))
-    widgets.show_chart(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
+    bars_ui(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
 
 
 def step_controls(n_steps: int) -> int:
