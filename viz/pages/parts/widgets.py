@@ -93,9 +93,9 @@ def chart_format_ui() -> str:
     if PARAM not in state:
         state[PARAM] = parse_format(url.get(PARAM))
     fmt = st.sidebar.radio(_("Chart downloads"), FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
-                           help=_("The download button on each chart (top right, shown on hover; a camera on most "
-                                  "charts) saves the chart in this format: PNG for documents and slides, SVG to "
-                                  "scale or edit."))
+                           help=_("The download button on each chart (top right, shown on hover; a camera icon on "
+                                  "some charts) saves the chart in this format: PNG for documents and slides, SVG "
+                                  "to scale or edit."))
     keep_in_url(PARAM, chart_format_params().get(PARAM))
     return fmt
 
