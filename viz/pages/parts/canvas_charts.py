@@ -46,7 +46,8 @@ _CSS = """
 """
 
 _JS = r"""
-// Two kinds of chart, each a layout, a paint function and a hit test; one mount for both.
+// Three kinds of chart (points, matrix, bars), each a layout, a paint function and a hit test; one
+// mount for all.
 // A paint function draws onto a "painter": the canvas on screen, a larger canvas for a PNG, or
 // SVG text; so the download shows what the page shows.
 
@@ -438,6 +439,7 @@ export default function ({ parentElement, data }) {
   };
 }
 """
+
 
 def _chart():
     return registered(NAME, html=_HTML, css=_CSS, js=_JS, isolate_styles=False)  # its CSS names only .canvas-chart
