@@ -56,10 +56,10 @@ def _page(text):
     import streamlit as st
 
     from viz.figures.sentence_space import sentence_map_layers
-    from viz.pages.parts.canvas_charts import point_map_ui
+    from viz.pages.parts.canvas_charts import chart_ui
 
     st.session_state.setdefault("chart_format", "png")
-    point_map_ui(sentence_map_layers(np.zeros((3, 2)), ["one", "two", text], np.ones(2), text, [2], text),
+    chart_ui(sentence_map_layers(np.zeros((3, 2)), ["one", "two", text], np.ones(2), text, [2], text),
                  key="space_map_a b/../c")
 
 
@@ -117,9 +117,9 @@ def _heatmap_page(tokens):
     import numpy as np
 
     from viz.figures.heatmap import alignment_matrix
-    from viz.pages.parts.canvas_charts import matrix_ui
+    from viz.pages.parts.canvas_charts import chart_ui
 
-    matrix_ui(alignment_matrix(np.full((2, len(tokens)), 1 / len(tokens)), tokens, ["▁x", "</s>"]), key="heatmap_m")
+    chart_ui(alignment_matrix(np.full((2, len(tokens)), 1 / len(tokens)), tokens, ["▁x", "</s>"]), key="heatmap_m")
 
 
 def test_a_heatmaps_tokens_reach_the_page_as_data():
@@ -149,9 +149,9 @@ def test_the_answer_key_marks_sure_possible_only_and_picked_links():
 def _bars_page(tokens):
     from model.decoding.trace import Candidate
     from viz.figures.decoding_step import topk_bar
-    from viz.pages.parts.canvas_charts import bars_ui
+    from viz.pages.parts.canvas_charts import chart_ui
 
-    bars_ui(topk_bar([Candidate(t, k, 0.5 / (k + 1)) for k, t in enumerate(tokens)], chosen=1), key="step_topk")
+    chart_ui(topk_bar([Candidate(t, k, 0.5 / (k + 1)) for k, t in enumerate(tokens)], chosen=1), key="step_topk")
 
 
 def test_bars_reach_the_page_as_data():

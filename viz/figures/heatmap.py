@@ -40,7 +40,7 @@ class MatrixLinks:
 
 @dataclass(frozen=True)
 class MatrixFigure:
-    """An alignment heatmap as the Translate page draws it on a canvas (``viz/pages/parts/canvas_charts.py``):
+    """An alignment heatmap as the pages draw it on a canvas (``viz/pages/parts/canvas_charts.py``):
     ``z`` (rows, columns), rows the output tokens top to bottom, columns the source tokens. Tokens
     are plain text (the page's script writes them as text); ``zmax`` None means the largest value."""
 
@@ -69,9 +69,14 @@ def alignment_matrix(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: 
                         _("weight") if value_name is None else value_name, "greys" if grayscale else "blues", zmax)
 
 
+def _cells(links: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Word links (source i, target j) as sorted (column, row) cells, each once."""
+    return tuple(sorted({(int(i), int(j)) for i, j in links}))
+
+
 def with_links(figure: MatrixFigure, links: Iterable[tuple[int, int]], name: str) -> MatrixFigure:
     """``figure`` with word links (source i, target j) marked over it as circles."""
-    return replace(figure, links=figure.links + (MatrixLinks(name, tuple(sorted((int(i), int(j)) for i, j in links))),))
+    return replace(figure, links=figure.links + (MatrixLinks(name, _cells(links)),))
 
 
 def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Sequence[str]):
@@ -135,9 +140,9 @@ def answer_key_matrix(matrix: np.ndarray, src_words: Sequence[str], tgt_words: S
     """A word-level (target words, source words) heatmap with the gold links drawn over it:
     sure links as squares, possible-only links as circles, and the links a method picked as
     crosses; links are (source i, target j). Its colours run up to the matrix's largest value."""
-    sure = {(int(i), int(j)) for i, j in sure}
+    sure = _cells(sure)
     figure = alignment_matrix(matrix, src_words, tgt_words, title, zmax=None, value_name=value_name)
     return replace(figure, links=(
-        MatrixLinks(_("gold: sure"), tuple(sorted(sure)), "#d62728", "square"),
-        MatrixLinks(_("gold: possible"), tuple(sorted({(int(i), int(j)) for i, j in possible} - sure)), "#ff7f0e"),
-        MatrixLinks(_("picked"), tuple(sorted((int(i), int(j)) for i, j in predicted)), "#2ca02c", "cross")))
+        MatrixLinks(_("gold: sure"), sure, "#d62728", "square"),
+        MatrixLinks(_("gold: possible"), tuple(c for c in _cells(possible) if c not in sure), "#ff7f0e"),
+        MatrixLinks(_("picked"), _cells(predicted), "#2ca02c", "cross")))

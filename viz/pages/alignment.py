@@ -24,7 +24,7 @@ from model.scoring.word_alignment import (
 )
 from viz.figures.heatmap import answer_key_matrix
 from viz.pages.parts import widgets
-from viz.pages.parts.canvas_charts import matrix_ui
+from viz.pages.parts.canvas_charts import chart_ui
 from viz import html_report
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
@@ -245,7 +245,7 @@ def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row], settings: A
         picked = both_directions(forward.attention, backward.attention)[row.extraction]
     else:
         picked = extract(matrix, row.extraction)
-    matrix_ui(answer_key_matrix(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
+    chart_ui(answer_key_matrix(matrix, sentence.src, sentence.tgt, sentence.sure, sentence.possible, picked,
                                 _("{source}, sentence {n}").format(source=labels[pick], n=k + 1), value_name=row.method),
               key="align_heatmap")  # drawn on a canvas: this page loads no plotly
     if row.model is None:  # a baseline: no model to be faithful to

@@ -16,7 +16,7 @@ from viz.figures.length_chart import length_chart, stress_chart
 from viz.pages.parts import nav, paper_equations, translate_views, widgets
 from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
-from viz.pages.parts.canvas_charts import matrix_ui
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.pages.parts.replay import replay_ui
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set
@@ -203,7 +203,7 @@ def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> No
                 trace = decoded.trace
                 st.text(trace.translation)
                 if trace.attention is not None:
-                    matrix_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,  # no
+                    chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,  # no
                                                grayscale=True), key=f"{key}_{row}_{sentence[:20]}")  # plotly: fast
                     translate_views.attention_check_ui(name, decoded.translator, trace, settings, short=True)
                 st.page_link(nav.link("translate"), label=_("Open on the Translate page"),

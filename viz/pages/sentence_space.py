@@ -12,7 +12,7 @@ from model.decoding.sentence_space import SentenceSpace, SpaceError
 from model.core.errors import UserError
 from viz.figures.sentence_space import sentence_map_layers
 from viz.pages.parts import first_paint, widgets
-from viz.pages.parts.canvas_charts import point_map_ui
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, queue_notice, translator_for_page
@@ -109,7 +109,7 @@ def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
     else:
         what = _("Its vector: s_0, its decoder's first state. {n:,} training sentences.")
     st.caption(what.format(n=len(space.sentences)))
-    point_map_ui(sentence_map_layers(space.points, space.sentences, space.project(vector), text,  # no plotly: drawn
+    chart_ui(sentence_map_layers(space.points, space.sentences, space.project(vector), text,  # no plotly: drawn
                                      [n.index for n in found], f"{name}: {space.kind}"),  # with the page's text
                  key=f"space_map_{name}")
     if not first_paint.ready():  # a new visitor: the maps come with the page's text, the tables in the next run

@@ -4,7 +4,7 @@
 Streamlit runs a page's script only when someone visits, so without this the first visitor
 would wait for torch's import, the models' loading and the first decode. Here a thread does that
 work while the server already answers: the default pair is loaded and the landing page's example
-translated and drawn once (``translate.warm``), then the sentence spaces are made ready at low
+translated, with its heatmap's faithfulness check (``translate.warm``), then the sentence spaces are made ready at low
 priority (``viz/serving/sentence_space.py`` · ``warm_in_background``; ``--no-warm`` turns that off).
 A visitor who comes meanwhile waits only for what is not done yet (the shared caches compute each
 value once). Nothing here is required: a failure is logged and the pages do the work on first use.

@@ -76,8 +76,8 @@ def render(settings: AppSettings) -> None:
 def warm(settings: AppSettings) -> None:
     """The work of the landing page's first visit, done before anyone visits (app.py, at server
     start): the default pair loaded, the first example decoded with the settings the page opens
-    with (kept in the shared store, where the first visitor's page finds it) and its alignment
-    heatmap built once (plotly imported, the figure code run), with the faithfulness check under it."""
+    with (kept in the shared store, where the first visitor's page finds it), with the faithfulness
+    check under its heatmap."""
     models = offered_models.offered(settings)
     if not models:
         return
@@ -87,7 +87,6 @@ def warm(settings: AppSettings) -> None:
         return
     search = widgets.search_config(view.beam, view.lp)
     results = decodes.shared_decodes([Request(name, text, search) for name in shown(view.left, view.right)], settings)
-    translate_views.warm_figures(results)
     for result in results:  # the check under each heatmap, kept in the shared store too
         explanations.attention_check(result.name, result.translator, result.trace, settings)
 

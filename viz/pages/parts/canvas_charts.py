@@ -445,44 +445,21 @@ def _chart():
     return registered(NAME, html=_HTML, css=_CSS, js=_JS, isolate_styles=False)  # its CSS names only .canvas-chart
 
 
-def _download(name: str, fmt: str) -> dict:
-    return {"format": fmt, "filename": file_stem(name), "scale": PNG_SCALE,
-            "label": _("Download {format}").format(format=fmt.upper())}
+KINDS = {SentenceMap: "points", MatrixFigure: "matrix", BarsFigure: "bars"}  # figure type -> the script's kind
 
 
-def map_data(figure: SentenceMap, name: str, fmt: str) -> dict:
-    """What the page's script receives for a map: its points, its hint and its download (``fmt``
-    "png" or "svg", a file named after ``name``)."""
-    return {"kind": "points", **dataclasses.asdict(figure), "download": _download(name, fmt),
-            "hint": _("Hover over a dot to read its sentence; drag a box to zoom in, double-click to zoom out.")}
+def chart_data(figure, name: str, fmt: str) -> dict:
+    """What the page's script receives: the figure (a ``SentenceMap``, ``MatrixFigure`` or
+    ``BarsFigure``) as plain data, with its kind, a map's hint, and its download (``fmt`` "png" or
+    "svg", a file named after ``name``)."""
+    hint = _("Hover over a dot to read its sentence; drag a box to zoom in, double-click to zoom out.") \
+        if isinstance(figure, SentenceMap) else ""
+    return {"kind": KINDS[type(figure)], **dataclasses.asdict(figure), "hint": hint,
+            "hover": {"x": _("source"), "y": _("target")},  # what a heatmap's hover calls its axes
+            "download": {"format": fmt, "filename": file_stem(name), "scale": PNG_SCALE,
+                         "label": _("Download {format}").format(format=fmt.upper())}}
 
 
-def matrix_data(figure: MatrixFigure, name: str, fmt: str) -> dict:
-    """What the page's script receives for a heatmap: its cells, labels and links, what its hover
-    calls the axes, and its download."""
-    return {"kind": "matrix", **dataclasses.asdict(figure), "hover": {"x": _("source"), "y": _("target")},
-            "download": _download(name, fmt)}
-
-
-def bars_data(figure: BarsFigure, name: str, fmt: str) -> dict:
-    """What the page's script receives for bars: labels, values, colours, and the download."""
-    return {"kind": "bars", **dataclasses.asdict(figure), "download": _download(name, fmt)}
-
-
-def _format() -> str:
-    return parse_format(st.session_state.get(PARAM))
-
-
-def point_map_ui(figure: SentenceMap, key: str) -> None:
-    """Draw the map ``figure``; its download takes the chart format the sidebar chose."""
-    _chart()(data=map_data(figure, key, _format()), key=key)
-
-
-def bars_ui(figure: BarsFigure, key: str) -> None:
-    """Draw the bars ``figure``; its download takes the chart format the sidebar chose."""
-    _chart()(data=bars_data(figure, key, _format()), key=key)
-
-
-def matrix_ui(figure: MatrixFigure, key: str) -> None:
-    """Draw the heatmap ``figure``; its download takes the chart format the sidebar chose."""
-    _chart()(data=matrix_data(figure, key, _format()), key=key)
+def chart_ui(figure, key: str) -> None:
+    """Draw ``figure``; its download takes the chart format the sidebar chose."""
+    _chart()(data=chart_data(figure, key, parse_format(st.session_state.get(PARAM))), key=key)

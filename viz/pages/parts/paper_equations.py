@@ -13,7 +13,7 @@ from model.decoding.step_by_step import Anatomy, StepAnatomy
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
 from viz.pages.parts import nav, translate_views, widgets
-from viz.pages.parts.canvas_charts import bars_ui, matrix_ui
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.safe_text import MAX_INPUT_CHARS, cut_input, md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -155,15 +155,15 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
     faithfulness check of the sentence's attention)."""
     norms = np.linalg.norm(anatomy.annotations, axis=1)
     with equation("h"):
-        bars_ui(norms_bar(norms, src_tokens, _("{norm} per source piece").format(norm=ltr("‖h_j‖"))), key="paper_h")
+        chart_ui(norms_bar(norms, src_tokens, _("{norm} per source piece").format(norm=ltr("‖h_j‖"))), key="paper_h")
     with equation("s0"):
         st.markdown(f"‖s_0‖ = {np.linalg.norm(anatomy.s0):.3f}")
     with equation("e"):
-        bars_ui(energies_bar(s.energies, src_tokens, f"e_{s.step}j"), key="paper_e")
+        chart_ui(energies_bar(s.energies, src_tokens, f"e_{s.step}j"), key="paper_e")
     with equation("alpha"):
         softmax = np.exp(s.energies - s.energies.max())
         softmax /= softmax.sum()
-        matrix_ui(source_strip(s.alpha, src_tokens, f"α_{s.step}j"), key="paper_alpha")
+        chart_ui(source_strip(s.alpha, src_tokens, f"α_{s.step}j"), key="paper_alpha")
         st.markdown(f"Σ_j α_{s.step}j = {s.alpha.sum():.4f} · max_j |softmax(e_{s.step})_j − α_{s.step}j| = "
                     f"{np.abs(softmax - s.alpha).max():.1e}")
         under_alpha()
@@ -183,7 +183,7 @@ def equations_ui(anatomy: Anatomy, s: StepAnatomy, src_tokens: list[str], tgt_vo
         best = np.argsort(-s.probs)[:5]
         top = candidates(tgt_vocab, s.probs[best], best)
         title = _("{probability}, top 5").format(probability=ltr(f"p(y_{s.step} | y_<{s.step}, x)"))
-        bars_ui(topk_bar(top, s.token_id, title), key="paper_out")
+        chart_ui(topk_bar(top, s.token_id, title), key="paper_out")
 
 
 def fixed_context_ui(encdec: str, text: str, settings: AppSettings) -> None:

@@ -26,7 +26,7 @@ from viz.figures.explanation_shares import shares_bar
 from viz.figures.faithfulness_curves import faithfulness_curves
 from viz.figures.heatmap import alignment_heatmap, alignment_matrix, display_token, merge_to_words, pharaoh, with_links
 from viz.pages.parts import first_paint, widgets
-from viz.pages.parts.canvas_charts import bars_ui, matrix_data, matrix_ui
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -107,16 +107,6 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
     return opened
 
 
-def warm_figures(results: list[Decoded]) -> None:
-    """Build the Alignment tab's heatmap of each attention model's result once, as the page would,
-    so that its code's first use is paid before the first visitor."""
-    for result in results:
-        trace = result.trace
-        if trace.attention is not None:
-            json.dumps(matrix_data(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,
-                                                    title=result.name, grayscale=True), result.name, "png"))
-
-
 def report(text: str, results: list[Decoded], settings: AppSettings) -> str:
     """The Downloads tab's HTML report, with the check under each heatmap (``attention_check_ui``'s)."""
     return html_report.report_html(text, [(r.name, r.trace) for r in results],
@@ -176,7 +166,7 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                                .format(name=ltr(md(result.name))))
                 else:
                     fig = with_links(fig, links, _("eflomal links"))
-            matrix_ui(fig, key=f"heatmap_{result.name}")
+            chart_ui(fig, key=f"heatmap_{result.name}")
             attention_check_ui(result.name, result.translator, result.trace, settings)
 
 
@@ -265,13 +255,13 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
     else:
         strip = source_strip(trace.attention[i], trace.source_tokens, _("attention α_{step}j at step {step}")
                              .format(step=step))
-        matrix_ui(strip, key="step_strip")
+        chart_ui(strip, key="step_strip")
         attention_check_ui(result.name, result.translator, trace, settings, short=True)
         if trace.energies is not None:
-            bars_ui(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
+            chart_ui(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
             st.caption(_("This model does not expose its energies e_ij before the softmax; only α is shown."))
-    bars_ui(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
+    chart_ui(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
 
 
 def step_controls(n_steps: int) -> int:
@@ -335,7 +325,7 @@ def _show_hypothesis(result: Decoded, node_id: int, settings: AppSettings) -> No
                .format(score=node.score, norm=node.norm_score, n=node.step))
     if path and path[0].attention is not None:
         matrix = np.stack([n.attention for n in path])  # (the hypothesis's tokens, source tokens)
-        matrix_ui(alignment_matrix(matrix, trace.source_tokens, [n.token for n in path],
+        chart_ui(alignment_matrix(matrix, trace.source_tokens, [n.token for n in path],
                                    title=_("attention α along this hypothesis")), key="beam_node_heatmap")
         heatmap_check_ui(result.name, result.translator, trace.source_ids, [n.token_id for n in path], matrix,
                          settings, short=True)
@@ -376,7 +366,7 @@ def _compare(result: Decoded, new: Trace, moved: Optional[int], settings: AppSet
             st.markdown(_("**{label}** · score {score:.3f}").format(label=_(label), score=trace.score))
             st.text(trace.translation)
             if trace.attention is not None:
-                matrix_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens),
+                chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens),
                           key=f"whatif_heatmap_{label}")
                 if trace is new and moved is not None:
                     st.caption(_("Not checked for faithfulness: at step {step} these weights were put there, "
@@ -492,7 +482,7 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
              found.free.target_ids))):
         matrix = np.stack(matrix)  # (rows, source tokens)
         with column:
-            matrix_ui(alignment_matrix(matrix, found.source_tokens, tokens[:len(matrix)],
+            chart_ui(alignment_matrix(matrix, found.source_tokens, tokens[:len(matrix)],
                                        title=title.format(name=ltr(result.name))), key=f"tf_{side}_{result.name}")
             heatmap_check_ui(result.name, result.translator, found.free.source_ids, ids[:len(matrix)], matrix,
                              settings, short=True)
