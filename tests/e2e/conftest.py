@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from viz.pages.parts.first_paint import SETTLED_JS
+
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -87,5 +89,7 @@ def page(browser, app_url):
 
 
 def wait_idle(page, timeout: int = 60_000) -> None:
-    """Until the app's script has finished its run: Streamlit's status widget shows only while it runs."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
+    """Until the page has settled (``first_paint.SETTLED_JS``): its script run is over and no rerun
+    is about to start. (Streamlit's status widget is no sign: it shows only once a run has lasted a
+    while, and a run that holds its charts back is followed by the probe's rerun half a second later.)"""
+    page.wait_for_function(SETTLED_JS, timeout=timeout)

@@ -37,6 +37,12 @@ LATER = "first_paint_later"  # session state: the extras (keys) this run held ba
 PROBES = "first_paint_probes"  # session state: how many probes this session has drawn
 EARLIER = "first_paint_earlier"  # session state: the extras the run before this one held back: computed now
 WHOLE_RUN = "first_paint_whole_run"  # session state: a run of the whole script is under way (not a fragment's own)
+PROBE_KEY = "first_paint_probe"  # each probe's key starts so; Streamlit gives its element the class st-key-<key>
+# True in a browser once the script run is over (RUN_OVER_JS), and once the page has settled: its run is
+# over and no probe waits to ask for the next (a run that held something back ends with a probe, whose
+# rerun starts half a second later). The browser tests and bench/page_speed.py wait for them.
+RUN_OVER_JS = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+SETTLED_JS = f"() => ({RUN_OVER_JS})() && !document.querySelector('[class*=\"st-key-{PROBE_KEY}_\"]')"
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
 _SCRIPT = "export default function (component) { component.setTriggerValue('drawn', true); }"
 
@@ -94,7 +100,7 @@ def probe_ui() -> None:
     end_run()
     if state.pop(HELD, False) or state.get(LATER):
         state[PROBES] = state.get(PROBES, 0) + 1  # a new key each time: a probe drawn in two runs in a row
-        _probe()(key=f"first_paint_probe_{state[PROBES]}", on_drawn_change=_drawn)  # is mounted, and run, twice
+        _probe()(key=f"{PROBE_KEY}_{state[PROBES]}", on_drawn_change=_drawn)  # is mounted, and run, twice
 
 
 def _drawn() -> None:
