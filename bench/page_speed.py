@@ -2,7 +2,7 @@
 
     python bench/page_speed.py [--repo DIR] [--checkpoints DIR] [--sentences 10] [--cold-starts 3] [--threads 2]
                                [--visitors 5] [--tab SLUG] [--align-dir DIR] [--space] [--space-cold]
-                               [--floor-run 0.4]
+                               [--floor-run 0.4] [--open-tabs N]
 
 1. the floor: a Streamlit app holding one text area, served the same way; a new visitor (a fresh
    browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box; and
@@ -27,7 +27,10 @@
    from clicking the Alignment page's link in the open app (and from opening its address) to its
    AER table on screen, for the first built-in gold set and the default models (null when no table
    shows within 30 s without pressing Measure);
-6. with ``--space``: the Sentence space page's first use, from opening its address to the first
+6. with ``--open-tabs N``: N new visitors on the warm server each open the landing page, then click
+   the Beam tree tab and then the Explanations tab: seconds from each click to that tab's charts
+   drawn (the tree; both models' faithfulness curves) and the page settled;
+7. with ``--space``: the Sentence space page's first use, from opening its address to the first
    model's map drawn, (a) on a running server, once its background warm-up (started by the first
    visit) has kept the default pair's spaces in a fresh ``--cache-dir`` (also timed, from launch), and (b) on a restarted
    server reading that cache, opened as soon as it answers; ``--space-cold`` also times it on a
@@ -52,6 +55,7 @@ from typing import Iterator, Optional
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.common import CHECKPOINTS, SHARED, free_port, streamlit_server, wait_healthy  # noqa: E402
+from viz.pages.parts.first_paint import RUN_OVER_JS, SETTLED_JS  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -71,8 +75,9 @@ def long_captions(n: int) -> list[str]:
 
 
 def wait_idle(page, timeout_ms: int = 120_000) -> None:
-    """Until Streamlit's "running" indicator is gone (the script run is over)."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_ms)
+    """Until the page has settled: its script run is over and no probe's rerun is coming
+    (``first_paint.SETTLED_JS``)."""
+    page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
 
 
 @contextlib.contextmanager
@@ -173,6 +178,29 @@ def visitor_on_warm_server(page, url: str) -> dict:
     return {"text_box": round(box, 2), "translation": round(translation, 2), "chart": round(chart, 2)}
 
 
+TAB_DRAWN = {  # a tab of the Translate page -> when its charts are drawn (by the page's script, or by plotly)
+    "Beam tree": "() => !!document.querySelector('.canvas-chart[data-nodes], .js-plotly-plot .scatterlayer')",
+    "Explanations": "() => document.querySelectorAll('.canvas-chart[data-lines]').length >= 4 || "  # two models'
+                    "document.querySelectorAll('.js-plotly-plot .scatterlayer').length >= 2",  # deletion and insertion
+}
+
+
+def visitor_opens_tabs(page, url: str) -> dict:
+    """A new visitor on the warm server opens the landing page, then each of ``TAB_DRAWN``'s tabs in
+    turn: seconds from the click to its charts drawn and the page settled."""
+    text_box(page, url)
+    page.locator(CHART).first.wait_for(timeout=120_000)
+    wait_idle(page)
+    found = {}
+    for label, drawn in TAB_DRAWN.items():
+        start = time.perf_counter()
+        page.get_by_role("tab", name=label).click()
+        page.wait_for_function(drawn, timeout=120_000)
+        wait_idle(page)
+        found[label] = round(time.perf_counter() - start, 2)
+    return found
+
+
 CHECK_HELD, CHECK_SHOWN = "Measuring how faithful", "How faithful is this picture?"
 
 
@@ -192,7 +220,7 @@ def time_sentence(page, sentence: str) -> tuple[float, Optional[float], Optional
     box.press("Control+Enter")
     page.wait_for_function("([sel, old]) => { const e = document.querySelector(sel); return e && e.innerText !== old; }",
                            arg=["[data-testid=stText]", before], timeout=120_000)
-    wait_idle(page)
+    page.wait_for_function(RUN_OVER_JS, timeout=120_000)  # this run's end (the check's run may follow)
     finished = time.perf_counter() - start
     reported = [int(ms) for ms in DECODE_MS.findall(page.inner_text("body"))][:2]  # under the two outputs
     decode = max(reported) / 1000 if reported else None
@@ -282,6 +310,8 @@ def main() -> None:
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh servers to time from launch")
     parser.add_argument("--visitors", type=int, default=5, help="new visitors timed on the floor app and the warm server")
     parser.add_argument("--toggles", type=int, default=6, help="clicks on the Alignment tab's Whole words toggle to time")
+    parser.add_argument("--open-tabs", type=int, default=0,
+                        help="new visitors who open the Beam tree and Explanations tabs, each timed")
     parser.add_argument("--tab", default="alignment", help="the Translate page's tab open while Ctrl+Enter is timed")
     parser.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the server")
     parser.add_argument("--align-dir", help="the app's --align-dir: also time the Alignment page's table")
@@ -294,7 +324,7 @@ def main() -> None:
     flags = (["--align-dir", args.align_dir] if args.align_dir else []) + args.app_flag
     from playwright.sync_api import sync_playwright
 
-    cold, runs, alignment, visitors, toggles = [], [], None, [], []
+    cold, runs, alignment, visitors, toggles, tabs = [], [], None, [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         floor_s, floor_runs_s = floor(browser, args.threads, args.visitors, long_captions(args.sentences), args.floor_run)
@@ -312,6 +342,8 @@ def main() -> None:
                     toggles = [time_toggle(page) for _ in range(args.toggles)] if args.tab == "alignment" else []
                     visitors = [new_visitor(browser, url, lambda page: visitor_on_warm_server(page, url))
                                 for _ in range(args.visitors)]
+                    tabs = [new_visitor(browser, url, lambda page: visitor_opens_tabs(page, url))
+                            for _ in range(args.open_tabs)]
                     if args.align_dir:
                         alignment = alignment_table(page, url)
             context.close()
@@ -330,6 +362,8 @@ def main() -> None:
                       "floor_ctrl_enter_median_s": statistics.median(floor_runs_s) if floor_runs_s else None,
                       "new_visitor_on_warm_server_s": visitors,
                       "new_visitor_median_s": {k: median(k) for k in ("text_box", "translation", "chart")},
+                      "tab_opened_s": tabs,
+                      "tab_opened_median_s": {k: statistics.median(t[k] for t in tabs) for k in TAB_DRAWN} if tabs else None,
                       "cold_starts_s": cold,
                       "cold_start_to_first_translation_median_s": statistics.median(c["translation"] for c in cold),
                       "cold_start_to_heatmap_median_s": statistics.median(c["heatmap"] for c in cold),

@@ -36,9 +36,8 @@ def test_the_heatmaps_button_downloads_the_chosen_format(page, app_url, query, s
 def test_a_plotly_charts_camera_button_downloads_the_chosen_format(page, app_url):
     """Plotly's button follows the same setting (its PNG default is checked by the unit tests' config)."""
     query, suffix, starts = FORMATS[0]  # SVG
-    page.goto(f"{app_url}/?{urlencode({'src': SENTENCE, 'tab': 'explanations', **query})}",
-              wait_until="domcontentloaded")
-    chart = page.locator(".js-plotly-plot").first  # the Explanations tab's charts are plotly's
+    page.goto(f"{app_url}/models?{urlencode(query)}", wait_until="domcontentloaded")
+    chart = page.locator(".js-plotly-plot").first  # the Models page's training curves are plotly's
     chart.wait_for(timeout=120_000)
     wait_idle(page)
     chart.hover()

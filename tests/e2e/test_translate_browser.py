@@ -42,7 +42,8 @@ def test_translate_in_browser(page, app_url, tmp_path):
                            timeout=60_000)  # clicked or typed meanwhile
     wait_idle(page)
     page.get_by_role("tab", name="Explanations").click()
-    page.locator(".js-plotly-plot .barlayer .point").first.wait_for(timeout=60_000)  # the source/prefix bars
+    page.locator(".canvas-chart[data-bars]").first.wait_for(timeout=60_000)  # the source/prefix bars
+    page.locator(".canvas-chart[data-lines]").first.wait_for(timeout=60_000)  # the faithfulness curves
     expect(page.get_by_text("random order").first).to_be_visible(timeout=60_000)  # the faithfulness table
     page.screenshot(path=str(tmp_path / "explanations.png"), full_page=True)
 
@@ -61,6 +62,32 @@ def test_a_tab_rerunning_alone_shows_its_check_without_another_click(page, app_u
                            timeout=60_000)
     wait_idle(page)
     assert page.get_by_text("Measuring how faithful").count() == 0
+
+
+def test_a_click_on_a_beam_tree_node_shows_that_hypothesis(page, app_url):
+    page.goto(f"{app_url}/?tab=beam&src=a+dog+runs+in+the+park", wait_until="domcontentloaded")
+    tree = page.locator(".canvas-chart[data-nodes]").first  # drawn by the page's script (canvas_charts.py)
+    tree.wait_for(timeout=60_000)
+    wait_idle(page)
+    node, x, y = json.loads(tree.get_attribute("data-nodes"))[-1]  # (id, x, y) of each node on the canvas
+    tree.locator("canvas").hover(position={"x": x, "y": y})
+    expect(tree.locator(".tip")).to_contain_text(re.compile(r"token: .+\s+step: \d+\s+log p: "))
+    tree.locator("canvas").click(position={"x": x, "y": y})
+    expect(page.get_by_label("Node id").first).to_have_value(str(node), timeout=60_000)
+    expect(page.get_by_text(f"Hypothesis {node}").first).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    tree = page.locator(".canvas-chart[data-nodes]").first
+    whole = tree.get_attribute("data-nodes")
+    (first_id, x0, y0), (last_id, x1, y1) = json.loads(whole)[0], json.loads(whole)[-1]
+    box = tree.locator("canvas").bounding_box()  # drag a box around the first and the last node: a zoom
+    page.mouse.move(box["x"] + min(x0, x1) - 5, box["y"] + min(y0, y1) - 5)
+    page.mouse.down()
+    page.mouse.move(box["x"] + max(x0, x1) + 5, box["y"] + max(y0, y1) + 5, steps=5)
+    page.mouse.up()
+    expect(tree).not_to_have_attribute("data-nodes", whole)  # the nodes spread out
+    assert page.get_by_label("Node id").first.input_value() == str(node)  # the drag picked nothing
+    tree.locator("canvas").dblclick(position={"x": 3, "y": 3})
+    expect(tree).to_have_attribute("data-nodes", whole)  # back to the whole tree
 
 
 def test_a_new_visitor_gets_the_text_box_then_the_heatmap_without_touching_anything(page, app_url):

@@ -5,7 +5,7 @@ import pytest
 from model.cards.schema import StressRow, ValidationRecord
 from model.decoding.trace import Candidate
 from model.scoring.word_alignment import AlignmentFormatError, parse_links, word_spans
-from viz.figures.beam_tree import beam_tree_figure, tree_layout
+from viz.figures.beam_tree import beam_tree, beam_tree_figure, tree_layout
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, merge_to_words, pharaoh
 from viz.figures.length_chart import stress_chart
@@ -98,6 +98,28 @@ def test_beam_tree_without_pruned_nodes():
     assert len(edges) == 2 * (len(nodes) - 1)
 
 
+@pytest.mark.parametrize("keep", [lambda n: True, lambda n: n["status"] != "pruned"])
+def test_the_pages_beam_tree_holds_the_plotly_trees_nodes_and_edges(keep):
+    """The canvas tree (``TreeFigure``) and the plotly one draw the same nodes at the same places."""
+    nodes = [n for n in tree_nodes() if keep(n)]
+    tree, fig = beam_tree(nodes, "t"), beam_tree_figure(nodes, "t")
+    markers = [t for t in fig.data if t.mode == "markers+text"]
+    plotly_at = {int(c[0]): (x, y) for t in markers for c, x, y in zip(t.customdata, t.x, t.y)}
+    assert {i: (s, r) for i, s, r in zip(tree.ids, tree.steps, tree.rows)} == plotly_at
+    assert sorted(i for i, st in zip(tree.ids, tree.statuses) if st == "best") == [0, 1, 4]
+    assert [tree.ids[p] if p >= 0 else None for p in tree.parents] == [n["parent"] for n in nodes]
+    four = tree.ids.index(4)
+    assert tree.labels[four] == "t4" and tree.hovers[four].splitlines() == ["token: t4", "step: 2", "log p: -4.000",
+                                                                            "normalised: -2.000"]
+    assert [s[0] for s in tree.styles] == ["pruned", "kept", "finished", "best"]  # drawn in this order
+
+
+def test_a_trees_node_whose_parent_was_left_out_is_a_root():
+    nodes = [n for n in tree_nodes() if n["id"] != 2]  # node 2 (parent of 5 and 6) filtered away
+    tree = beam_tree(nodes)
+    assert [tree.ids[k] for k, p in enumerate(tree.parents) if p < 0] == [0, 5, 6]
+
+
 def test_tree_layout_puts_parents_between_children():
     y = tree_layout([n["parent"] for n in tree_nodes()])
     assert y[4] == y[1] and min(y[5], y[6]) <= y[2] <= max(y[5], y[6])
@@ -146,6 +168,32 @@ def test_stress_chart_gives_each_of_seven_models_its_own_colour():
     fig = stress_chart({f"model-{i}": rows for i in range(7)}, "stress")
     assert [t.name for t in fig.data] == [f"model-{i}" for i in range(7)]
     assert len({t.line.color for t in fig.data}) == 7
+
+
+def test_the_pages_curve_panels_hold_the_plotly_figures_lines():
+    from model.explaining.faithfulness import Curves
+    from viz.figures.faithfulness_curves import curve_panels, faithfulness_curves
+
+    counts = np.array([0, 1, 2, 3, 5, 7])
+    falling = Curves(counts, -np.arange(6.0), np.arange(6.0) - 5)
+    flat = Curves(counts, np.full(6, -2.0), np.full(6, -2.0))
+    curves, names = {"occlusion": falling, "attention": flat}, {"occlusion": "occlusion (leave out)"}
+    deletion, insertion = curve_panels(curves, flat, names, "m: faithfulness curves")
+    fig = faithfulness_curves(curves, flat, names)
+    for panel, axis in ((deletion, "x"), (insertion, "x2")):
+        drawn = [(t.name, tuple(t.x), tuple(t.y), t.line.color, t.line.dash == "dash") for t in fig.data if t.xaxis == axis]
+        assert [(line.name, line.x, line.y, line.color, line.dashed) for line in panel.lines] == drawn
+    assert deletion.subtitle.startswith("deletion") and insertion.subtitle.startswith("insertion")
+
+
+def test_shares_bar_stacks_each_tokens_source_and_prefix_share():
+    from viz.figures.explanation_shares import shares_bar
+
+    shares = np.array([[1.0, 0.0], [0.25, 0.75], [0.6, 0.4]])
+    bar = shares_bar(shares, ["▁le", "▁<b>", "</s>"], "t")
+    assert bar.labels == ("le", "<b>", "</s>")  # plain text: the page's script writes it as text
+    assert bar.values == ((1.0, 0.25, 0.6), (0.0, 0.75, 0.4))  # (series, tokens)
+    assert bar.names == ("source sentence", "words already written")
 
 
 def test_faithfulness_curves_draw_each_method_and_the_random_order_on_both_panels():

@@ -21,7 +21,7 @@ from model.decoding.search import SearchConfig
 from tests.model.test_decodable import doc_namespace
 
 from ..conftest import open_tab, start_app
-from .test_translate_page import canvas, charts, heatmaps
+from .test_translate_page import canvas, heatmaps
 
 APP = str(Path(__file__).resolve().parents[2] / "viz" / "pages" / "main.py")
 TOY = "tiny-attention-doc"
@@ -88,7 +88,7 @@ def test_a_registered_model_gets_every_translate_view(toy_root):
     open_tab(at, "Explanations")
     assert heatmaps(at), "explanation heatmap"
     open_tab(at, "Beam tree")
-    assert any(t.get("name") == "best path" for spec in charts(at) for t in spec["data"])
+    assert any("best" in tree["statuses"] for tree in canvas(at, "tree"))
 
 
 def test_a_config_naming_an_unregistered_family_is_not_offered(toy_root, monkeypatch):

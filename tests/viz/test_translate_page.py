@@ -204,10 +204,10 @@ def test_what_if_heatmaps_say_how_faithful_they_are_unless_their_weights_were_pu
 def test_beam_tree_and_node_drilldown(at):
     type_sentence(at, "the cat sits")
     open_tab(at, "Beam tree")
-    tree = next(spec for spec in charts(at) if any(t.get("name") == "best path" for t in spec["data"]))
-    n_markers = sum(len(t["customdata"]) for t in tree["data"] if t["mode"] == "markers+text")
+    (tree,) = canvas(at, "tree")  # drawn on a canvas: one node per hypothesis, the best path marked
+    assert "best" in tree["statuses"] and tree["ids"] == list(range(len(tree["ids"])))
     node_box = at.number_input(key="beam_node_rnnsearch-tiny")
-    assert node_box.max == n_markers - 1
+    assert node_box.max == len(tree["ids"]) - 1
     node_box.set_value(3).run()
     assert not at.exception
     assert any(m.value.startswith("**Hypothesis 3**") for m in at.markdown)
@@ -409,14 +409,15 @@ def test_the_explanations_tab_shows_each_methods_faithfulness_for_both_models(at
         assert list(table[deletion][:-1]) == sorted(table[deletion][:-1])  # methods ranked by deletion area
     search, encdec = tables
     assert "attention α" in set(search.iloc[:, 0]) and "attention α" not in set(encdec.iloc[:, 0])
-    bars = [spec for spec in charts(at) if any(t["type"] == "bar" for t in spec["data"])]
-    assert len(bars) == 2 and all(abs(a + b - 1) < 1e-3 for spec in bars
-                                  for a, b in zip(spec["data"][0]["y"], spec["data"][1]["y"]))
+    bars = canvas(at, "stacks")  # each output token's source and prefix shares
+    assert len(bars) == 2 and all(abs(a + b - 1) < 1e-3 for bar in bars for a, b in zip(*bar["values"]))
+    assert not charts(at)  # the tab loads no plotly
     for name, table in (("rnnsearch-tiny", search), ("rnnencdec-tiny", encdec)):  # each model's curves
-        (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == f"explain_curves_{name}"]
-        lines = {t["name"] for t in spec["data"]}
-        assert lines == set(table.iloc[:, 0])  # every method in the table, and the random order
-        assert len(spec["data"]) == 2 * len(lines)  # a deletion and an insertion curve each
+        panels = [p for p in canvas(at, "lines") if p["title"].startswith(name)]
+        assert [p["subtitle"].split(":")[0] for p in panels] == ["deletion", "insertion"]
+        for panel in panels:  # every method in the table, and the random order
+            assert [line["name"] for line in panel["lines"]][-1] == "random order"
+            assert {line["name"] for line in panel["lines"]} == set(table.iloc[:, 0])
 
 
 def test_a_contrast_explains_why_one_word_and_not_another(at):

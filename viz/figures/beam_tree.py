@@ -1,11 +1,14 @@
-"""The whole beam search as a left-to-right tree (one scatter marker per hypothesis)."""
+"""The whole beam search as a left-to-right tree, one marker per hypothesis: a ``TreeFigure``
+the Translate page draws on a canvas (viz/pages/parts/canvas_charts.py, where a click on a node
+picks it), and a plotly figure for the notebook and the HTML report."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import plotly.graph_objects as go
 
-from viz.figures.heatmap import display_token
+from viz.figures.heatmap import display_token, token_text
 from viz.i18n import N_, _
 
 STATUS_STYLE = {  # status -> (colour, marker size, legend label, shown through _)
@@ -36,6 +39,39 @@ def tree_layout(parents: Sequence) -> list[float]:
             stack.append((node, True))
             stack.extend((c, False) for c in reversed(children[node]))
     return y
+
+
+@dataclass(frozen=True)
+class TreeFigure:
+    """Node k sits at step ``steps[k]`` and row ``rows[k]`` (``tree_layout``), joined to node
+    ``parents[k]`` (an index; -1 for a root) and drawn in the style of ``statuses[k]`` (the
+    ``styles`` rows: status, colour, marker size, legend name). Tokens are plain text; a click on
+    node k sends ``ids[k]``, its id in the trace."""
+
+    title: str
+    x_title: str
+    ids: tuple[int, ...]
+    steps: tuple[int, ...]
+    rows: tuple[float, ...]
+    parents: tuple[int, ...]
+    statuses: tuple[str, ...]
+    labels: tuple[str, ...]
+    hovers: tuple[str, ...]  # what hovering over the node shows (lines joined by newlines)
+    styles: tuple[tuple[str, str, int, str], ...]
+
+
+def beam_tree(nodes: Sequence[dict], title: str = "") -> TreeFigure:
+    """What ``beam_tree_figure`` shows, as a ``TreeFigure`` for the page's canvas."""
+    index = {n["id"]: k for k, n in enumerate(nodes)}
+    parents = [index.get(n["parent"], -1) for n in nodes]
+    token, step, normalised = _("token"), _("step"), _("normalised")
+    return TreeFigure(
+        title, step, tuple(int(n["id"]) for n in nodes), tuple(int(n["step"]) for n in nodes),
+        tuple(tree_layout([None if p < 0 else p for p in parents])), tuple(parents),
+        tuple(n["status"] for n in nodes), tuple(token_text(n["token"]) for n in nodes),
+        tuple(f"{token}: {token_text(n['token'])}\n{step}: {n['step']}\nlog p: {_fmt(n['score'])}\n"
+              f"{normalised}: {_fmt(n['norm_score'])}" for n in nodes),
+        tuple((status, colour, size, _(label)) for status, (colour, size, label) in STATUS_STYLE.items()))
 
 
 def beam_tree_figure(nodes: Sequence[dict], title: str = "") -> go.Figure:

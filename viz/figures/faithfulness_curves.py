@@ -1,9 +1,13 @@
 """How faithful each explanation of one translation is, drawn: its deletion and insertion curves
 beside a random order's (model/explaining/faithfulness.py · ``Curves``), deletion above insertion.
 The x axis is the share of source tokens removed (deletion) or kept (insertion), most important
-first; the y axis the output's mean log-probability per token, re-scored with the same output."""
+first; the y axis the output's mean log-probability per token, re-scored with the same output.
+
+The page draws them as two ``LinesFigure`` panels on a canvas (viz/pages/parts/canvas_charts.py ·
+``curve_panels``); the notebook as one plotly figure (``faithfulness_curves``)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
 
 from plotly.subplots import make_subplots
@@ -18,6 +22,48 @@ COLOURS = dict(zip(METHODS, ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d6272
 OTHERS = ("#8c564b", "#e377c2", "#17becf")
 
 
+@dataclass(frozen=True)
+class Line:
+    """One curve: its points (``x`` in 0..1, the share of source tokens) and how it is drawn."""
+
+    name: str
+    color: str
+    dashed: bool
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class LinesFigure:
+    """Lines over a share axis (0 to 100%), one legend entry each; ``subtitle`` under the title."""
+
+    title: str
+    subtitle: str
+    x_title: str
+    y_title: str
+    lines: tuple[Line, ...]
+
+
+def _lines(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str]):
+    """(name, curve, colour, dashed) for each method's curves, then the random order's."""
+    found = [(names.get(m, m), c, COLOURS.get(m, OTHERS[i % len(OTHERS)]), False)
+             for i, (m, c) in enumerate(curves.items())]
+    return found + [(_("random order"), random_curves, "#7f7f7f", True)]
+
+
+def curve_panels(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str],
+                 title: str = "") -> tuple[LinesFigure, LinesFigure]:
+    """What ``faithfulness_curves`` shows, as two ``LinesFigure`` panels for the page's canvas:
+    deletion, then insertion."""
+    subtitles = (_("deletion: most important removed first (lower is better)"),
+                 _("insertion: most important added first (higher is better)"))
+    lines = _lines(curves, random_curves, names)
+    return tuple(LinesFigure(title, subtitle, _("share of source tokens"), _("log p per token"), tuple(
+        Line(name, colour, dashed, tuple((curve.counts / max(int(curve.counts[-1]), 1)).round(4).tolist()),
+             tuple(round(float(v), 4) for v in getattr(curve, panel)))
+        for name, curve, colour, dashed in lines)) for subtitle, panel in zip(subtitles, ("deletion", "insertion")))
+
+
 def faithfulness_curves(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str],
                         title: str = "") -> go.Figure:
     """``curves`` (method -> Curves) and the random order's, side by side: deletion (falling fast
@@ -25,9 +71,8 @@ def faithfulness_curves(curves: Mapping[str, Curves], random_curves: Curves, nam
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16,  # one above the other: a page column is narrow
                         subplot_titles=(_("deletion: most important removed first (lower is better)"),
                                         _("insertion: most important added first (higher is better)")))
-    lines = [(names.get(m, m), c, {"color": COLOURS.get(m, OTHERS[i % len(OTHERS)])})
-             for i, (m, c) in enumerate(curves.items())]
-    lines.append((_("random order"), random_curves, {"color": "#7f7f7f", "dash": "dash"}))
+    lines = [(name, curve, {"color": colour, **({"dash": "dash"} if dashed else {})})
+             for name, curve, colour, dashed in _lines(curves, random_curves, names)]
     for name, curve, line in lines:
         share = (curve.counts / max(int(curve.counts[-1]), 1)).round(4).tolist()
         for row, values in ((1, curve.deletion), (2, curve.insertion)):

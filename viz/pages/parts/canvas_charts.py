@@ -1,29 +1,37 @@
 """Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
 iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
 thousand points), the attention heatmaps (``viz/figures/heatmap.py`` · ``MatrixFigure``) of the
-Translate page's Alignment, Beam tree, What if and Teacher forcing tabs, the Paper page's Figure 3
-and the Alignment page's answer key, and a decoding step's bars (``viz/figures/decoding_step.py`` ·
-``BarsFigure``: the step view, the Paper page's equations).
+Translate page's tabs, the Paper page's Figure 3 and the Alignment page's answer key, a decoding
+step's bars (``viz/figures/decoding_step.py`` · ``BarsFigure``: the step view, the Paper page's
+equations), the beam tree (``viz/figures/beam_tree.py`` · ``TreeFigure``) and the Explanations
+tab's source/prefix shares and faithfulness curves (``StackFigure``, ``LinesFigure``). The
+Translate page loads no plotly.
 
 Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
 thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs
 the browser several tenths of a second more. Drawn here, a new visitor's maps and heatmaps come
-with the page's text (docs/performance.md has the figures). Plotly stays for the other charts.
+with the page's text (docs/performance.md has the figures). Plotly stays for the Evaluate and
+Models pages' charts, the Paper page's Figure 2 and training replay, the notebook and the report.
 
-What they do: hovering shows a point's sentence or a cell's tokens and weight; dragging a box
-zooms into a map, a double-click zooms out; a button (top right, shown on hover) downloads the
-chart in the chosen chart format, PNG or SVG, drawn by the same paint function as the screen.
+What they do: hovering shows a point's sentence, a cell's tokens and weight, a node's hypothesis
+or a curve's value; dragging a box zooms into a map, a double-click zooms out; a click on a beam
+tree's node picks it (``chart_ui`` returns its id); a button (top right, shown on hover) downloads
+the chart in the chosen chart format, PNG or SVG, drawn by the same paint function as the screen.
 The page's text reaches the browser as data, never as markup: the script writes it with
 ``textContent`` (hover, buttons), on the canvas, or escaped (SVG).
 """
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import streamlit as st
 
 from viz.figures.download_config import PARAM, PNG_SCALE, file_stem, parse_format
+from viz.figures.beam_tree import TreeFigure
 from viz.figures.decoding_step import BarsFigure
+from viz.figures.explanation_shares import StackFigure
+from viz.figures.faithfulness_curves import LinesFigure
 from viz.figures.heatmap import MatrixFigure
 from viz.figures.sentence_space import SentenceMap
 from viz.i18n import _
@@ -46,8 +54,8 @@ _CSS = """
 """
 
 _JS = r"""
-// Three kinds of chart (points, matrix, bars), each a layout, a paint function and a hit test; one
-// mount for all.
+// Six kinds of chart (points, matrix, bars, stacks, lines, tree), each a layout, a paint function and
+// a hit test (the tree also a pick: a click on a node sends its id to the page); one mount for all.
 // A paint function draws onto a "painter": the canvas on screen, a larger canvas for a PNG, or
 // SVG text; so the download shows what the page shows.
 
@@ -260,13 +268,179 @@ const BARS = {
   marks(data) { return { bars: JSON.stringify(data.labels) }; },
 };
 
-const KINDS = { points: POINTS, matrix: MATRIX, bars: BARS };
+// stacks: one bar per label, its series' segments stacked from 0 (an explanation's source and prefix shares)
+const STACKS = {
+  start() { return {}; },
+  layout(data, w, measure) {
+    const n = Math.max(data.labels.length, 1), f = n <= 25 ? 12 : n <= 45 ? 10 : 8;
+    const lw = Math.max(0, ...data.labels.map((s) => measure(s, f)));
+    const top = 34, left = 52, right = 12, bottom = Math.round(lw * Math.sin(Math.PI / 3) + 16) + 24;
+    return { f, top, left, right, bottom, h: top + 160 + bottom };
+  },
+  paint(p, data, state, w, h, box) {
+    const { f, top, left, right, bottom } = box, n = data.labels.length;
+    const x0 = left, x1 = w - right, y0 = top, y1 = h - bottom, slot = (x1 - x0) / Math.max(n, 1);
+    const hi = Math.max(1, ...data.labels.map((_, i) => data.values.reduce((a, v) => a + v[i], 0)));
+    const sy = (v) => y1 - v / hi * (y1 - y0);
+    p.rect(0, 0, w, h, "#ffffff");
+    p.text(data.title, w / 2, 20, 15, "#222", "center");
+    for (const t of niceTicks(0, hi)) {
+      p.line(x0, sy(t), x1, sy(t), "#ebebeb", 1);
+      p.text(String(t), x0 - 6, sy(t) + 4, 11, "#555", "right", 0, LTR);
+    }
+    p.text(data.value_title, 14, (y0 + y1) / 2, 12, "#444", "center", -90);
+    data.labels.forEach((label, i) => {
+      let below = 0;
+      data.values.forEach((series, k) => {
+        p.rect(x0 + i * slot + slot * 0.1, sy(below + series[i]), slot * 0.8, sy(below) - sy(below + series[i]), data.colors[k]);
+        below += series[i];
+      });
+      p.text(label, x0 + (i + 0.5) * slot + f / 3, y1 + 8, f, "#333", "right", -60, LTR);
+    });
+    p.line(x0, y1, x1, y1, "#999", 1);
+    legend(p, data.names.map((name, k) => [name, "square-fill", data.colors[k]]), x0, h - 8);
+  },
+  hit(data, state, mx, my, w, h, box) {
+    const n = data.labels.length, x0 = box.left, x1 = w - box.right, i = Math.floor((mx - x0) / ((x1 - x0) / Math.max(n, 1)));
+    if (i < 0 || i >= n || mx > x1 || my < box.top || my > h - box.bottom) return null;
+    return [[data.labels[i], ...data.names.map((name, k) => `${name}: ${data.values[k][i].toFixed(3)}`)].join("\n"), mx, my];
+  },
+  marks(data) { return { bars: JSON.stringify(data.labels) }; },
+};
+
+// lines: curves over a share of the source (0 to 100%), with a dot at each point
+function lineSpan(data) {
+  const ys = data.lines.flatMap((l) => l.y);
+  const lo = Math.min(...ys), hi = Math.max(...ys), pad = (hi - lo) * 0.06 || 0.5;
+  return ys.length ? [lo - pad, hi + pad] : [0, 1];
+}
+
+const LINES = {
+  start(data) { return { span: lineSpan(data) }; },
+  layout(data, w, measure) {
+    const rows = legendRows(data.lines.map((l) => [l.name, "dot", l.color]), 56, w - 14, measure);
+    const bottom = 52 + 18 * rows.length;
+    return { top: data.subtitle ? 52 : 34, left: 56, right: 14, bottom, legend: rows, h: 230 + bottom };
+  },
+  scale(state, w, h, box) {
+    const [lo, hi] = state.span;
+    return { sx: (x) => box.left + x * (w - box.left - box.right), sy: (y) => h - box.bottom - (y - lo) / (hi - lo) * (h - box.top - box.bottom) };
+  },
+  paint(p, data, state, w, h, box) {
+    const { sx, sy } = LINES.scale(state, w, h, box), bottom = h - box.bottom;
+    p.rect(0, 0, w, h, "#ffffff");
+    p.text(data.title, w / 2, 20, 15, "#222", "center");
+    if (data.subtitle) p.text(data.subtitle, w / 2, 40, 12, "#444", "center");
+    for (let t = 0; t <= 1.0001; t += 0.2) {
+      p.line(sx(t), box.top, sx(t), bottom, "#ebebeb", 1);
+      p.text(`${Math.round(t * 100)}%`, sx(t), bottom + 14, 11, "#555", "center", 0, LTR);
+    }
+    for (const t of niceTicks(...state.span)) {
+      p.line(box.left, sy(t), w - box.right, sy(t), "#ebebeb", 1);
+      p.text(String(t), box.left - 6, sy(t) + 4, 11, "#555", "right", 0, LTR);
+    }
+    p.text(data.x_title, (box.left + w - box.right) / 2, bottom + 32, 12, "#444", "center");
+    p.text(data.y_title, 14, (box.top + bottom) / 2, 12, "#444", "center", -90);
+    for (const l of data.lines) {
+      p.path(l.x.map((x, i) => [sx(x), sy(l.y[i])]), l.color, 2, l.dashed);
+      l.x.forEach((x, i) => p.circle(sx(x), sy(l.y[i]), 3, l.color));
+    }
+    box.legend.forEach((row, r) => legend(p, row, box.left, bottom + 50 + 18 * r));
+  },
+  hit(data, state, mx, my, w, h, box) {  // the nearest point within reach
+    const { sx, sy } = LINES.scale(state, w, h, box);
+    let found = null, best = 64;
+    for (const l of data.lines) l.x.forEach((x, i) => {
+      const d = (sx(x) - mx) ** 2 + (sy(l.y[i]) - my) ** 2;
+      if (d <= best) { best = d; found = [`${l.name}\n${Math.round(x * 100)}%: ${l.y[i].toFixed(3)}`, sx(x), sy(l.y[i])]; }
+    });
+    return found;
+  },
+  marks(data) { return { lines: JSON.stringify(data.lines.map((l) => [l.name, l.x.length])) }; },
+};
+
+// tree: the beam search, left to right; a click on a node picks it; zoom by dragging a box
+const TREE = {
+  start(data) {
+    const full = { x0: -0.5, x1: Math.max(0, ...data.steps) + 1.2, y0: -0.5, y1: Math.max(0, ...data.rows) + 0.5 };
+    return { full, view: { ...full },
+             styles: Object.fromEntries(data.styles.map(([s, color, size, name]) => [s, { color, size, name }])) };
+  },
+  layout(data) {
+    const rows = Math.max(0, ...data.rows) + 1;
+    return { top: 40, left: 16, right: 70, bottom: 62, h: Math.max(350, 14 * rows + 120) };
+  },
+  scale(state, w, h, box) {
+    const v = state.view;
+    return { sx: (x) => box.left + (x - v.x0) / (v.x1 - v.x0) * (w - box.left - box.right),
+             sy: (r) => box.top + (r - v.y0) / (v.y1 - v.y0) * (h - box.top - box.bottom) };
+  },
+  paint(p, data, state, w, h, box) {
+    const { sx, sy } = TREE.scale(state, w, h, box), n = data.ids.length, bottom = h - box.bottom, v = state.view;
+    p.rect(0, 0, w, h, "#ffffff");
+    p.text(data.title, w / 2, 20, 15, "#222", "center");
+    const first = Math.max(0, Math.ceil(v.x0)), last = Math.min(Math.max(0, ...data.steps), Math.floor(v.x1));
+    const every = Math.max(1, Math.ceil((last - first + 1) / 30));
+    for (let t = first; t <= last; t += every) p.text(String(t), sx(t), bottom + 16, 11, "#555", "center", 0, LTR);
+    p.text(data.x_title, (box.left + w - box.right) / 2, bottom + 34, 12, "#444", "center");
+    p.clip(0, box.top - 8, w, bottom - box.top + 16, () => {
+      for (const best of [false, true]) {  // the grey edges first, the best path's red ones over them
+        for (let k = 0; k < n; k++) {
+          const q = data.parents[k];
+          if (q < 0 || (data.statuses[k] === "best") !== best) continue;
+          p.line(sx(data.steps[q]), sy(data.rows[q]), sx(data.steps[k]), sy(data.rows[k]), best ? "#d62728" : "#dddddd", best ? 3 : 1);
+        }
+      }
+      for (const [status] of data.styles) {  // pruned first, the best path last (on top)
+        const style = state.styles[status];
+        for (let k = 0; k < n; k++) {
+          if (data.statuses[k] !== status) continue;
+          const x = sx(data.steps[k]), y = sy(data.rows[k]);
+          p.circle(x, y, style.size / 2 + 1, "#ffffff");
+          p.circle(x, y, style.size / 2, style.color);
+          p.text(data.labels[k], x + style.size / 2 + 3, y + 4, 10, status === "best" ? style.color : "#444", "left", 0, LTR);
+        }
+      }
+    });
+    legend(p, data.styles.map(([s]) => [state.styles[s].name, "dot", state.styles[s].color]), box.left, h - 10);
+  },
+  nearest(data, state, mx, my, w, h, box) {  // the node under the pointer (index), or -1
+    const { sx, sy } = TREE.scale(state, w, h, box);
+    let found = -1, best = 64;
+    for (let k = 0; k < data.ids.length; k++) {
+      const d = (sx(data.steps[k]) - mx) ** 2 + (sy(data.rows[k]) - my) ** 2;
+      if (d <= best) { best = d; found = k; }
+    }
+    return found;
+  },
+  hit(data, state, mx, my, w, h, box) {
+    const k = TREE.nearest(data, state, mx, my, w, h, box), { sx, sy } = TREE.scale(state, w, h, box);
+    return k < 0 ? null : [data.hovers[k], sx(data.steps[k]), sy(data.rows[k])];
+  },
+  pick(data, state, mx, my, w, h, box) {
+    const k = TREE.nearest(data, state, mx, my, w, h, box);
+    return k < 0 ? null : data.ids[k];
+  },
+  zoom(state, pixels, w, h, box) {  // pixels: the dragged box; null: back to the whole tree
+    if (!pixels) { state.view = { ...state.full }; return; }
+    const v = state.view, fx = (w - box.left - box.right) / (v.x1 - v.x0), fy = (h - box.top - box.bottom) / (v.y1 - v.y0);
+    state.view = { x0: v.x0 + (pixels.x0 - box.left) / fx, x1: v.x0 + (pixels.x1 - box.left) / fx,
+                   y0: v.y0 + (pixels.y0 - box.top) / fy, y1: v.y0 + (pixels.y1 - box.top) / fy };
+  },
+  marks(data, state, w, h, box) {  // where each node is (id, x, y), for the browser tests
+    const { sx, sy } = TREE.scale(state, w, h, box);
+    return { nodes: JSON.stringify(data.ids.map((id, k) => [id, +sx(data.steps[k]).toFixed(1), +sy(data.rows[k]).toFixed(1)])) };
+  },
+};
+
+const KINDS = { points: POINTS, matrix: MATRIX, bars: BARS, stacks: STACKS, lines: LINES, tree: TREE };
 const LTR = "ltr";  // numbers and tokens are written left to right, also on a right-to-left page
 
 function fmt(v) { return Math.abs(v) >= 100 ? v.toFixed(0) : +v.toFixed(3) + ""; }
 
-function mark(p, shape, x, y, r, color) {  // a marker: "dot", "ring", "square" or "cross"
+function mark(p, shape, x, y, r, color) {  // a marker: "dot", "ring", "square", "square-fill" or "cross"
   if (shape === "cross") p.cross(x, y, r * 0.8, color);
+  else if (shape === "square-fill") p.rect(x - r, y - r, 2 * r, 2 * r, color);
   else if (shape === "ring") p.ring(x, y, r, color);
   else if (shape === "square") p.square(x, y, r, color);
   else p.circle(x, y, r, color);
@@ -279,6 +453,17 @@ function legend(p, items, x, y) {  // [name, marker, colour] in a row
   }
 }
 
+function legendRows(items, x0, x1, measure) {  // the items in rows that fit between x0 and x1
+  const rows = [[]];
+  let x = x0;
+  for (const item of items) {
+    const width = 14 + measure(item[0], 12) + 18;
+    if (x + width > x1 && rows[rows.length - 1].length) { rows.push([]); x = x0; }
+    rows[rows.length - 1].push(item); x += width;
+  }
+  return rows;
+}
+
 function canvasPainter(ctx, family) {
   const font = (size) => `${size}px ${family}`;
   return {
@@ -287,6 +472,10 @@ function canvasPainter(ctx, family) {
       ctx.strokeStyle = color; ctx.lineWidth = width; ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
     },
     circle(x, y, r, color) { ctx.fillStyle = color; ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.fill(); },
+    path(points, color, width, dashed) {  // a polyline through [x, y] points
+      ctx.save(); ctx.strokeStyle = color; ctx.lineWidth = width; ctx.setLineDash(dashed ? [6, 4] : []); ctx.beginPath();
+      points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y))); ctx.stroke(); ctx.restore();
+    },
     ring(x, y, r, color) {
       ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.stroke();
     },
@@ -318,6 +507,10 @@ function svgPainter(measure, family) {
       parts.push(`<line x1="${n(x0)}" y1="${n(y0)}" x2="${n(x1)}" y2="${n(y1)}" stroke="${color}" stroke-width="${width}"/>`);
     },
     circle(x, y, r, color) { parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="${color}"/>`); },
+    path(points, color, width, dashed) {
+      parts.push(`<polyline points="${points.map(([x, y]) => `${n(x)},${n(y)}`).join(" ")}" fill="none" ` +
+                 `stroke="${color}" stroke-width="${width}"${dashed ? ' stroke-dasharray="6 4"' : ""}/>`);
+    },
     ring(x, y, r, color) {
       parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="none" stroke="${color}" stroke-width="2"/>`);
     },
@@ -366,7 +559,7 @@ function finish(blob, name) {
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
-export default function ({ parentElement, data }) {
+export default function ({ parentElement, data, setTriggerValue }) {
   const kind = KINDS[data.kind], root = parentElement.querySelector(".canvas-chart");
   const make = (tag, cls, text) => {
     const e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e;
@@ -379,7 +572,7 @@ export default function ({ parentElement, data }) {
   const measuring = document.createElement("canvas").getContext("2d");
   const measure = (s, size) => { measuring.font = `${size}px ${family}`; return measuring.measureText(s).width; };
   const state = kind.start(data);
-  let width = 0, box = null, drag = null;
+  let width = 0, box = null, drag = null, dragged = false;
 
   function draw() {
     width = canvas.clientWidth || 600;
@@ -405,6 +598,7 @@ export default function ({ parentElement, data }) {
       if (drag) { drag.x2 = mx; drag.y2 = my; drag.moved = Math.hypot(mx - drag.x, my - drag.y) > 4; draw(); return; }
       const found = kind.hit(data, state, mx, my, width, box.h, box);
       tip.hidden = !found;
+      if (kind.pick) canvas.style.cursor = found ? "pointer" : "default";
       if (found) {
         tip.textContent = found[0];
         tip.style.left = `${Math.max(0, Math.min(found[1] + 10, width - tip.offsetWidth - 4))}px`;
@@ -417,14 +611,22 @@ export default function ({ parentElement, data }) {
     Object.assign(handlers, {
       mousedown(event) { const [mx, my] = pointer(event); drag = { x: mx, y: my, x2: mx, y2: my, moved: false }; },
       mouseup() {
-        if (drag && drag.moved) {
+        dragged = Boolean(drag && drag.moved);
+        if (dragged) {
           kind.zoom(state, { x0: Math.min(drag.x, drag.x2), x1: Math.max(drag.x, drag.x2),
-                             y0: Math.min(drag.y, drag.y2), y1: Math.max(drag.y, drag.y2) }, width, box.h);
+                             y0: Math.min(drag.y, drag.y2), y1: Math.max(drag.y, drag.y2) }, width, box.h, box);
         }
         drag = null; draw();
       },
-      dblclick() { kind.zoom(state, null, width, box.h); draw(); },
+      dblclick() { kind.zoom(state, null, width, box.h, box); draw(); },
     });
+  }
+  if (kind.pick) {
+    handlers.click = (event) => {
+      if (dragged) return;  // the end of a zoom, not a pick
+      const [mx, my] = pointer(event), picked = kind.pick(data, state, mx, my, width, box.h, box);
+      if (picked != null) setTriggerValue("picked", picked);  // the page reruns with it (chart_ui's return value)
+    };
   }
   for (const [name, fn] of Object.entries(handlers)) canvas.addEventListener(name, fn);
   const onSave = () => save((p) => kind.paint(p, data, state, width, box.h, box), data.download, width, box.h, family);
@@ -445,21 +647,31 @@ def _chart():
     return registered(NAME, html=_HTML, css=_CSS, js=_JS, isolate_styles=False)  # its CSS names only .canvas-chart
 
 
-KINDS = {SentenceMap: "points", MatrixFigure: "matrix", BarsFigure: "bars"}  # figure type -> the script's kind
+KINDS = {SentenceMap: "points", MatrixFigure: "matrix", BarsFigure: "bars", StackFigure: "stacks",
+         LinesFigure: "lines", TreeFigure: "tree"}  # figure type -> the script's kind
 
 
 def chart_data(figure, name: str, fmt: str) -> dict:
-    """What the page's script receives: the figure (a ``SentenceMap``, ``MatrixFigure`` or
-    ``BarsFigure``) as plain data, with its kind, a map's hint, and its download (``fmt`` "png" or
-    "svg", a file named after ``name``)."""
-    hint = _("Hover over a dot to read its sentence; drag a box to zoom in, double-click to zoom out.") \
-        if isinstance(figure, SentenceMap) else ""
+    """What the page's script receives: the figure (one of ``KINDS``' types) as plain data, with its
+    kind, a map's or a tree's hint, and its download (``fmt`` "png" or "svg", a file named after
+    ``name``)."""
+    hint = (_("Hover over a dot to read its sentence; drag a box to zoom in, double-click to zoom out.")
+            if isinstance(figure, SentenceMap) else
+            _("Drag a box to zoom in, double-click to zoom out.")
+            if isinstance(figure, TreeFigure) else "")
     return {"kind": KINDS[type(figure)], **dataclasses.asdict(figure), "hint": hint,
             "hover": {"x": _("source"), "y": _("target")},  # what a heatmap's hover calls its axes
             "download": {"format": fmt, "filename": file_stem(name), "scale": PNG_SCALE,
                          "label": _("Download {format}").format(format=fmt.upper())}}
 
 
-def chart_ui(figure, key: str) -> None:
-    """Draw ``figure``; its download takes the chart format the sidebar chose."""
-    _chart()(data=chart_data(figure, key, parse_format(st.session_state.get(PARAM))), key=key)
+def chart_ui(figure, key: str) -> Optional[int]:
+    """Draw ``figure``; its download takes the chart format the sidebar chose. A ``TreeFigure``'s
+    node clicked since the last run: its id (in that run only), else None."""
+    callbacks = {"on_picked_change": _picked} if isinstance(figure, TreeFigure) else {}
+    found = _chart()(data=chart_data(figure, key, parse_format(st.session_state.get(PARAM))), key=key, **callbacks)
+    return getattr(found, "picked", None) if callbacks else None
+
+
+def _picked() -> None:
+    """A node was clicked: the run that follows reads it from ``chart_ui``'s result."""

@@ -19,12 +19,12 @@ from model.explaining.explanation import METHODS
 from model.explaining.faithfulness import checkable
 from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
-from viz.figures.beam_tree import beam_tree_figure
+from viz.figures.beam_tree import beam_tree
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures import print_figures
 from viz.figures.explanation_shares import shares_bar
-from viz.figures.faithfulness_curves import faithfulness_curves
-from viz.figures.heatmap import alignment_heatmap, alignment_matrix, display_token, merge_to_words, pharaoh, with_links
+from viz.figures.faithfulness_curves import curve_panels
+from viz.figures.heatmap import alignment_matrix, display_token, merge_to_words, pharaoh, with_links
 from viz.pages.parts import first_paint, widgets
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
@@ -293,23 +293,11 @@ def beam_tab(results: list[Decoded], settings: AppSettings) -> None:
     st.caption(ngettext("{n} hypothesis ({shown} shown). Click a node to see its text and attention.",
                         "{n} hypotheses ({shown} shown). Click a node to see its text and attention.", len(nodes))
                .format(n=len(nodes), shown=len(shown)))
-    event = widgets.show_chart(beam_tree_figure(shown, _("{name}: beam search").format(name=ltr(name))),
-                               key=f"beam_tree_{name}", on_select="rerun", selection_mode="points")
-    picked = _clicked_node(event)
+    picked = chart_ui(beam_tree(shown, _("{name}: beam search").format(name=ltr(name))), key=f"beam_tree_{name}")
     if picked is not None:  # a click moves the number box (its value lives under its key)
-        st.session_state[f"beam_node_{name}"] = picked
+        st.session_state[f"beam_node_{name}"] = int(picked)
     node_id = st.number_input(_("Node id"), 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
     _show_hypothesis(result, int(node_id), settings)
-
-
-def _clicked_node(event):
-    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else \
-        getattr(getattr(event, "selection", None), "points", [])
-    for point in points:
-        data = point.get("customdata")
-        if data:
-            return int(data[0])
-    return None
 
 
 def _show_hypothesis(result: Decoded, node_id: int, settings: AppSettings) -> None:
@@ -417,23 +405,23 @@ def explanation_view(result: Decoded, found) -> None:
                      format_func=lambda m: _(METHOD_NAMES[m]))
     explanation = found.explanations[shown]
     source, _prefix = explanation.normalised()
-    widgets.show_chart(alignment_heatmap(source, trace.source_tokens, trace.target_tokens,
-                                         title=_("{name}: {method}, source").format(
-                                             name=ltr(result.name), method=_(METHOD_NAMES[shown])),
-                                         value_name=_("share")), key=f"explain_heat_{result.name}")
-    widgets.show_chart(shares_bar(explanation.shares(), trace.target_tokens,
-                                  _("{name}: source or words already written").format(name=ltr(result.name))),
-                       key=f"explain_shares_{result.name}")
+    chart_ui(alignment_matrix(source, trace.source_tokens, trace.target_tokens,
+                              title=_("{name}: {method}, source").format(name=ltr(result.name),
+                                                                         method=_(METHOD_NAMES[shown])),
+                              value_name=_("share")), key=f"explain_heat_{result.name}")
+    chart_ui(shares_bar(explanation.shares(), trace.target_tokens,
+                        _("{name}: source or words already written").format(name=ltr(result.name))),
+             key=f"explain_shares_{result.name}")
     rows = [[_(METHOD_NAMES[m]), round(float(found.explanations[m].shares()[:, 0].mean()), 3), f.deletion_area,
              f.insertion_area, f.comprehensiveness, f.sufficiency] for m, f in found.faithfulness.items()]
     rows.sort(key=lambda row: row[2])
     r = found.random
     rows.append([_("random order"), None, r.deletion_area, r.insertion_area, r.comprehensiveness, r.sufficiency])
     st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()).round(3), hide_index=True, key=f"explain_faith_{result.name}")
-    widgets.show_chart(faithfulness_curves(found.curves, found.random_curves,
-                                           {m: _(METHOD_NAMES[m]) for m in found.curves},
-                                           _("{name}: faithfulness curves").format(name=ltr(result.name))),
-                       key=f"explain_curves_{result.name}")
+    panels = curve_panels(found.curves, found.random_curves, {m: _(METHOD_NAMES[m]) for m in found.curves},
+                          _("{name}: faithfulness curves").format(name=ltr(result.name)))
+    for panel, which in zip(panels, ("deletion", "insertion")):
+        chart_ui(panel, key=f"explain_curves_{which}_{result.name}")
     gap = explanation.completeness_gap
     if shown == "integrated_gradients" and gap == gap:  # not NaN
         st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability), "
