@@ -259,7 +259,7 @@ async def protocol_session(i: int, url: str, folder: Path, phases: Phases, loadi
         await phases.reach("evaluate")
         start = time.perf_counter()
         await within(client.rerun(trigger="eval_run"))
-        if "plotly_chart" not in client.kinds:
+        if "chart:lines" not in client.kinds:
             raise RuntimeError("no length chart drawn")
         timings["evaluate"].append((time.perf_counter() - start) * 1000)
         if client.exceptions:

@@ -11,6 +11,7 @@ sent (to set values by the widgets' ``key=``), notes exceptions and the decode q
 from __future__ import annotations
 
 import asyncio
+import json
 import urllib.request
 import uuid
 from http.cookies import SimpleCookie
@@ -30,7 +31,8 @@ class StreamlitSession:
     """One user's session: ``await s.open(page)``, then ``await s.rerun(key=value)`` per action.
     ``exceptions`` counts exception elements drawn; ``queued`` tells whether the last run showed
     the "Queued:" line, ``texts`` holds its ``st.text`` outputs (where translations appear) and
-    ``kinds`` the kinds of element it drew ("plotly_chart", ...)."""
+    ``kinds`` the kinds of element it drew ("text", "bidi_component", ...; "chart:lines" for a
+    line chart drawn on a canvas, viz/pages/parts/canvas_charts.py)."""
 
     def __init__(self, base_url: str):
         self.base_url, self.ws = base_url.rstrip("/"), None
@@ -167,6 +169,10 @@ class StreamlitSession:
             return
         self.exceptions += kind == "exception"
         self.kinds.add(kind)
+        if kind == "bidi_component" and element.bidi_component.json:  # a chart the page's script draws
+            data = json.loads(element.bidi_component.json)
+            if isinstance(data, dict) and "kind" in data:
+                self.kinds.add(f"chart:{data['kind']}")
         if kind == "text":
             self.texts.append(element.text.body)
         self.queued = self.queued or b"Queued:" in raw

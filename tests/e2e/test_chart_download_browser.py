@@ -1,6 +1,5 @@
-"""A chart's download button in a real browser: the page's script (a canvas heatmap) or plotly.js
-(every other chart) draws the file, in the format the URL's (or the sidebar's) chart download
-setting names."""
+"""A chart's download button in a real browser: the page's script draws the file (a heatmap, a line
+chart), in the format the URL's (or the sidebar's) chart download setting names."""
 import json
 import re
 from urllib.parse import urlencode
@@ -33,16 +32,19 @@ def test_the_heatmaps_button_downloads_the_chosen_format(page, app_url, query, s
         assert "dog" in tokens and all(f">{token}<".encode() in data for token in tokens), tokens
 
 
-def test_a_plotly_charts_camera_button_downloads_the_chosen_format(page, app_url):
-    """Plotly's button follows the same setting (its PNG default is checked by the unit tests' config)."""
+def test_a_line_charts_button_downloads_the_chosen_format(page, app_url):
+    """The Models page's training curves: lines drawn by the same script, in the URL's format."""
     query, suffix, starts = FORMATS[0]  # SVG
     page.goto(f"{app_url}/models?{urlencode(query)}", wait_until="domcontentloaded")
-    chart = page.locator(".js-plotly-plot").first  # the Models page's training curves are plotly's
+    chart = page.locator(".canvas-chart[data-lines]").first  # train and validation loss
     chart.wait_for(timeout=120_000)
     wait_idle(page)
+    names = [name for name, _points in json.loads(chart.get_attribute("data-lines"))]
     chart.hover()
     with page.expect_download(timeout=30_000) as caught:
-        chart.locator(".modebar-btn[data-title^='Download plot']").click()
+        chart.get_by_role("button", name="Download SVG").click()
     download = caught.value
     assert download.suggested_filename.endswith(suffix)
-    assert open(download.path(), "rb").read().startswith(starts)
+    data = open(download.path(), "rb").read()
+    assert data.startswith(starts) and b"<polyline" in data
+    assert names == ["train loss", "val loss"] and all(f">{name}<".encode() in data for name in names)

@@ -38,4 +38,4 @@ def test_protocol_client_translates_uploads_and_evaluates(app_url, tmp_path):
         seen = pool.submit(lambda: asyncio.run(drive())).result()
     assert seen["first"] and seen["typed"] and seen["typed"] != seen["first"]  # the typed sentence was translated
     assert not seen["before_upload"]
-    assert "plotly_chart" in seen["evaluated"] and seen["exceptions"] == 0
+    assert "chart:lines" in seen["evaluated"] and seen["exceptions"] == 0  # the length chart

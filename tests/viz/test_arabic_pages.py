@@ -85,11 +85,15 @@ def _chart_text(spec: str):
 def _canvas_text(data: str):
     """The app's own words in a chart drawn on a canvas (viz/pages/parts/canvas_charts.py)."""
     found = json.loads(data)
-    for key in ("title", "x_title", "y_title", "value_name", "value_title", "hint"):
+    for key in ("title", "subtitle", "x_title", "y_title", "value_name", "value_title", "hint"):
         if found.get(key):
             yield "title", found[key]
-    for item in found.get("layers", []) + found.get("links", []):
+    for item in found.get("layers", []) + found.get("links", []) + found.get("lines", []):
         yield "title", item["name"]
+        yield from (("title", text) for text in item.get("hovers", []))
+    yield from (("title", name) for name in found.get("names", []))  # stacked bars' series
+    yield from (("title", style[3]) for style in found.get("styles", []))  # a beam tree's legend
+    yield from (("title", text) for text in found.get("hovers", []) if isinstance(text, str))
     yield from (("title", name) for name in found.get("hover", {}).values())
     yield "label", found["download"]["label"]
 

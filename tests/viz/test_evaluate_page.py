@@ -1,11 +1,11 @@
 """AppTest runs of the Evaluate page: uploads, scores, chart spec, table, bad input."""
 import gzip
-import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ..conftest import start_app
+from .test_translate_page import canvas
 
 SRC = "a dog runs in the park\nthe small cat sits\na man eats a red ball\nchild plays on the street\n"
 REF = "un chien court dans le parc\nle petit chat assis\nun homme mange une balle rouge\nenfant joue sur la rue\n"
@@ -39,9 +39,10 @@ def test_upload_evaluate_and_inspect(at):
     assert scores["BLEU"].between(0, 100).all()
     assert any("nrefs:1|case:mixed" in c.value for c in at.caption)
     assert any(m.value.startswith("**Paired bootstrap**") for m in at.markdown)
-    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
-    lines = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
-    assert len(lines) == 2 and lines[0]["customdata"][0][1] == 4  # one bucket holding all 4 sentences
+    (chart,) = canvas(at, "lines")  # BLEU by length, drawn on a canvas
+    assert [line["name"] for line in chart["lines"]] == ["rnnsearch-tiny", "rnnencdec-tiny"]
+    assert [label for _x, label in chart["x_ticks"]] == ["1-10\nn=4"]  # one bucket holding all 4 sentences
+    assert all(lo <= y <= hi for line in chart["lines"] for y, lo, hi in zip(line["y"], *line["band"]))
     table = at.dataframe[1].value
     assert len(table) == 4 and "rnnsearch-tiny coverage" in table.columns
     at.slider(key="eval_width").set_value(3).run()  # re-bucketing only, no re-translation
@@ -111,9 +112,8 @@ def test_ablated_runs_sit_beside_the_model_and_are_tested_against_the_first(at):
     assert not at.exception, at.exception
     scores = at.dataframe[0].value
     assert list(scores["model"]) == ["rnnsearch-tiny", "rnnencdec-tiny", "rnnsearch-tiny+uniform", "rnnsearch-tiny+last"]
-    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
-    lines = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
-    assert [t["name"] for t in lines] == list(scores["model"])  # one BLEU-by-length line per run
+    (chart,) = canvas(at, "lines")
+    assert [line["name"] for line in chart["lines"]] == list(scores["model"])  # one BLEU-by-length line per run
     assert sum(c.value.startswith("How faithful: removing") for c in at.caption) == 1  # the model's own weights
     assert sum(c.value.startswith("These weights were put there") for c in at.caption) == 2  # each ablation's
 

@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ..conftest import start_app
+from .test_translate_page import canvas
 
 
 def _models_script(settings):
@@ -19,7 +20,8 @@ def test_models_page_shows_each_card(app_env):
     assert not at.exception
     assert [e.label for e in at.expander] == ["rnnencdec-tiny (English → French)", "rnnsearch-tiny (English → French)"]
     assert any("Architecture:** rnnsearch" in m.value for m in at.markdown)
-    assert len(at.get("plotly_chart")) == 2  # training curves from each card's log
+    panels = canvas(at, "lines")  # training curves from each card's log: loss, then BLEU
+    assert len(panels) == 4 and [p["y_title"] for p in panels] == ["cross-entropy", "BLEU"] * 2
 
 
 @pytest.fixture
@@ -63,7 +65,7 @@ def test_a_shipped_card_shows_data_training_stress_and_comparison(shipped_like):
     assert any("attribution" in f.columns and "Tatoeba Project" in f["attribution"][0] for f in frames)
     assert any("p" in f.columns and f["p"][0] == 0.001 and f["difference"][0] == 7.0 for f in frames)
     assert any("AER" in f.columns and f["AER"][0] == 0.605 and f["source"][0] == "this model: attention" for f in frames)
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    titles = [chart["title"] for chart in canvas(at, "lines")]
     assert "tatoeba/test" in titles and any(t.startswith("Length stress test, tatoeba/test") for t in titles)
 
 

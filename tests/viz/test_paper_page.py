@@ -62,13 +62,13 @@ def test_every_section_renders(paper_root):
     assert len(at.get("latex")) == 9  # h_j, s_0, e_ij, alpha_ij, c_i, gates, s_i, output, RNNencdec's fixed c
     assert any("Computed by `model/network/decoder.py · Decoder.context`" in c.value for c in at.caption)
     open_section(at, SECTIONS[1])
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert [t["name"] for t in specs[0]["data"]] == ["rnnsearch-tiny", "rnnencdec-tiny"]  # from the cards
+    (stress,) = canvas(at, "lines")  # from the cards, drawn on a canvas
+    assert [line["name"] for line in stress["lines"]] == ["rnnsearch-tiny", "rnnencdec-tiny"]
     open_section(at, SECTIONS[2])
-    grid = canvas(at, "matrix")  # drawn on a canvas (viz/pages/parts/canvas_charts.py)
+    grid = [h for h in canvas(at, "matrix") if not h["title"].startswith("attention α at update")]  # on a canvas
     assert len(grid) == 8 and all(h["palette"] == "greys" for h in grid)  # four reordering sentences, the paper's four
-    replay = [t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"] if t["type"] == "heatmap"]
-    assert len(replay) == 1  # the training replay's heatmap (plotly)
+    replay = [h for h in canvas(at, "matrix") if h["title"].startswith("attention α at update")]
+    assert len(replay) == 1  # the training replay's heatmap
     assert any("news and parliament text" in m.value for m in at.markdown)
     open_section(at, SECTIONS[3])
     assert list(at.dataframe[0].value["all sentences"])[:2] == [13.93, 21.50]
@@ -102,8 +102,8 @@ def test_figure_2_recomputes_on_a_small_test_set(paper_root):
     assert not at.exception, at.exception
     summary = at.dataframe[0].value
     assert sorted(set(summary["k"])) == [1, 2, 3, 4] and set(summary["model"]) == {"rnnsearch-tiny", "rnnencdec-tiny"}
-    live = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == "paper_fig2_live")
-    assert {t["name"] for t in live["data"] if t.get("name")} == {"rnnsearch-tiny", "rnnencdec-tiny"}
+    live = [chart for chart in canvas(at, "lines") if chart["title"].startswith("BLEU by source length, first")]
+    assert {line["name"] for line in live[0]["lines"]} == {"rnnsearch-tiny", "rnnencdec-tiny"}
 
 
 def test_figure_3_shows_the_measured_alignment_from_the_cards(paper_root):

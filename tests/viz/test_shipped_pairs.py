@@ -10,6 +10,7 @@ from model.cards.schema import read_model_card
 from viz.pages.parts.examples import examples
 
 from ..conftest import start_app
+from .test_translate_page import canvas
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "viz" / "pages" / "main.py")
@@ -68,6 +69,6 @@ def test_the_paper_page_replays_the_pairs_training_from_update_0(direction, monk
     steps = at.select_slider(key="paper_replay_step")
     steps.set_value(0).run()
     assert not at.exception, at.exception
-    heatmaps = [c for c in at.get("plotly_chart") if "update 0" in c.proto.spec]
+    heatmaps = [h for h in canvas(at, "matrix") if "update 0" in h["title"]]
     assert len(heatmaps) == 1  # RNNsearch's attention at update 0; RNNencdec has none to draw
     assert sum(c.value.startswith("Recorded during training: how faithful") for c in at.caption) == 1

@@ -1,11 +1,10 @@
-"""How a chart downloads: the camera button in its plotly toolbar, or the download button of a
-chart drawn on a canvas (``viz/pages/parts/canvas_charts.py``), saves it as PNG or SVG.
+"""How a chart downloads: the download button of a chart the app draws on a canvas
+(``viz/pages/parts/canvas_charts.py``, in the format chosen by ``chart_format_ui``), or the camera
+button in a plotly chart's toolbar (the notebook's and the HTML report's), saves it as PNG or SVG.
 
-The browser draws the file (plotly.js, or the canvas chart's own script), so the server renders
-nothing. ``plotly_config`` is the config every plotly chart is shown with: the app's (through
-``viz/pages/parts/widgets.py`` · ``show_chart``, with the format chosen by ``chart_format_ui``),
-the notebook's and the HTML report's. No Streamlit here, so the notebook and the report use it
-without a server.
+The browser draws the file (the canvas chart's own script, or plotly.js), so the server renders
+nothing. ``plotly_config`` is the config the notebook's and the report's plotly charts are shown
+with. No Streamlit here, so the notebook and the report use it without a server.
 """
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ The page draws them as two ``LinesFigure`` panels on a canvas (viz/pages/parts/c
 ``curve_panels``); the notebook as one plotly figure (``faithfulness_curves``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 from plotly.subplots import make_subplots
@@ -15,33 +14,12 @@ import plotly.graph_objects as go
 
 from model.explaining.explanation import METHODS
 from model.explaining.faithfulness import Curves
+from viz.figures.lines import Line, LinesFigure
 from viz.i18n import _
 
 # one colour per method, the same in every model's figure (METHODS' order); others cycle after them
 COLOURS = dict(zip(METHODS, ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728")))
 OTHERS = ("#8c564b", "#e377c2", "#17becf")
-
-
-@dataclass(frozen=True)
-class Line:
-    """One curve: its points (``x`` in 0..1, the share of source tokens) and how it is drawn."""
-
-    name: str
-    color: str
-    dashed: bool
-    x: tuple[float, ...]
-    y: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class LinesFigure:
-    """Lines over a share axis (0 to 100%), one legend entry each; ``subtitle`` under the title."""
-
-    title: str
-    subtitle: str
-    x_title: str
-    y_title: str
-    lines: tuple[Line, ...]
 
 
 def _lines(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str]):
@@ -58,10 +36,11 @@ def curve_panels(curves: Mapping[str, Curves], random_curves: Curves, names: Map
     subtitles = (_("deletion: most important removed first (lower is better)"),
                  _("insertion: most important added first (higher is better)"))
     lines = _lines(curves, random_curves, names)
-    return tuple(LinesFigure(title, subtitle, _("share of source tokens"), _("log p per token"), tuple(
-        Line(name, colour, dashed, tuple((curve.counts / max(int(curve.counts[-1]), 1)).round(4).tolist()),
-             tuple(round(float(v), 4) for v in getattr(curve, panel)))
-        for name, curve, colour, dashed in lines)) for subtitle, panel in zip(subtitles, ("deletion", "insertion")))
+    return tuple(LinesFigure(title, _("share of source tokens"), _("log p per token"), tuple(
+        Line(name, colour, tuple((curve.counts / max(int(curve.counts[-1]), 1)).round(4).tolist()),
+             tuple(round(float(v), 4) for v in getattr(curve, panel)), dashed)
+        for name, curve, colour, dashed in lines), subtitle, share=True)
+        for subtitle, panel in zip(subtitles, ("deletion", "insertion")))
 
 
 def faithfulness_curves(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str],

@@ -4,7 +4,8 @@
 
 draws the charts of a ``python -m model.evaluate`` report: ``length_chart.html`` from its
 ``scores.json`` and ``stress_chart.html`` from ``stress.json`` when present (plus .png/.svg
-when plotly's static export works here).
+when plotly's static export works here). The pages draw the same charts on a canvas
+(``length_lines``, ``stress_lines``: ``LinesFigure``s, viz/pages/parts/canvas_charts.py).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from model.cards.schema import StressRow
-from viz.i18n import _
+from viz.figures.lines import Line, LinesFigure
+from viz.i18n import _, ngettext
 
 # One colour per model up to ten: the Models page draws every shipped model on one chart.
 COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -56,6 +58,40 @@ def length_chart(rows: Sequence[dict], title: str | None = None) -> go.Figure:
         yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
         margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+def length_lines(rows: Sequence[dict], title: str | None = None) -> LinesFigure:
+    """What ``length_chart`` shows (a line per model over the buckets' midpoints, its 95% band
+    shaded, each bucket's label and sentence count under the axis), as a ``LinesFigure``."""
+    buckets = sorted({(r["lo"], r["hi"], r["label"]) for r in rows})
+    counts = {label: max(r["count"] for r in rows if r["label"] == label) for _lo, _hi, label in buckets}
+    lines = []
+    for k, model in enumerate(dict.fromkeys(r["model"] for r in rows)):
+        group = [r for r in rows if r["model"] == model]
+        ci = [r["ci95"] or 0.0 for r in group]
+        lines.append(Line(
+            model, COLOURS[k % len(COLOURS)], tuple((r["lo"] + r["hi"]) / 2 for r in group),
+            tuple(round(r["bleu"], 4) for r in group),
+            band=(tuple(round(max(0.0, r["bleu"] - c), 4) for r, c in zip(group, ci)),
+                  tuple(round(r["bleu"] + c, 4) for r, c in zip(group, ci))),
+            hovers=tuple("\n".join([model, _("{words} words").format(words=r["label"]),
+                                    f"BLEU {r['bleu']:.2f}" + (f" ± {r['ci95']:.2f}" if r["ci95"] else ""),
+                                    ngettext("{n} sentence", "{n} sentences", r["count"]).format(n=r["count"])])
+                         for r in group)))
+    return LinesFigure(_("BLEU by source sentence length") if title is None else title,
+                       _("source sentence length (words)"), "BLEU", tuple(lines),
+                       x_ticks=tuple(((lo + hi) / 2, f"{label}\nn={counts[label]}") for lo, hi, label in buckets),
+                       from_zero=True)
+
+
+def stress_lines(series: dict[str, Sequence[StressRow]], title: str) -> LinesFigure:
+    """What ``stress_chart`` shows, as a ``LinesFigure``."""
+    return LinesFigure(title, _("mean source length (words)"), "BLEU", tuple(
+        Line(model, COLOURS[k % len(COLOURS)], tuple(r.source_words for r in rows), tuple(r.bleu for r in rows),
+             hovers=tuple("\n".join([model, _("k = {k} joined ({items} items)").format(k=r.k, items=r.items),
+                                     _("{words:.1f} words on average").format(words=r.source_words),
+                                     f"BLEU {r.bleu:.2f}"]) for r in rows))
+        for k, (model, rows) in enumerate(series.items())), from_zero=True)
 
 
 def stress_chart(series: dict[str, Sequence[StressRow]], title: str) -> go.Figure:

@@ -2,7 +2,6 @@
 Figure 2), significance, and a per-sentence drill-down."""
 from __future__ import annotations
 
-import html
 from dataclasses import replace
 from functools import partial
 
@@ -20,9 +19,10 @@ from model.scoring.evaluation import (
     ModelRun,
     sentence_rows,
 )
-from viz.figures.heatmap import alignment_heatmap
-from viz.figures.length_chart import length_chart
+from viz.figures.heatmap import alignment_matrix
+from viz.figures.length_chart import length_chart, length_lines
 from viz.pages.parts import nav, translate_views, widgets
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
@@ -236,8 +236,8 @@ def results_ui(test: EvalSet, runs: list[ModelRun], search: SearchConfig, pair: 
     scores_ui(key, test, runs)
     width = st.slider(_("Length bucket width (words)"), 2, 20, 10, key="eval_width")
     rows = evaluations.length_rows(key, width, test, runs)
-    widgets.show_chart(length_chart(rows, _("BLEU by source sentence length, {name}").format(
-        name=ltr(html.escape(test.name)))), key="eval_length_chart")
+    chart_ui(length_lines(rows, _("BLEU by source sentence length, {name}").format(name=ltr(test.name))),
+             key="eval_length_chart")
     table_ui(test, runs, pair, settings)
     downloads_ui(test, runs, rows)
     faithfulness_ui(test, [r for r in runs if not is_ablation(r.name)], settings)
@@ -302,8 +302,8 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str, setting
             st.markdown(f"**{md(run.name)}**")
             st.text(trace.translation)
             if trace.attention is not None:
-                widgets.show_chart(alignment_heatmap(trace.attention, trace.source_tokens, trace.target_tokens),
-                                   key=f"eval_heatmap_{run.name}")
+                chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens),
+                         key=f"eval_heatmap_{run.name}")
                 if is_ablation(run.name):  # weights put there by hand, not the model's own
                     st.caption(_("These weights were put there, not learnt: the Evaluate page measures what that "
                                  "costs, not how faithful they are."))
@@ -330,7 +330,7 @@ def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:
     columns[-1].download_button(_("Length chart (HTML)"),
                                 widgets.deferred(lambda: length_chart(rows).to_html(include_plotlyjs="cdn")),
                                 file_name="length_chart.html", mime="text/html", key="eval_dl_chart")
-    st.caption(_("PNG/SVG of any chart: the camera icon in its toolbar."))
+    st.caption(_("PNG or SVG of any chart: its download button, top right, shown on hover."))
 
 
 FAITHFULNESS_MAX = 500  # sentences measured at most
@@ -386,7 +386,7 @@ def stress_ui(test: EvalSet, runs: dict[int, list[ModelRun]]) -> None:
     """BLEU against source length over all joined versions: the paper's Figure 2 on demand."""
     st.subheader(_("Length stress test"))
     rows, summary = evaluations.stress_rows(test, runs)
-    widgets.show_chart(length_chart(rows, _("BLEU by source length, k = {ks} joined lines").format(
-        ks=", ".join(map(str, runs)))), key="eval_stress_chart")
+    chart_ui(length_lines(rows, _("BLEU by source length, k = {ks} joined lines").format(ks=", ".join(map(str, runs)))),
+             key="eval_stress_chart")
     headers = {"model": _("model"), "items": _("items"), "bleu": _("bleu"), "length_ratio": _("length_ratio")}
     st.dataframe(pd.DataFrame(summary).rename(columns=headers), hide_index=True, key="eval_stress_table")

@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from model.cards.schema import Card
-from viz.figures.length_chart import stress_chart
-from viz.figures.training_curves import training_curves
+from viz.figures.length_chart import stress_lines
+from viz.figures.training_curves import training_panels
 from viz.pages.parts import widgets
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr
 from viz.pages.parts.safe_text import md
 from viz.serving import hosting, offered_models
@@ -82,8 +83,9 @@ def card_ui(model: ModelInfo, settings: AppSettings) -> None:
                                     _("difference"): r.difference, "p": r.p_value} for r in c.rows]),
                      hide_index=True, key=f"comparison_{model.name}")
     if card.log:
-        widgets.show_chart(training_curves(card.log, _("{name}: training").format(name=model.name)),
-                           key=f"curves_{model.name}")
+        for panel, which in zip(training_panels(card.log, _("{name}: training").format(name=model.name)),
+                                ("loss", "bleu")):
+            chart_ui(panel, key=f"curves_{which}_{model.name}")
     for title, value in ((_("Deviations from the paper"), " ".join(card.deviations)),
                          (_("Limitations"), card.limitations)):
         if value:
@@ -121,9 +123,8 @@ def training_ui(card: Card) -> None:
 def stress_ui(name: str, card: Card) -> None:
     """The card's length stress tests: BLEU against mean source length (k sentences joined)."""
     for test_set, rows in card.length_stress.items():
-        widgets.show_chart(stress_chart({name: rows}, _("Length stress test, {test_set} (k sentences joined)")
-                                       .format(test_set=test_set)),
-                           key=f"stress_{name}_{test_set}")
+        chart_ui(stress_lines({name: rows}, _("Length stress test, {test_set} (k sentences joined)")
+                              .format(test_set=test_set)), key=f"stress_{name}_{test_set}")
 
 
 def stress_overview(models: list[ModelInfo]) -> None:
@@ -135,7 +136,7 @@ def stress_overview(models: list[ModelInfo]) -> None:
     if by_set:
         st.subheader(_("Length stress tests (BLEU as k test sentences are joined)"))
     for test_set, series in by_set.items():
-        widgets.show_chart(stress_chart(series, test_set), key=f"stress_all_{test_set}")
+        chart_ui(stress_lines(series, test_set), key=f"stress_all_{test_set}")
 
 
 def _score_rows(model: ModelInfo) -> list[dict]:

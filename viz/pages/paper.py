@@ -12,7 +12,7 @@ import streamlit as st
 from model.corpus.test_sets import EvalSet, join_consecutive
 from model.scoring.evaluation import STRESS_K
 from viz.figures.heatmap import alignment_matrix
-from viz.figures.length_chart import length_chart, stress_chart
+from viz.figures.length_chart import length_lines, stress_lines
 from viz.pages.parts import nav, paper_equations, translate_views, widgets
 from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
@@ -88,10 +88,9 @@ def figure2(search: str, encdec: str, pair: str, settings: AppSettings) -> None:
     tables = {name: card.length_stress if card else {} for name, card in cards.items()}
     shared = [t for t in tables[search] if all(t in rows for rows in tables.values())]
     for test_set in shared:
-        widgets.show_chart(stress_chart({name: rows[test_set] for name, rows in tables.items()},
-                                        _("BLEU by source length, {test_set} (from the model cards)").format(
-                                            test_set=ltr(test_set))),
-                           key=f"paper_fig2_{test_set}")
+        chart_ui(stress_lines({name: rows[test_set] for name, rows in tables.items()},
+                              _("BLEU by source length, {test_set} (from the model cards)").format(test_set=ltr(test_set))),
+                 key=f"paper_fig2_{test_set}")
     if not shared:
         st.info(_("The cards of this pair hold no shared length stress test; recompute one below."))
     recompute_ui(search, encdec, tuple(pair.split("-")), settings)
@@ -131,7 +130,7 @@ def recompute_ui(search: str, encdec: str, direction: tuple[str, str], settings:
     rows, summary = evaluations.stress_rows(test, runs)
     title = _("BLEU by source length, first {n} of {test}, k = {ks}").format(
         n=len(test.src), test=ltr(label), ks=", ".join(map(str, STRESS_K)))
-    widgets.show_chart(length_chart(rows, title), key="paper_fig2_live")
+    chart_ui(length_lines(rows, title), key="paper_fig2_live")
     headers = {"model": _("model"), "items": _("items"), "length_ratio": _("length_ratio")}
     st.dataframe(pd.DataFrame(summary).rename(columns=headers), hide_index=True, key="paper_fig2_table")
 

@@ -1,22 +1,22 @@
-"""Charts drawn on a canvas by a small script of the page's own (a Streamlit component, no
-iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` · ``SentenceMap``, a few
-thousand points), the attention heatmaps (``viz/figures/heatmap.py`` · ``MatrixFigure``) of the
-Translate page's tabs, the Paper page's Figure 3 and the Alignment page's answer key, a decoding
-step's bars (``viz/figures/decoding_step.py`` · ``BarsFigure``: the step view, the Paper page's
-equations), the beam tree (``viz/figures/beam_tree.py`` · ``TreeFigure``) and the Explanations
-tab's source/prefix shares and faithfulness curves (``StackFigure``, ``LinesFigure``). The
-Translate page loads no plotly.
+"""Every chart of the app, drawn on a canvas by a small script of the page's own (a Streamlit
+component, no iframe): the Sentence space page's maps (``viz/figures/sentence_space.py`` ·
+``SentenceMap``, a few thousand points), attention heatmaps (``viz/figures/heatmap.py`` ·
+``MatrixFigure``), a decoding step's bars (``viz/figures/decoding_step.py`` · ``BarsFigure``), the
+beam tree (``viz/figures/beam_tree.py`` · ``TreeFigure``), the Explanations tab's source/prefix
+shares (``StackFigure``) and line charts (``viz/figures/lines.py`` · ``LinesFigure``: faithfulness
+curves, BLEU by length, length stress tests, training curves).
 
 Why not plotly: plotly's code is the largest a page loads, about 1.5 s of a 2-core browser's main
 thread before the page shows anything, and redrawing a plotly heatmap after each Ctrl+Enter costs
 the browser several tenths of a second more. Drawn here, a new visitor's maps and heatmaps come
-with the page's text (docs/performance.md has the figures). Plotly stays for the Evaluate and
-Models pages' charts, the Paper page's Figure 2 and training replay, the notebook and the report.
+with the page's text (docs/performance.md has the figures). Only the notebook and the HTML
+report draw plotly figures.
 
 What they do: hovering shows a point's sentence, a cell's tokens and weight, a node's hypothesis
-or a curve's value; dragging a box zooms into a map, a double-click zooms out; a click on a beam
-tree's node picks it (``chart_ui`` returns its id); a button (top right, shown on hover) downloads
-the chart in the chosen chart format, PNG or SVG, drawn by the same paint function as the screen.
+or a curve's value; dragging a box zooms into a map or a beam tree, a double-click zooms out; a
+click on a beam tree's node picks it (``chart_ui`` returns its id); a button (top right, shown on
+hover) downloads the chart in the chosen chart format, PNG or SVG, drawn by the same paint
+function as the screen.
 The page's text reaches the browser as data, never as markup: the script writes it with
 ``textContent`` (hover, buttons), on the canvas, or escaped (SVG).
 """
@@ -31,7 +31,7 @@ from viz.figures.download_config import PARAM, PNG_SCALE, file_stem, parse_forma
 from viz.figures.beam_tree import TreeFigure
 from viz.figures.decoding_step import BarsFigure
 from viz.figures.explanation_shares import StackFigure
-from viz.figures.faithfulness_curves import LinesFigure
+from viz.figures.lines import LinesFigure
 from viz.figures.heatmap import MatrixFigure
 from viz.figures.sentence_space import SentenceMap
 from viz.i18n import _
@@ -308,55 +308,78 @@ const STACKS = {
   marks(data) { return { bars: JSON.stringify(data.labels) }; },
 };
 
-// lines: curves over a share of the source (0 to 100%), with a dot at each point
-function lineSpan(data) {
-  const ys = data.lines.flatMap((l) => l.y);
-  const lo = Math.min(...ys), hi = Math.max(...ys), pad = (hi - lo) * 0.06 || 0.5;
-  return ys.length ? [lo - pad, hi + pad] : [0, 1];
+// lines: curves with a dot at each point, perhaps a shaded band around them; x a share (0 to 100%) or numbers
+function lineSpans(data) {
+  const ys = data.lines.flatMap((l) => [...l.y, ...l.band.flat()]), xs = data.lines.flatMap((l) => l.x);
+  let lo = Math.min(...ys), hi = Math.max(...ys);
+  const pad = (hi - lo) * 0.06 || 0.5;
+  [lo, hi] = ys.length ? [data.from_zero ? Math.min(0, lo) : lo - pad, hi + pad] : [0, 1];
+  if (data.share) return { x: [0, 1], y: [lo, hi] };
+  const ticks = data.x_ticks.map(([v]) => v), x0 = Math.min(...xs, ...ticks), x1 = Math.max(...xs, ...ticks);
+  const xpad = (x1 - x0) * 0.05 || 1;
+  return { x: xs.length ? [x0 - xpad, x1 + xpad] : [0, 1], y: [lo, hi] };
+}
+
+function xTicks(data, span) {  // [value, label] pairs along the x axis
+  if (data.share) return [0, 0.2, 0.4, 0.6, 0.8, 1].map((t) => [t, `${Math.round(t * 100)}%`]);
+  return data.x_ticks.length ? data.x_ticks : niceTicks(...span).map((t) => [t, String(t)]);
 }
 
 const LINES = {
-  start(data) { return { span: lineSpan(data) }; },
+  start(data) { return { span: lineSpans(data) }; },
   layout(data, w, measure) {
     const rows = legendRows(data.lines.map((l) => [l.name, "dot", l.color]), 56, w - 14, measure);
-    const bottom = 52 + 18 * rows.length;
-    return { top: data.subtitle ? 52 : 34, left: 56, right: 14, bottom, legend: rows, h: 230 + bottom };
+    const tickLines = Math.max(1, ...data.x_ticks.map(([, label]) => label.split("\n").length));
+    const bottom = 38 + 14 * tickLines + 18 * rows.length;
+    return { top: data.subtitle ? 52 : 34, left: 56, right: 14, bottom, tickLines, legend: rows, h: 230 + bottom };
   },
   scale(state, w, h, box) {
-    const [lo, hi] = state.span;
-    return { sx: (x) => box.left + x * (w - box.left - box.right), sy: (y) => h - box.bottom - (y - lo) / (hi - lo) * (h - box.top - box.bottom) };
+    const { x: [x0, x1], y: [lo, hi] } = state.span;
+    return { sx: (x) => box.left + (x - x0) / (x1 - x0) * (w - box.left - box.right),
+             sy: (y) => h - box.bottom - (y - lo) / (hi - lo) * (h - box.top - box.bottom) };
   },
   paint(p, data, state, w, h, box) {
     const { sx, sy } = LINES.scale(state, w, h, box), bottom = h - box.bottom;
     p.rect(0, 0, w, h, "#ffffff");
     p.text(data.title, w / 2, 20, 15, "#222", "center");
     if (data.subtitle) p.text(data.subtitle, w / 2, 40, 12, "#444", "center");
-    for (let t = 0; t <= 1.0001; t += 0.2) {
+    for (const [t, label] of xTicks(data, state.span.x)) {
       p.line(sx(t), box.top, sx(t), bottom, "#ebebeb", 1);
-      p.text(`${Math.round(t * 100)}%`, sx(t), bottom + 14, 11, "#555", "center", 0, LTR);
+      label.split("\n").forEach((part, k) => p.text(part, sx(t), bottom + 14 + 13 * k, 11, "#555", "center", 0, LTR));
     }
-    for (const t of niceTicks(...state.span)) {
+    for (const t of niceTicks(...state.span.y)) {
       p.line(box.left, sy(t), w - box.right, sy(t), "#ebebeb", 1);
       p.text(String(t), box.left - 6, sy(t) + 4, 11, "#555", "right", 0, LTR);
     }
-    p.text(data.x_title, (box.left + w - box.right) / 2, bottom + 32, 12, "#444", "center");
+    const below = bottom + 14 * box.tickLines;
+    p.text(data.x_title, (box.left + w - box.right) / 2, below + 16, 12, "#444", "center");
     p.text(data.y_title, 14, (box.top + bottom) / 2, 12, "#444", "center", -90);
     for (const l of data.lines) {
+      if (l.band.length) {  // lower along, then upper back
+        const [lower, upper] = l.band;
+        p.polygon([...l.x.map((x, i) => [sx(x), sy(lower[i])]), ...l.x.map((x, i) => [sx(x), sy(upper[i])]).reverse()],
+                  l.color, 0.15);
+      }
       p.path(l.x.map((x, i) => [sx(x), sy(l.y[i])]), l.color, 2, l.dashed);
       l.x.forEach((x, i) => p.circle(sx(x), sy(l.y[i]), 3, l.color));
     }
-    box.legend.forEach((row, r) => legend(p, row, box.left, bottom + 50 + 18 * r));
+    box.legend.forEach((row, r) => legend(p, row, box.left, below + 36 + 18 * r));
   },
   hit(data, state, mx, my, w, h, box) {  // the nearest point within reach
     const { sx, sy } = LINES.scale(state, w, h, box);
     let found = null, best = 64;
     for (const l of data.lines) l.x.forEach((x, i) => {
       const d = (sx(x) - mx) ** 2 + (sy(l.y[i]) - my) ** 2;
-      if (d <= best) { best = d; found = [`${l.name}\n${Math.round(x * 100)}%: ${l.y[i].toFixed(3)}`, sx(x), sy(l.y[i])]; }
+      const text = l.hovers.length ? l.hovers[i] : `${l.name}\n${data.share ? `${Math.round(x * 100)}%` : fmt(x)}: ${l.y[i].toFixed(3)}`;
+      if (d <= best) { best = d; found = [text, sx(x), sy(l.y[i])]; }
     });
     return found;
   },
-  marks(data) { return { lines: JSON.stringify(data.lines.map((l) => [l.name, l.x.length])) }; },
+  marks(data, state, w, h, box) {  // each line's name, points, and where its first point is
+    const { sx, sy } = LINES.scale(state, w, h, box);
+    return { lines: JSON.stringify(data.lines.map((l) => [l.name, l.x.length])),
+             first: JSON.stringify(data.lines.map((l) => (l.x.length ? [sx(l.x[0]), sy(l.y[0])] : null))) };
+  },
 };
 
 // tree: the beam search, left to right; a click on a node picks it; zoom by dragging a box
@@ -472,6 +495,10 @@ function canvasPainter(ctx, family) {
       ctx.strokeStyle = color; ctx.lineWidth = width; ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
     },
     circle(x, y, r, color) { ctx.fillStyle = color; ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI); ctx.fill(); },
+    polygon(points, fill, alpha) {  // a filled shape through [x, y] points, see-through by alpha
+      ctx.save(); ctx.globalAlpha = alpha; ctx.fillStyle = fill; ctx.beginPath();
+      points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y))); ctx.closePath(); ctx.fill(); ctx.restore();
+    },
     path(points, color, width, dashed) {  // a polyline through [x, y] points
       ctx.save(); ctx.strokeStyle = color; ctx.lineWidth = width; ctx.setLineDash(dashed ? [6, 4] : []); ctx.beginPath();
       points.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y))); ctx.stroke(); ctx.restore();
@@ -507,6 +534,9 @@ function svgPainter(measure, family) {
       parts.push(`<line x1="${n(x0)}" y1="${n(y0)}" x2="${n(x1)}" y2="${n(y1)}" stroke="${color}" stroke-width="${width}"/>`);
     },
     circle(x, y, r, color) { parts.push(`<circle cx="${n(x)}" cy="${n(y)}" r="${n(r)}" fill="${color}"/>`); },
+    polygon(points, fill, alpha) {
+      parts.push(`<polygon points="${points.map(([x, y]) => `${n(x)},${n(y)}`).join(" ")}" fill="${fill}" fill-opacity="${alpha}"/>`);
+    },
     path(points, color, width, dashed) {
       parts.push(`<polyline points="${points.map(([x, y]) => `${n(x)},${n(y)}`).join(" ")}" fill="none" ` +
                  `stroke="${color}" stroke-width="${width}"${dashed ? ' stroke-dasharray="6 4"' : ""}/>`);

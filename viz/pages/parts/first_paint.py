@@ -1,17 +1,15 @@
-"""A new visitor's first view: a page's text and controls first, its charts right after.
+"""A new visitor's first view: a page's text and controls first, its heavier parts right after.
 
 A browser shows the elements of a Streamlit script run only once the code of every kind of
-element in it has loaded and run. Plotly's is by far the largest (about 1.5 s of the browser's
-main thread on a 2-core machine), so a page that opens with a chart shows its text box only after
-plotly has loaded.
+element in it has loaded and run, so one kind with large code (the data grid of ``st.dataframe``,
+plotly's charts, which this app no longer draws) delays the page's text box.
 
-So on a session's first run every chart is held back: ``widgets.show_chart`` draws a line in its
-place (``hold_ui``), and a page may hold a whole part of itself the same way (the Translate page
-its tabs; the Sentence space page its tables, whose grid's code is the next largest, while its
-maps, drawn without plotly, come at once). At the end of that run the app draws ``probe_ui``: a
-tiny component with no look of its own, whose script the browser runs once it has drawn the
-page. The script sends a rerun, and that run draws the charts. A browser that never runs the
-script gets them on its next run (any click or key): ``start_run`` makes every run after a
+So on a session's first run a page holds such a part back, with a line in its place
+(``hold_ui``): the Translate page its tabs, the Sentence space page its tables, while its maps
+(drawn on a canvas by ``canvas_charts.py``) come at once. At the end of that run the app draws
+``probe_ui``: a tiny component with no look of its own, whose script the browser runs once it has
+drawn the page. The script sends a rerun, and that run draws what was held. A browser that never
+runs the script gets it on its next run (any click or key): ``start_run`` makes every run after a
 session's first a whole one.
 
 Any run may also hold back a slow extra that would delay what the user asked for (``after_paint``:

@@ -13,8 +13,8 @@ import streamlit as st
 
 from model.cards.schema import Card
 from model.training.replay import Snapshot
-from viz.figures.heatmap import alignment_heatmap
-from viz.pages.parts import widgets
+from viz.figures.heatmap import alignment_matrix
+from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import _, ltr
 from viz.pages.parts.safe_text import md
 
@@ -55,9 +55,8 @@ def snapshot_ui(card: Card, snapshot: Snapshot, probe: int, key: str) -> None:
         st.caption(_("RNNencdec has no attention: the whole source reaches the decoder as one vector."))
         return
     title = _("attention α at update {step:,}").format(step=snapshot.step)
-    widgets.show_chart(alignment_heatmap(record.attention, record.source_tokens, record.target_tokens,
-                                         title=title, grayscale=True),
-                       key=f"{key}_heatmap")
+    chart_ui(alignment_matrix(record.attention, record.source_tokens, record.target_tokens, title=title, grayscale=True),
+             key=f"{key}_heatmap")
     st.caption(_("Recorded during training: how faithful this attention was cannot be measured now (the weights of "
                  "that update are not kept). The finished model's heatmaps, on the Translate page, say how faithful "
                  "they are."))

@@ -1,4 +1,4 @@
-"""Widgets more than one page draws, and the one way a page shows a chart (``show_chart``)."""
+"""Widgets more than one page draws. (Charts: ``viz/pages/parts/canvas_charts.py`` · ``chart_ui``.)"""
 from __future__ import annotations
 
 import streamlit as st
@@ -7,8 +7,8 @@ from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
 from viz import i18n
-from viz.figures.download_config import DEFAULT_FORMAT, FORMATS, PARAM, parse_format, plotly_config
-from viz.pages.parts import first_paint, language
+from viz.figures.download_config import DEFAULT_FORMAT, FORMATS, PARAM, parse_format
+from viz.pages.parts import language
 from viz.pages.parts.url_param import keep_in_url
 from viz.serving.offered_models import DEFAULT_DIRECTION, ModelInfo
 from viz.i18n import N_, _, ngettext
@@ -93,9 +93,8 @@ def chart_format_ui() -> str:
     if PARAM not in state:
         state[PARAM] = parse_format(url.get(PARAM))
     fmt = st.sidebar.radio(_("Chart downloads"), FORMATS, key=PARAM, format_func=str.upper, horizontal=True,
-                           help=_("The download button on each chart (top right, shown on hover; a camera icon on "
-                                  "some charts) saves the chart in this format: PNG for documents and slides, SVG "
-                                  "to scale or edit."))
+                           help=_("The download button on each chart (top right, shown on hover) saves the chart "
+                                  "in this format: PNG for documents and slides, SVG to scale or edit."))
     keep_in_url(PARAM, chart_format_params().get(PARAM))
     return fmt
 
@@ -119,17 +118,6 @@ def multiselect(label: str, options, **kwargs) -> list:
     """``st.multiselect`` with its empty-box prompt in the reader's language (Streamlit's own
     default is English)."""
     return st.multiselect(label, options, placeholder=_("Choose options"), **kwargs)
-
-
-def show_chart(fig, key: str, **kwargs):
-    """``st.plotly_chart(fig, key=key, **kwargs)`` with the camera button downloading the chosen
-    format, in a file named after ``key``; returns what st.plotly_chart returns (the selection,
-    with ``on_select``), or None for a chart held back on a session's first run."""
-    if not first_paint.ready():  # a new visitor's first run: the page's text first (first_paint.py)
-        first_paint.hold_ui()
-        return None
-    config = plotly_config(parse_format(st.session_state.get(PARAM)), key)
-    return st.plotly_chart(fig, key=key, config=config, **kwargs)
 
 
 def deferred(make, *args):
