@@ -20,6 +20,7 @@ def test_the_heatmaps_button_downloads_the_chosen_format(page, app_url, query, s
     page.goto(f"{app_url}/?{urlencode({'src': SENTENCE, **query})}", wait_until="domcontentloaded")
     heatmap = page.locator(".canvas-chart[data-drawn]").first
     heatmap.wait_for(timeout=60_000)
+    wait_idle(page)  # the run after it (the check under the heatmap) draws the heatmap again: click after it
     tokens = json.loads(heatmap.get_attribute("data-columns"))  # the source pieces along the top
     heatmap.hover()
     with page.expect_download(timeout=30_000) as caught:

@@ -26,6 +26,7 @@ def test_translate_in_browser(page, app_url, tmp_path):
     heatmap = page.locator(".canvas-chart[data-drawn]").first  # drawn by the page's script (canvas_charts.py)
     expect(heatmap).to_have_attribute("data-rows", ROWS, timeout=60_000)  # "un chien court dans le parc" and </s>
     assert page.get_by_text("rnnencdec-tiny").count() >= 1
+    wait_idle(page)  # the run after it (the check under the heatmap) draws the heatmap again: hover after it
     x, y = json.loads(heatmap.get_attribute("data-first"))  # the first cell: output "un", source "a"
     heatmap.locator("canvas").hover(position={"x": x, "y": y})
     expect(heatmap.locator(".tip")).to_have_text(re.compile(r"source: a\s+target: un\s+weight: \d\.\d{3}"))
@@ -131,6 +132,7 @@ def test_user_text_is_never_rendered_as_html(page, app_url, checkpoint_dir):
     heatmap = page.locator(".canvas-chart[data-drawn]").first
     expect(heatmap).to_have_attribute("data-columns", json.dumps(pieces, ensure_ascii=False, separators=(",", ":")),
                                       timeout=60_000)
+    wait_idle(page)  # the run after it (the check under the heatmap) draws the heatmap again: hover after it
     x, y = json.loads(heatmap.get_attribute("data-first"))
     heatmap.locator("canvas").hover(position={"x": x, "y": y})  # the hover shows the first piece as text
     expect(heatmap.locator(".tip")).to_contain_text(f"source: {pieces[0]}")
