@@ -164,3 +164,30 @@ def test_bars_reach_the_page_as_data():
     data = json.loads(element.proto.json)
     assert data["kind"] == "bars" and data["labels"] == ["le", HOSTILE] and data["values"] == [0.5, 0.25]
     assert data["horizontal"] and data["value_title"] == "probability" and data["download"]["filename"] == "step_topk"
+
+
+def _tree_page():
+    import streamlit as st
+
+    from viz.figures.beam_tree import beam_tree
+    from viz.pages.parts.canvas_charts import chart_ui
+
+    nodes = [{"id": i, "parent": None if i == 0 else 0, "step": min(i, 1), "token": f"▁t{i}", "score": -i,
+              "norm_score": -i, "status": "best" if i < 2 else "pruned"} for i in range(5)]
+    st.session_state["picked"] = chart_ui(beam_tree(nodes, "tree"), key="beam_tree_m")
+
+
+@pytest.mark.parametrize("sent, picked", [(3, 3), (0, 0), (None, None), (9, None), (-1, None), ("3", None),
+                                          (3.0, None), (True, None), ([3], None)])
+def test_a_picked_node_counts_only_when_it_is_one_of_the_trees_ids(sent, picked, monkeypatch):
+    """What the browser sends for a click is the user's input: anything else than a node's id is ignored."""
+    from viz.pages.parts import canvas_charts
+
+    class Answer:  # the component's result, as if the browser had sent ``sent`` for the click
+        pass
+
+    Answer.picked = sent
+    monkeypatch.setattr(canvas_charts, "_chart", lambda: (lambda **kwargs: Answer()))
+    at = AppTest.from_function(_tree_page, default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert at.session_state["picked"] == picked

@@ -697,10 +697,12 @@ def chart_data(figure, name: str, fmt: str) -> dict:
 
 def chart_ui(figure, key: str) -> Optional[int]:
     """Draw ``figure``; its download takes the chart format the sidebar chose. A ``TreeFigure``'s
-    node clicked since the last run: its id (in that run only), else None."""
+    node clicked since the last run: its id (in that run only), else None; what the browser sends
+    counts only when it is one of the tree's ids."""
     callbacks = {"on_picked_change": _picked} if isinstance(figure, TreeFigure) else {}
     found = _chart()(data=chart_data(figure, key, parse_format(st.session_state.get(PARAM))), key=key, **callbacks)
-    return getattr(found, "picked", None) if callbacks else None
+    picked = getattr(found, "picked", None) if callbacks else None
+    return picked if type(picked) is int and picked in figure.ids else None
 
 
 def _picked() -> None:

@@ -295,7 +295,7 @@ def beam_tab(results: list[Decoded], settings: AppSettings) -> None:
                .format(n=len(nodes), shown=len(shown)))
     picked = chart_ui(beam_tree(shown, _("{name}: beam search").format(name=ltr(name))), key=f"beam_tree_{name}")
     if picked is not None:  # a click moves the number box (its value lives under its key)
-        st.session_state[f"beam_node_{name}"] = int(picked)
+        st.session_state[f"beam_node_{name}"] = picked
     node_id = st.number_input(_("Node id"), 0, max(len(nodes) - 1, 0), key=f"beam_node_{name}")
     _show_hypothesis(result, int(node_id), settings)
 
