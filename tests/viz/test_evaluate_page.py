@@ -147,3 +147,4 @@ def test_the_downloads_are_made_only_when_clicked(at, monkeypatch):
     assert not at.exception, at.exception
     assert len(calls) == 1  # the table on screen; the CSV's copy waits for its button
     assert [b.proto.label for b in at.get("download_button")][-2:] == ["Per-sentence table (CSV)", "Length chart (HTML)"]
+    assert all(b.proto.ignore_rerun for b in at.get("download_button"))  # a click reruns nothing (widgets.deferred)

@@ -110,6 +110,8 @@ def test_the_downloads_tab_offers_the_report_trace_and_alignment(at):
     assert labels[0].startswith("Report of this translation")
     assert labels[1:4] == [f"rnnsearch-tiny: heatmap ({kind})" for kind in ("PDF", "SVG", "PNG")]  # RNNsearch only
     assert len(labels) == 1 + 3 + 2 + 1  # report, heatmap files, 2 traces, 1 Pharaoh
+    # a click downloads without rerunning the page: a rerun beside the file's request could drop the file
+    assert all(b.proto.ignore_rerun for b in at.get("download_button"))
 
 
 def test_the_downloads_tab_makes_no_file_until_one_is_clicked(at, monkeypatch):

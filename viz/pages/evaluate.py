@@ -321,15 +321,15 @@ def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:
     columns = st.columns(len(runs) + 2)
     for column, run in zip(columns, runs):
         column.download_button(_("{name} hypotheses").format(name=ltr(run.name)), "\n".join(run.hyps) + "\n",
-                               file_name=f"hyps.{run.name}.txt", key=f"eval_dl_{run.name}")
+                               file_name=f"hyps.{run.name}.txt", key=f"eval_dl_{run.name}", on_click="ignore")
     # the CSV is a data file: its column names stay English in every language
     # the two files are made when their buttons are clicked, not on every run of the page
     columns[-2].download_button(_("Per-sentence table (CSV)"),
                                 widgets.deferred(lambda: pd.DataFrame(sentence_rows(test, runs)).to_csv(index=False)),
-                                file_name="sentences.csv", mime="text/csv", key="eval_dl_csv")
+                                file_name="sentences.csv", mime="text/csv", key="eval_dl_csv", on_click="ignore")
     columns[-1].download_button(_("Length chart (HTML)"),
                                 widgets.deferred(lambda: length_chart(rows).to_html(include_plotlyjs="cdn")),
-                                file_name="length_chart.html", mime="text/html", key="eval_dl_chart")
+                                file_name="length_chart.html", mime="text/html", key="eval_dl_chart", on_click="ignore")
     st.caption(_("PNG or SVG of any chart: its download button, top right, shown on hover."))
 
 

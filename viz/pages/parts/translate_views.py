@@ -485,19 +485,21 @@ def downloads_tab(results: list[Decoded], settings: AppSettings) -> None:
     text = results[0].trace.source if results else ""
     st.download_button(_("Report of this translation (one HTML file: both models' heatmaps, beam trees and steps; "
                          "opens offline)"), widgets.deferred(report, text, results, settings),
-                       file_name="translation-report.html", mime="text/html", key="dl_report")
+                       file_name="translation-report.html", mime="text/html", key="dl_report", on_click="ignore")
     for result in results:
         name, trace = result.name, result.trace
         if trace.attention is not None:  # the paper's Figure 3 look, drawn by matplotlib on this server
             for column, kind in zip(st.columns(len(print_figures.FORMATS)), print_figures.FORMATS):
                 column.download_button(_("{name}: heatmap ({format})").format(name=ltr(name), format=kind.upper()),
                                        widgets.deferred(print_figure, result, kind, settings),
-                                       file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}")
+                                       file_name=f"{name}-attention.{kind}", key=f"dl_fig_{kind}_{name}",
+                                       on_click="ignore")
         st.download_button(_("{name}: trace (JSON)").format(name=ltr(name)),
                            widgets.deferred(lambda trace: json.dumps(trace.to_json(), ensure_ascii=False, indent=1), trace),
-                           file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}")
+                           file_name=f"{name}-trace.json", mime="application/json", key=f"dl_trace_{name}",
+                           on_click="ignore")
         if trace.attention is not None:
             ends = trace.target_tokens[-1:] == ["</s>"]  # an output cut at a model's length cap has no </s> row
             st.download_button(_("{name}: alignment (Pharaoh i-j)").format(name=ltr(name)),
                                pharaoh(trace.attention, drop_eos=ends) + "\n",
-                               file_name=f"{name}.align", key=f"dl_align_{name}")
+                               file_name=f"{name}.align", key=f"dl_align_{name}", on_click="ignore")

@@ -123,7 +123,12 @@ def multiselect(label: str, options, **kwargs) -> list:
 def deferred(make, *args):
     """``make(*args)`` as the zero-argument callable ``st.download_button`` runs only when its
     button is clicked, on a thread of its own: it runs in this page's language (a new thread
-    would start in English)."""
+    would start in English).
+
+    Every download button of the app passes ``on_click="ignore"``. A click that also reran the
+    page sent the request for the file beside the rerun, and the rerun registers the callable
+    anew and drops the old one: when the request came after it, nothing downloaded (seen under
+    load in the browser tests)."""
     code = i18n.current().code
 
     def run():
