@@ -127,8 +127,8 @@ def deferred(make, *args):
 
     Every download button of the app passes ``on_click="ignore"``. A click that also reran the
     page sent the request for the file beside the rerun, and the rerun registers the callable
-    anew and drops the old one: when the request came after it, nothing downloaded (seen under
-    load in the browser tests)."""
+    anew and drops the old one: when the request came after it, nothing downloaded (most often on
+    a loaded server)."""
     code = i18n.current().code
 
     def run():
