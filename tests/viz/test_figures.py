@@ -8,7 +8,7 @@ from model.scoring.word_alignment import AlignmentFormatError, parse_links, word
 from viz.figures.beam_tree import beam_tree, beam_tree_figure, tree_layout
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
 from viz.figures.heatmap import alignment_heatmap, merge_to_words, pharaoh
-from viz.figures.length_chart import stress_chart
+from viz.figures.length_chart import stress_lines
 from viz.figures.training_curves import training_curves
 
 SRC = ["▁The", "▁black", "▁do", "g", "."]
@@ -165,9 +165,9 @@ def test_report_charts_cli(tmp_path, capsys):
 
 def test_stress_chart_gives_each_of_seven_models_its_own_colour():
     rows = [StressRow(k=k, items=9 // k, source_words=3.0 * k, bleu=40.0 - k, length_ratio=1.0) for k in (1, 2, 3)]
-    fig = stress_chart({f"model-{i}": rows for i in range(7)}, "stress")
-    assert [t.name for t in fig.data] == [f"model-{i}" for i in range(7)]
-    assert len({t.line.color for t in fig.data}) == 7
+    fig = stress_lines({f"model-{i}": rows for i in range(7)}, "stress")
+    assert [t.name for t in fig.lines] == [f"model-{i}" for i in range(7)]
+    assert len({t.color for t in fig.lines}) == 7
 
 
 def test_the_pages_curve_panels_hold_the_plotly_figures_lines():

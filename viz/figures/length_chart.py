@@ -4,8 +4,9 @@
 
 draws the charts of a ``python -m model.evaluate`` report: ``length_chart.html`` from its
 ``scores.json`` and ``stress_chart.html`` from ``stress.json`` when present (plus .png/.svg
-when plotly's static export works here). The pages draw the same charts on a canvas
-(``length_lines``, ``stress_lines``: ``LinesFigure``s, viz/pages/parts/canvas_charts.py).
+when plotly's static export works here), both from ``length_lines``' data. The pages draw
+``LinesFigure``s on a canvas (viz/pages/parts/canvas_charts.py): ``length_lines``, and
+``stress_lines`` for a card's length stress test.
 """
 from __future__ import annotations
 
@@ -29,33 +30,25 @@ def length_chart(rows: Sequence[dict], title: str | None = None) -> go.Figure:
     """rows: dicts with model, lo, hi, label, count, bleu, ci95 (``model.scoring.evaluation.bleu_by_length``);
     ``title`` defaults to "BLEU by source sentence length". Its text is in the current language.
 
-    Each model gets a line over bucket midpoints, a shaded bootstrap 95% band, and hover
-    with the bucket's BLEU and sentence count.
+    What ``length_lines`` holds, as a plotly figure for a standalone file: each model's line over
+    the bucket midpoints, its bootstrap 95% band shaded, hover with the bucket's BLEU and count.
     """
+    drawn = length_lines(rows, title)
+    markup = lambda text: html.escape(text).replace("\n", "<br>")  # noqa: E731  plotly renders some HTML
     fig = go.Figure()
-    hover = _("%{customdata[0]} words<br>BLEU %{y:.2f} ± %{customdata[2]}<br>%{customdata[1]} sentences")
-    models = list(dict.fromkeys(r["model"] for r in rows))
-    for k, model in enumerate(models):
-        group = [r for r in rows if r["model"] == model]
-        x = [(r["lo"] + r["hi"]) / 2 for r in group]
-        colour = COLOURS[k % len(COLOURS)]
-        upper = [r["bleu"] + (r["ci95"] or 0) for r in group]
-        lower = [max(0.0, r["bleu"] - (r["ci95"] or 0)) for r in group]
-        fig.add_trace(go.Scatter(x=x + x[::-1], y=upper + lower[::-1], mode="lines", fill="toself", fillcolor=colour,
-                                 opacity=0.15, line={"width": 0}, hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(
-            x=x, y=[r["bleu"] for r in group], mode="lines+markers", name=html.escape(model),
-            line={"color": colour, "width": 3}, customdata=[[r["label"], r["count"], r["ci95"]] for r in group],
-            hovertemplate=hover + "<extra>" + html.escape(model) + "</extra>"))
-    buckets = sorted({(r["lo"], r["hi"], r["label"]) for r in rows})
-    counts = {b[2]: max(r["count"] for r in rows if r["label"] == b[2]) for b in buckets}
+    for line in drawn.lines:
+        x, (lower, upper) = list(line.x), line.band
+        fig.add_trace(go.Scatter(x=x + x[::-1], y=list(upper) + list(lower)[::-1], mode="lines", fill="toself",
+                                 fillcolor=line.color, opacity=0.15, line={"width": 0}, hoverinfo="skip",
+                                 showlegend=False))
+        fig.add_trace(go.Scatter(x=x, y=list(line.y), mode="lines+markers", name=html.escape(line.name),
+                                 line={"color": line.color, "width": 3}, customdata=[markup(h) for h in line.hovers],
+                                 hovertemplate="%{customdata}<extra></extra>"))
     fig.update_layout(
-        title=_("BLEU by source sentence length") if title is None else title, height=420, plot_bgcolor="white",
-        legend={"orientation": "h", "y": -0.25},
-        xaxis={"title": _("source sentence length (words)"), "tickmode": "array",
-               "tickvals": [(lo + hi) / 2 for lo, hi, _label in buckets],
-               "ticktext": [f"{label}<br>n={counts[label]}" for _lo, _hi, label in buckets], "gridcolor": "#eee"},
-        yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
+        title=html.escape(drawn.title), height=420, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
+        xaxis={"title": drawn.x_title, "tickmode": "array", "tickvals": [v for v, _label in drawn.x_ticks],
+               "ticktext": [markup(label) for _v, label in drawn.x_ticks], "gridcolor": "#eee"},
+        yaxis={"title": drawn.y_title, "rangemode": "tozero", "gridcolor": "#eee"},
         margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 
@@ -85,31 +78,14 @@ def length_lines(rows: Sequence[dict], title: str | None = None) -> LinesFigure:
 
 
 def stress_lines(series: dict[str, Sequence[StressRow]], title: str) -> LinesFigure:
-    """What ``stress_chart`` shows, as a ``LinesFigure``."""
+    """BLEU against mean source length of a length stress test (k test sentences joined), one
+    line per model: ``series`` maps a model name to its rows (a card's ``length_stress``)."""
     return LinesFigure(title, _("mean source length (words)"), "BLEU", tuple(
         Line(model, COLOURS[k % len(COLOURS)], tuple(r.source_words for r in rows), tuple(r.bleu for r in rows),
              hovers=tuple("\n".join([model, _("k = {k} joined ({items} items)").format(k=r.k, items=r.items),
                                      _("{words:.1f} words on average").format(words=r.source_words),
                                      f"BLEU {r.bleu:.2f}"]) for r in rows))
         for k, (model, rows) in enumerate(series.items())), from_zero=True)
-
-
-def stress_chart(series: dict[str, Sequence[StressRow]], title: str) -> go.Figure:
-    """BLEU against mean source length of a length stress test (k test sentences joined), one
-    line per model: ``series`` maps a model name to its rows (a card's ``length_stress``)."""
-    fig = go.Figure()
-    hover = _("k = %{customdata[0]} joined (%{customdata[1]} items)<br>%{x} words on average<br>BLEU %{y:.2f}")
-    for k, (model, rows) in enumerate(series.items()):
-        fig.add_trace(go.Scatter(
-            x=[r.source_words for r in rows], y=[r.bleu for r in rows], mode="lines+markers",
-            name=html.escape(model), line={"color": COLOURS[k % len(COLOURS)], "width": 3},
-            customdata=[[r.k, r.items] for r in rows],
-            hovertemplate=hover + "<extra>" + html.escape(model) + "</extra>"))
-    fig.update_layout(title=title, height=400, plot_bgcolor="white", legend={"orientation": "h", "y": -0.25},
-                      xaxis={"title": _("mean source length (words)"), "gridcolor": "#eee"},
-                      yaxis={"title": "BLEU", "rangemode": "tozero", "gridcolor": "#eee"},
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10})
-    return fig
 
 
 def write_length_chart(rows: Sequence[dict], stem: Path) -> list[Path]:
