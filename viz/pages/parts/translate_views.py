@@ -477,9 +477,9 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
 
 
 def downloads_tab(results: list[Decoded], settings: AppSettings) -> None:
-    """The files of this translation. Each is made only when its button is clicked (``on_click``'s
-    deferred data): the report and the matplotlib figures take about a second to make, and
-    every Ctrl+Enter on this tab would otherwise make all of them."""
+    """The files of this translation. Each is made only when its button is clicked (the button's
+    data is a callable, ``widgets.deferred``): the report and the matplotlib figures take about a
+    second to make, and every Ctrl+Enter on this tab would otherwise make all of them."""
     st.caption(_("Figures: each chart's download button (top right, shown on hover) saves it as PNG or SVG; "
                  "`{command}` writes the paper's figure styles as PDF, SVG or PNG.").format(command="nmt-figures"))
     text = results[0].trace.source if results else ""
