@@ -1,6 +1,6 @@
 """How long explaining a translation takes, and how complete integrated gradients are.
 
-    python bench/explain_speed.py [--threads 2] [--repeats 3] [--sentences 20] [--completeness 0]
+    python bench/explain_speed.py [--threads 2] [--repeats 3] [--sentences 20] [--completeness 0] [--products]
 
 With the shipped everyday English-French RNNsearch and RNNencdec, each translating a 25-word
 sentence (beam 5) and explaining its own output:
@@ -14,7 +14,10 @@ sentence (beam 5) and explaining its own output:
   for 500 sentences;
 - ``--completeness N``: integrated gradients on the first N test_2016_flickr lines per model,
   every output token's completeness gap (|sum of attributions - (f(x) - f(baseline))| /
-  |f(x) - f(baseline)|), how many midpoints the tokens took, and the time.
+  |f(x) - f(baseline)|), how many midpoints the tokens took, and the time;
+- ``--products``: the arithmetic floor of each of those (``bench/products.py``): the same work's
+  matrix products, forward and backward, replayed alone on tensors of the same shapes, beside the
+  work's own time, with their GFLOP and the rate the products ran at.
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bench.common import CHECKPOINTS, corpus  # noqa: E402
+from bench.products import record  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 from model.explaining import methods  # noqa: E402
@@ -113,12 +117,43 @@ def completeness(translators: dict, n: int) -> None:
               + f"; {seconds:.0f} s ({seconds / len(gaps):.2f} s per sentence)")
 
 
+def floor(label: str, work, repeats: int) -> tuple[float, float]:
+    """Print ``work``'s time (the median of ``repeats``) beside its products alone; return both."""
+    seconds = timed(work, repeats)
+    products = record(work)
+    alone = statistics.median(products.replay() for _ in range(repeats))
+    print(f"    {label}: {seconds:.2f} s; its products alone {alone:.2f} s ({products.gflop:.1f} GFLOP at "
+          f"{products.gflop / alone:.0f} GFLOP/s), {seconds / alone:.2f} times")
+    return seconds, alone
+
+
+def arithmetic_floor(translators: dict, repeats: int, n: int) -> None:
+    """Each method on the sentence, and a test-set table's sentences, beside their products alone."""
+    totals = [0.0, 0.0]
+    lines = corpus("test_2016_flickr")[0][:n]
+    for name, tr in translators.items():
+        print(f"  {name}:")
+        trace = tr.translate([SENTENCE], SearchConfig(beam=5))[0]
+        src, out = trace.source_ids, trace.target_ids
+        for method in methods.explain(tr.model, src, out, FOUR):  # the ones that apply
+            found = floor(method, lambda: methods.explain(tr.model, src, out, [method]), repeats)
+            totals = [t + f for t, f in zip(totals, found)]
+        if n:
+            pairs = [(t.source_ids, t.target_ids) for t in tr.translate(lines, SearchConfig(beam=5))]
+            seconds, alone = floor(f"test-set table of {n} sentences",
+                                   lambda: faithfulness_table(tr.model, name, pairs, TABLE_METHODS), 1)
+            print(f"    for 500 sentences: {500 * seconds / n / 60:.1f} min; its products alone "
+                  f"{500 * alone / n / 60:.1f} min")
+    print(f"  the four methods, both models: {totals[0]:.2f} s; their products alone {totals[1]:.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sentences", type=int, default=20, help="test-set pace over this many sentences (0: skip)")
     parser.add_argument("--completeness", type=int, default=0, help="integrated gradients on this many sentences")
+    parser.add_argument("--products", action="store_true", help="each part beside its matrix products alone")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"{platform.machine()} {platform.processor() or ''}, torch {torch.__version__}, {args.threads} threads")
@@ -131,6 +166,9 @@ def main() -> None:
         print(f"integrated gradients' completeness (default {methods.IG_STEPS} midpoints, doubled per token "
               f"up to {methods.IG_MAX_STEPS} until within {methods.IG_TOLERANCE:.0%}):")
         completeness(translators, args.completeness)
+    if args.products:
+        print("beside their matrix products alone (bench/products.py):")
+        arithmetic_floor(translators, args.repeats, args.sentences)
 
 
 if __name__ == "__main__":
