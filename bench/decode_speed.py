@@ -9,10 +9,9 @@ Prints JSON lines:
   (attention, energies, top-k, beam history), warm, median and p90 milliseconds;
 - evaluate: both models, beam 5, all of test_2016_flickr as the Evaluate page runs it (traces on);
 - products: a 27-word interactive decode (both models) beside its matrix products alone: every linear layer,
-  batched product and fused GRU call the decode makes is recorded (``torch.overrides``) and the
-  same calls, on the same tensors and in the same order, are replayed and timed: what the
-  arithmetic costs on this machine, with the weights streamed from memory as the decode streams
-  them. Their GFLOP count is printed too.
+  batched product and GRU call the decode makes is recorded (``bench/products.py``) and the same
+  calls, on tensors of the same shapes and in the same order, are replayed and timed: what the
+  arithmetic costs on this machine. Their GFLOP count is printed too.
 """
 from __future__ import annotations
 
@@ -28,9 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import statistics  # noqa: E402
 
 import torch  # noqa: E402
-from torch.overrides import TorchFunctionMode  # noqa: E402
-
 from bench.common import CHECKPOINTS, corpus, percentiles  # noqa: E402
+from bench.products import record  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 
@@ -73,36 +71,8 @@ def evaluate_page(translators: list[Translator], sentences: list[str]) -> dict:
     return {"bench": "evaluate_both_models_beam5_traced", "sentences": len(sentences), "seconds": round(seconds, 1)}
 
 
-PRODUCTS = {torch.nn.functional.linear, torch.bmm, torch.mm, torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__,
-            torch.gru}
 PRODUCT_SENTENCE = ("A man in an orange hat starring at something while a young boy and a woman in a red dress walk "
                     "down the busy street near buses.")  # 27 words
-
-
-class Recorder(TorchFunctionMode):
-    """Keeps every matrix-product call (function, arguments) made while it is active."""
-
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func in PRODUCTS:
-            self.calls.append((func, args, kwargs))
-        return func(*args, **kwargs)
-
-
-def _flops(func, args) -> int:
-    if func is torch.nn.functional.linear:
-        x, w = args[0], args[1]
-        return 2 * x.numel() // x.size(-1) * w.size(0) * w.size(1)
-    if func is torch.gru:  # input, hx, params, has_biases, layers, dropout, train, bidirectional, batch_first
-        x, params = args[0], args[2]
-        steps_rows = x.numel() // x.size(-1)
-        return sum(2 * steps_rows * w.size(0) * w.size(1) for w in params if w.dim() == 2)
-    a, b = args[0], args[1]
-    return 2 * a.numel() * b.size(-1)
 
 
 def products(translators: list[Translator], repeats: int) -> dict:
@@ -115,22 +85,13 @@ def products(translators: list[Translator], repeats: int) -> dict:
         for t in translators:
             t.translate([PRODUCT_SENTENCE], cfg)
         decode.append(time.perf_counter() - start)
-    recorder = Recorder()
-    with recorder, torch.inference_mode():
-        for t in translators:
-            t.translate([PRODUCT_SENTENCE], cfg)
-    replay = []
-    with torch.inference_mode():
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for func, args, kwargs in recorder.calls:
-                func(*args, **kwargs)
-            replay.append(time.perf_counter() - start)
+    found = record(lambda: [t.translate([PRODUCT_SENTENCE], cfg) for t in translators])
+    replay = [found.replay() for _ in range(repeats)]
     decode_ms, replay_ms = statistics.median(decode) * 1000, statistics.median(replay) * 1000
     return {"bench": "interactive_decode_vs_its_products", "words": len(PRODUCT_SENTENCE.split()),
             "decode_ms": round(decode_ms, 1), "products_ms": round(replay_ms, 1),
-            "ratio": round(decode_ms / replay_ms, 2), "product_calls": len(recorder.calls),
-            "gflop": round(sum(_flops(f, a) for f, a, _ in recorder.calls) / 1e9, 3), "threads": torch.get_num_threads()}
+            "ratio": round(decode_ms / replay_ms, 2), "product_calls": len(found.calls),
+            "gflop": round(found.gflop, 3), "threads": torch.get_num_threads()}
 
 
 def main() -> None:

@@ -1,16 +1,19 @@
 """What a piece of work's matrix products alone cost on this machine: its arithmetic floor.
 
 ``record(work)`` runs ``work()`` once and keeps the shape and layout of every matrix product
-PyTorch's dispatcher runs for it, forward and backward (``mm``, ``addmm``, ``bmm``, ``baddbmm``,
-which linear layers and GRUs come down to where gradients are taken), without keeping the tensors. (In inference mode the dispatcher sees
-``linear`` and ``gru`` whole, and they are kept whole, as ``bench/decode_speed.py`` counts them.)
-``Products.replay()`` then runs the same products, in the same order, on random tensors of those shapes and strides,
-and returns the seconds they took: what the work would cost if nothing but its arithmetic took
-time. ``Products.gflop`` counts their floating-point operations (a multiply and an add each).
+PyTorch's dispatcher runs for it, forward and backward: ``mm``, ``addmm``, ``bmm`` and
+``baddbmm``, which linear layers and GRUs come down to where gradients are taken. In inference
+mode the dispatcher sees ``linear`` and ``gru`` whole, and they are kept whole. It watches through
+a ``TorchDispatchMode``, the mode PyTorch's "Extending PyTorch" notes document for seeing every
+operation, backward ones included (it lives in ``torch.utils._python_dispatch``).
 
-Used by ``bench/explain_speed.py --products``. ``bench/decode_speed.py`` replays a decode's
-products on the decode's own tensors instead (it keeps them: a decode is small); this module
-keeps only shapes, so work with a backward pass over thousands of rows fits in memory.
+``Products.replay()`` then runs the same products, in the same order, on random tensors of those
+shapes and strides, and returns the seconds they took: what the work would cost if nothing but
+its arithmetic took time. ``Products.gflop`` counts their floating-point operations (a multiply
+and an add each). Only shapes are kept, not tensors, so work with a backward pass over thousands
+of rows fits in memory.
+
+Used by ``bench/explain_speed.py --products`` and ``bench/decode_speed.py``.
 """
 from __future__ import annotations
 
