@@ -59,10 +59,11 @@ def dissect(model: NMTModel, src_ids: Sequence[int], out_ids: Sequence[int]) -> 
     anatomy = Anatomy(first(enc.annotations), first(enc.summary), first(s), [])
     for i, token in enumerate(out_ids, start=1):
         emb = dec.embed(y)  # (1, m)
-        c, c_gates, alpha, energies = dec.context(s, enc)
-        r, z, candidate = dec.gates(dec.W(emb) + c_gates, s)
+        ctx = dec.context(s, enc)
+        c, alpha, energies = ctx.c, ctx.alpha, ctx.energies
+        r, z, candidate = dec.gates(dec.W(emb) + ctx.gates, s)
         s_new = gru_update(s, z, candidate)  # as Decoder.gru
-        t = dec.maxout_features(s_new, emb, dec.C_o(c))
+        t = dec.maxout_features(s_new, emb, ctx.output(dec.C_o))
         probs = torch.softmax(dec.W_o(t).float(), dim=-1)
         anatomy.steps.append(StepAnatomy(i, int(token), first(s), first(energies), first(alpha), first(c), first(r),
                                          first(z), first(s_new), first(t), first(probs)))

@@ -6,7 +6,7 @@ context c (the encoder summary) at every step. Everything else is shared.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
@@ -30,12 +30,18 @@ class EncoderState:
     summary: torch.Tensor  # (batch, 2n) [forward h_Tx ; backward h_1]
     keys: Optional[torch.Tensor]  # (batch, src_len, n') U_a h_j, RNNsearch only
     fixed_gates: Optional[torch.Tensor]  # (batch, 3n) C c for RNNencdec's fixed context
+    # C c_i and C_o c_i from C h_j and C_o h_j (``Decoder.context``): RNNsearch, outside training only
+    context_gates: Optional[torch.Tensor] = None  # (batch, src_len, 3n) C h_j
+    context_out: Optional[torch.Tensor] = None  # (batch, src_len, 2l) C_o h_j
+    fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c for RNNencdec's fixed context
 
     def map(self, fn) -> "EncoderState":
         """``fn`` applied to every tensor (fields that are None stay None)."""
         apply = lambda t: None if t is None else fn(t)  # noqa: E731
         return replace(self, annotations=apply(self.annotations), mask=apply(self.mask), summary=apply(self.summary),
-                       keys=apply(self.keys), fixed_gates=apply(self.fixed_gates))
+                       keys=apply(self.keys), fixed_gates=apply(self.fixed_gates),
+                       context_gates=apply(self.context_gates), context_out=apply(self.context_out),
+                       fixed_out=apply(self.fixed_out))
 
     def select(self, index: torch.Tensor) -> "EncoderState":
         """Rows ``index`` of every tensor (to expand for beams or drop finished sentences)."""
@@ -87,27 +93,46 @@ class Decoder(nn.Module):
         return torch.tanh(self.W_s(summary[:, self.hidden:]))
 
     def prepare(self, annotations, mask, summary) -> EncoderState:
-        """Per-sentence work done once: U_a h_j for RNNsearch, C c for RNNencdec."""
+        """Per-sentence work done once: U_a h_j for RNNsearch; C c and C_o c for RNNencdec.
+
+        Outside training, RNNsearch also gets C h_j and C_o h_j. c_i = sum_j alpha_ij h_j, so
+        C c_i = sum_j alpha_ij C h_j, and the same for C_o: each step then weighs src_len
+        precomputed rows instead of multiplying by C (3n x 2n) and C_o (2l x 2n). A beam search's
+        k rows of a sentence share these rows, and a step reads src_len rows instead of both
+        matrices, about a third of the weights a step reads. Training keeps the products: over a
+        whole batch of sentences they cost no more than the precomputed rows, and it learns C
+        and C_o through them."""
         if self.attention is not None:
             annotations = self.dropout(annotations)  # RNNencdec never reads them: no dropout to pay
-            return EncoderState(annotations, mask, summary, self.attention.keys(annotations), None)
-        return EncoderState(annotations, mask, summary, None, self.C(summary))
+            keys = self.attention.keys(annotations)
+            if self.training:
+                return EncoderState(annotations, mask, summary, keys, None)
+            return EncoderState(annotations, mask, summary, keys, None, self.C(annotations), self.C_o(annotations))
+        return EncoderState(annotations, mask, summary, None, self.C(summary), fixed_out=self.C_o(summary))
 
-    def context(self, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None, alpha_fn=None):
-        """-> (c_i (batch, 2n), C c_i (batch, 3n), alpha (batch, src_len) | None, energies | None).
+    def context(self, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None, alpha_fn=None,
+                with_c: bool = True) -> "Context":
+        """What step i reads from the source (``Context``). ``with_c=False``: c_i itself only where
+        its projections need it (the search reads C c_i and C_o c_i alone).
 
         ``alpha_override`` (batch, src_len) replaces the attention weights (the app's what-if);
         ``alpha_fn`` maps the computed weights to the ones used (model/explaining/attention_ablation.py).
         """
         if self.attention is None:
-            return enc.summary, enc.fixed_gates, None, None
+            return Context(enc.summary, enc.fixed_gates, enc.fixed_out, None, None)
         energies, alpha = self.attention(s_prev, enc.keys, enc.mask)
         if alpha_fn is not None:
             alpha = alpha_fn(alpha)
         if alpha_override is not None:
             alpha = alpha_override
-        c = torch.bmm(alpha.unsqueeze(1), enc.annotations).squeeze(1)  # (batch, 2n)
-        return c, self.C(c), alpha, energies
+        weights = alpha.unsqueeze(1)  # (batch, 1, src_len)
+        if enc.context_gates is None:
+            c = torch.bmm(weights, enc.annotations).squeeze(1)  # (batch, 2n)
+            return Context(c, self.C(c), None, alpha, energies)
+        c = torch.bmm(weights, enc.annotations).squeeze(1) if with_c else None
+        gates = torch.bmm(weights, enc.context_gates).squeeze(1)  # sum_j alpha_ij C h_j = C c_i
+        out = torch.bmm(weights, enc.context_out).squeeze(1)  # sum_j alpha_ij C_o h_j = C_o c_i
+        return Context(c, gates, out, alpha, energies)
 
     def gru(self, input_gates: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
         """input_gates = W E y + C c (batch, 3n), s_prev (batch, n) -> s_i (batch, n)."""
@@ -145,15 +170,15 @@ class Decoder(nn.Module):
         """The step up to the deep output: -> s_i (batch, n), what the deep output reads
         (s_i, E y_{i-1}, c_i), alpha | None, energies | None."""
         emb = self.embed(y_prev)  # (batch, m)
-        c, c_gates, alpha, energies = self.context(s_prev, enc, alpha_override, alpha_fn)
-        s = self.gru(self.W(emb) + c_gates, s_prev)
-        return s, (s, emb, c), alpha, energies
+        ctx = self.context(s_prev, enc, alpha_override, alpha_fn, with_c=False)
+        s = self.gru(self.W(emb) + ctx.gates, s_prev)
+        return s, (s, emb, ctx.output(self.C_o)), ctx.alpha, ctx.energies
 
     def output_logprobs(self, features: tuple, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        """log p(y_i) (len(rows), V) from ``recur``'s (s_i, E y_{i-1}, c_i), for rows ``rows``
+        """log p(y_i) (len(rows), V) from ``recur``'s (s_i, E y_{i-1}, C_o c_i), for rows ``rows``
         (None: every row)."""
-        s, emb, c = features if rows is None else (t.index_select(0, rows) for t in features)
-        return torch.log_softmax(self.readout(s, emb, self.C_o(c)).float(), dim=-1)
+        s, emb, c_out = features if rows is None else (t.index_select(0, rows) for t in features)
+        return torch.log_softmax(self.readout(s, emb, c_out).float(), dim=-1)
 
     def forward(self, tgt_in: torch.Tensor, enc: EncoderState, input_scale: Optional[torch.Tensor] = None):
         """Teacher forcing, the fast path of ``step``. tgt_in (batch, T): each row's real tokens
@@ -186,13 +211,13 @@ class Decoder(nn.Module):
         with autocast(tgt_in.device, bf16):
             input_gates = self.W(emb)[: plan.n_tokens].float()  # (N, 3n) W E y of every step at once
         states, contexts, alphas = self.recurrence(input_gates, plan.active, enc)
-        features = self.packed_output(states, contexts, emb, enc.summary, plan, bf16)
+        features = self.packed_output(states, contexts, emb, enc, plan, bf16)
         return features, None if self.attention is None else torch.cat(alphas), plan.positions
 
     def recurrence(self, input_gates: torch.Tensor, active: list[int], enc: EncoderState):
         """The step-by-step part of ``packed``: s_i from s_{i-1}, c_i and W E y_{i-1} for the k_t
         sentences still going at each step (rows sorted longest first). Returns the per-step
-        lists of s_i (k_t, n), c_i (k_t, 2n) and alpha_i (k_t, src_len) | None."""
+        lists of s_i (k_t, n), the contexts as ``Context`` and alpha_i (k_t, src_len) | None."""
         states, contexts, alphas = [], [], []
         s = self.init_state(enc.summary)  # (batch, n)
         going = enc
@@ -200,24 +225,42 @@ class Decoder(nn.Module):
             if k < going.mask.size(0):  # slice only when k changes: each slice's backward
                 going = enc.head(k)  # zero-fills a full-size gradient once, not once per step
             s = s[:k]
-            c, c_gates, alpha, _ = self.context(s, going)
-            s = self.gru(gates + c_gates, s)
+            ctx = self.context(s, going, with_c=False)
+            s = self.gru(gates + ctx.gates, s)
             states.append(s)
-            contexts.append(c)
-            alphas.append(alpha)
+            contexts.append(ctx)
+            alphas.append(ctx.alpha)
         return states, contexts, alphas
 
-    def packed_output(self, states: list, contexts: list, emb: torch.Tensor, summary: torch.Tensor,
+    def packed_output(self, states: list, contexts: list, emb: torch.Tensor, enc: EncoderState,
                       plan: "TimeMajor", bf16: bool) -> torch.Tensor:
         """The deep output of every real token in one product: maxout features t_i (N, l).
-        RNNencdec's context is fixed, so its C_o c is formed once per sentence."""
+        RNNencdec's context is fixed, so its C_o c is formed once per sentence; RNNsearch's C_o
+        c_i is formed from every step's c_i in one product, or read from each step's ``Context``
+        where ``prepare`` formed C_o h_j."""
         with autocast(emb.device, bf16):
             if self.attention is None:
-                c_out = self.C_o(summary)[pad_rows(plan.sorted_rows, bf16)]  # (N, 2l) from (batch, 2l)
+                c_out = self.C_o(enc.summary)[pad_rows(plan.sorted_rows, bf16)]  # (N, 2l) from (batch, 2l)
+            elif contexts and contexts[0].out is not None:
+                c_out = pad_rows(torch.cat([ctx.out for ctx in contexts]), bf16)
             else:
-                c_out = self.C_o(pad_rows(torch.cat(contexts), bf16))
+                c_out = self.C_o(pad_rows(torch.cat([ctx.c for ctx in contexts]), bf16))
             features = self.maxout_features(pad_rows(torch.cat(states), bf16), emb, c_out)
         return features[: plan.n_tokens].float()
+
+
+class Context(NamedTuple):
+    """What decoder step i reads from the source (``Decoder.context``)."""
+
+    c: Optional[torch.Tensor]  # (batch, 2n) c_i; None where only its projections were asked for
+    gates: torch.Tensor  # (batch, 3n) C c_i
+    out: Optional[torch.Tensor]  # (batch, 2l) C_o c_i where ``prepare`` formed C_o h_j (or RNNencdec's C_o c)
+    alpha: Optional[torch.Tensor]  # (batch, src_len); None for RNNencdec
+    energies: Optional[torch.Tensor]  # (batch, src_len) e_ij before the softmax; None for RNNencdec
+
+    def output(self, C_o: nn.Module) -> torch.Tensor:
+        """C_o c_i (batch, 2l): read, or formed from c_i by ``C_o``."""
+        return self.out if self.out is not None else C_o(self.c)
 
 
 @dataclass

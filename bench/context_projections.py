@@ -1,0 +1,105 @@
+"""What the decoder's precomputed C h_j and C_o h_j save (``Decoder.prepare``), in one process.
+
+    python bench/context_projections.py [--threads 2] [--rounds 6] [--sentences 192]
+
+Outside training, RNNsearch reads C c_i and C_o c_i as sum_j alpha_ij C h_j and sum_j alpha_ij
+C_o h_j, and RNNencdec forms C_o c once per sentence. The other way, which training keeps,
+multiplies c_i by C and C_o at every step. Both ways run here in the same process, alternating
+round by round (this machine's speed drifts by up to 1.5 times within an hour, so two processes
+run apart would measure the drift). "products" strips the precomputed rows from the encoder
+state, which sends the decoder down that other path.
+
+With the shipped everyday English-French pair:
+- an interactive decode: one 27-word sentence, beam 5, full traces (the median of 5 a round);
+- a batch decode: the first ``--sentences`` test_2016_flickr captions, beam 5, 64 a batch, no
+  traces, and whether both ways wrote the same outputs;
+- explanations of that 27-word sentence's output: gradient x input, occlusion, and the
+  faithfulness curves of attention, gradient x input and occlusion with five random orders.
+Each figure is the median over ``--rounds`` rounds. Prints one JSON object per model.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from bench.common import CHECKPOINTS, corpus  # noqa: E402
+from bench.decode_speed import PRODUCT_SENTENCE  # noqa: E402
+from model.decoding.search import SearchConfig  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
+from model.explaining import methods  # noqa: E402
+from model.explaining.faithfulness import measure  # noqa: E402
+from model.network.decoder import Decoder  # noqa: E402
+
+MODELS = ("everyday-rnnsearch-en-fr", "everyday-rnnencdec-en-fr")
+PREPARED = Decoder.prepare
+
+
+def products_prepare(self, annotations, mask, summary):
+    """``Decoder.prepare`` without the precomputed rows: c_i goes through C and C_o at each step."""
+    return dataclasses.replace(PREPARED(self, annotations, mask, summary), context_gates=None, context_out=None,
+                               fixed_out=None)
+
+
+WAYS = {"precomputed": PREPARED, "products": products_prepare}
+
+
+def seconds(work) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
+    traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
+    trace = tr.translate([PRODUCT_SENTENCE], traced)[0]
+    src, out = trace.source_ids, trace.target_ids
+    explained = methods.explain(tr.model, src, out, ("attention", "gradient_x_input", "occlusion"))
+    works = {"interactive_decode": lambda: statistics.median(
+                 seconds(lambda: tr.translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
+             "batch_decode": lambda: seconds(lambda: outputs.__setitem__(way, [
+                 t.translation for t in tr.translate(captions, plain, batch_size=64)])),
+             "gradient_x_input": lambda: seconds(lambda: methods.gradient_x_input(tr.model, src, out)),
+             "occlusion": lambda: seconds(lambda: methods.occlusion(tr.model, src, out)),
+             "faithfulness_curves": lambda: seconds(lambda: measure(tr.model, src, out, explained))}
+    times: dict = {w: {k: [] for k in works} for w in WAYS}
+    outputs: dict = {}
+    try:
+        for r in range(rounds):
+            for way in (list(WAYS) if r % 2 == 0 else list(WAYS)[::-1]):
+                Decoder.prepare = WAYS[way]
+                for name, work in works.items():
+                    times[way][name].append(work())
+    finally:
+        Decoder.prepare = PREPARED
+    found = {name: {way: round(statistics.median(times[way][name]), 3) for way in WAYS} for name in works}
+    for name, row in found.items():
+        row["saved"] = f"{1 - row['precomputed'] / row['products']:.0%}"
+    same = sum(a == b for a, b in zip(outputs["precomputed"], outputs["products"]))
+    return {"seconds": found, "batch_outputs_identical": f"{same} of {len(captions)}"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--sentences", type=int, default=192)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    captions, _, origin = corpus("test_2016_flickr")
+    for name in MODELS:
+        tr = Translator.from_checkpoint(CHECKPOINTS / name)
+        print(json.dumps({"model": name, "threads": args.threads, "rounds": args.rounds, "data": origin,
+                          **compare(tr, captions[:args.sentences], args.rounds)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
