@@ -2,9 +2,9 @@
 
     python bench/context_projections.py [--threads 2] [--rounds 6] [--sentences 192]
 
-Outside training, RNNsearch reads C c_i and C_o c_i as sum_j alpha_ij C h_j and sum_j alpha_ij
-C_o h_j, and RNNencdec forms C_o c once per sentence. The other way, which training keeps,
-multiplies c_i by C and C_o at every step. Both ways run here in the same process, alternating
+Where no gradient flows, RNNsearch reads C c_i and C_o c_i as sum_j alpha_ij C h_j and sum_j
+alpha_ij C_o h_j, and RNNencdec forms C_o c once per sentence. The other way, which training and
+gradient explanations keep, multiplies c_i by C and C_o at every step. Both ways run here in the same process, alternating
 round by round (this machine's speed drifts by up to 1.5 times within an hour, so two processes
 run apart would measure the drift). "products" strips the precomputed rows from the encoder
 state, which sends the decoder down that other path.
@@ -13,8 +13,9 @@ With the shipped everyday English-French pair:
 - an interactive decode: one 27-word sentence, beam 5, full traces (the median of 5 a round);
 - a batch decode: the first ``--sentences`` test_2016_flickr captions, beam 5, 64 a batch, no
   traces, and whether both ways wrote the same outputs;
-- explanations of that 27-word sentence's output: gradient x input, occlusion, and the
-  faithfulness curves of attention, gradient x input and occlusion with five random orders.
+- re-scoring that 27-word sentence's output, as explanations do without gradients: occlusion,
+  and the faithfulness curves of attention, gradient x input and occlusion with five random
+  orders (gradient explanations keep the products either way).
 Each figure is the median over ``--rounds`` rounds. Prints one JSON object per model.
 """
 from __future__ import annotations
@@ -67,7 +68,6 @@ def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
                  seconds(lambda: tr.translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
              "batch_decode": lambda: seconds(lambda: outputs.__setitem__(way, [
                  t.translation for t in tr.translate(captions, plain, batch_size=64)])),
-             "gradient_x_input": lambda: seconds(lambda: methods.gradient_x_input(tr.model, src, out)),
              "occlusion": lambda: seconds(lambda: methods.occlusion(tr.model, src, out)),
              "faithfulness_curves": lambda: seconds(lambda: measure(tr.model, src, out, explained))}
     times: dict = {w: {k: [] for k in works} for w in WAYS}

@@ -30,7 +30,7 @@ class EncoderState:
     summary: torch.Tensor  # (batch, 2n) [forward h_Tx ; backward h_1]
     keys: Optional[torch.Tensor]  # (batch, src_len, n') U_a h_j, RNNsearch only
     fixed_gates: Optional[torch.Tensor]  # (batch, 3n) C c for RNNencdec's fixed context
-    # C c_i and C_o c_i from C h_j and C_o h_j (``Decoder.context``): RNNsearch, outside training only
+    # C c_i and C_o c_i from C h_j and C_o h_j (``Decoder.context``): RNNsearch, where no gradient flows
     context_gates: Optional[torch.Tensor] = None  # (batch, src_len, 3n) C h_j
     context_out: Optional[torch.Tensor] = None  # (batch, src_len, 2l) C_o h_j
     fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c for RNNencdec's fixed context
@@ -95,17 +95,18 @@ class Decoder(nn.Module):
     def prepare(self, annotations, mask, summary) -> EncoderState:
         """Per-sentence work done once: U_a h_j for RNNsearch; C c and C_o c for RNNencdec.
 
-        Outside training, RNNsearch also gets C h_j and C_o h_j. c_i = sum_j alpha_ij h_j, so
-        C c_i = sum_j alpha_ij C h_j, and the same for C_o: each step then weighs src_len
-        precomputed rows instead of multiplying by C (3n x 2n) and C_o (2l x 2n). A beam search's
-        k rows of a sentence share these rows, and a step reads src_len rows instead of both
-        matrices, about a third of the weights a step reads. Training keeps the products: over a
-        whole batch of sentences they cost no more than the precomputed rows, and it learns C
-        and C_o through them."""
+        Where no gradient flows (decoding, re-scoring), RNNsearch also gets C h_j and C_o h_j.
+        c_i = sum_j alpha_ij h_j, so C c_i = sum_j alpha_ij C h_j, and the same for C_o: each step
+        then weighs src_len precomputed rows instead of multiplying by C (3n x 2n) and C_o
+        (2l x 2n). A beam search's k rows of a sentence share these rows, and a step reads them
+        instead of both matrices, about a third of the weights a step reads. Where gradients flow
+        (training, gradient explanations) the products stay: there each row has annotations of
+        its own and often stops after a few steps, so the rows would cost more than they save,
+        and training learns C and C_o through the products."""
         if self.attention is not None:
             annotations = self.dropout(annotations)  # RNNencdec never reads them: no dropout to pay
             keys = self.attention.keys(annotations)
-            if self.training:
+            if annotations.requires_grad:
                 return EncoderState(annotations, mask, summary, keys, None)
             return EncoderState(annotations, mask, summary, keys, None, self.C(annotations), self.C_o(annotations))
         return EncoderState(annotations, mask, summary, None, self.C(summary), fixed_out=self.C_o(summary))
@@ -168,7 +169,7 @@ class Decoder(nn.Module):
     def recur(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None,
               alpha_fn=None):
         """The step up to the deep output: -> s_i (batch, n), what the deep output reads
-        (s_i, E y_{i-1}, c_i), alpha | None, energies | None."""
+        (s_i, E y_{i-1}, C_o c_i), alpha | None, energies | None."""
         emb = self.embed(y_prev)  # (batch, m)
         ctx = self.context(s_prev, enc, alpha_override, alpha_fn, with_c=False)
         s = self.gru(self.W(emb) + ctx.gates, s_prev)
