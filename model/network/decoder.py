@@ -169,17 +169,19 @@ class Decoder(nn.Module):
     def recur(self, y_prev: torch.Tensor, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None,
               alpha_fn=None):
         """The step up to the deep output: -> s_i (batch, n), what the deep output reads
-        (s_i, E y_{i-1}, C_o c_i), alpha | None, energies | None."""
+        (s_i, E y_{i-1}, the step's ``Context``), alpha | None, energies | None."""
         emb = self.embed(y_prev)  # (batch, m)
         ctx = self.context(s_prev, enc, alpha_override, alpha_fn, with_c=False)
         s = self.gru(self.W(emb) + ctx.gates, s_prev)
-        return s, (s, emb, ctx.output(self.C_o)), ctx.alpha, ctx.energies
+        return s, (s, emb, ctx), ctx.alpha, ctx.energies
 
     def output_logprobs(self, features: tuple, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        """log p(y_i) (len(rows), V) from ``recur``'s (s_i, E y_{i-1}, C_o c_i), for rows ``rows``
-        (None: every row)."""
-        s, emb, c_out = features if rows is None else (t.index_select(0, rows) for t in features)
-        return torch.log_softmax(self.readout(s, emb, c_out).float(), dim=-1)
+        """log p(y_i) (len(rows), V) from ``recur``'s (s_i, E y_{i-1}, the step's ``Context``), for
+        rows ``rows`` (None: every row): C_o c_i is formed for those rows only."""
+        s, emb, ctx = features
+        if rows is not None:
+            s, emb, ctx = s.index_select(0, rows), emb.index_select(0, rows), ctx.rows(rows)
+        return torch.log_softmax(self.readout(s, emb, ctx.output(self.C_o)).float(), dim=-1)
 
     def forward(self, tgt_in: torch.Tensor, enc: EncoderState, input_scale: Optional[torch.Tensor] = None):
         """Teacher forcing, the fast path of ``step``. tgt_in (batch, T): each row's real tokens
@@ -262,6 +264,11 @@ class Context(NamedTuple):
     def output(self, C_o: nn.Module) -> torch.Tensor:
         """C_o c_i (batch, 2l): read, or formed from c_i by ``C_o``."""
         return self.out if self.out is not None else C_o(self.c)
+
+    def rows(self, index: torch.Tensor) -> "Context":
+        """The rows ``index`` of what the deep output reads (c_i, C_o c_i)."""
+        pick = lambda t: None if t is None else t.index_select(0, index)  # noqa: E731
+        return self._replace(c=pick(self.c), out=pick(self.out))
 
 
 @dataclass
