@@ -33,7 +33,7 @@ class EncoderState:
     # C c_i and C_o c_i from C h_j and C_o h_j (``Decoder.context``): RNNsearch, where no gradient flows
     context_gates: Optional[torch.Tensor] = None  # (batch, src_len, 3n) C h_j
     context_out: Optional[torch.Tensor] = None  # (batch, src_len, 2l) C_o h_j
-    fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c for RNNencdec's fixed context
+    fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c for RNNencdec's fixed context, where no gradient flows
 
     def map(self, fn) -> "EncoderState":
         """``fn`` applied to every tensor (fields that are None stay None)."""
@@ -93,7 +93,8 @@ class Decoder(nn.Module):
         return torch.tanh(self.W_s(summary[:, self.hidden:]))
 
     def prepare(self, annotations, mask, summary) -> EncoderState:
-        """Per-sentence work done once: U_a h_j for RNNsearch; C c and C_o c for RNNencdec.
+        """Per-sentence work done once: U_a h_j for RNNsearch; C c for RNNencdec (and C_o c where no
+        gradient flows).
 
         Where no gradient flows (decoding, re-scoring), RNNsearch also gets C h_j and C_o h_j.
         c_i = sum_j alpha_ij h_j, so C c_i = sum_j alpha_ij C h_j, and the same for C_o: each step
@@ -109,7 +110,8 @@ class Decoder(nn.Module):
             if annotations.requires_grad:
                 return EncoderState(annotations, mask, summary, keys, None)
             return EncoderState(annotations, mask, summary, keys, None, self.C(annotations), self.C_o(annotations))
-        return EncoderState(annotations, mask, summary, None, self.C(summary), fixed_out=self.C_o(summary))
+        fixed_out = None if summary.requires_grad else self.C_o(summary)  # as C h_j above: only without gradients
+        return EncoderState(annotations, mask, summary, None, self.C(summary), fixed_out=fixed_out)
 
     def context(self, s_prev: torch.Tensor, enc: EncoderState, alpha_override=None, alpha_fn=None,
                 with_c: bool = True) -> "Context":

@@ -77,7 +77,7 @@ def test_only_work_without_gradients_prepares_them(arch):
     m.train()
     trained = encode(m)
     for found in (graded, trained):
-        assert found.context_gates is None and found.context_out is None
+        assert found.context_gates is None and found.context_out is None and found.fixed_out is None
 
 
 def test_the_anatomy_reads_the_decode_s_distribution():
