@@ -52,7 +52,9 @@ EQUATIONS = {
                   (("model.network.attention", "AdditiveAttention.forward"),), N_("U_a h_j once per sentence: .keys")),
     "alpha": Equation(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k=1}^{T_x} \exp(e_{ik})}",
                       (("model.network.attention", "_normalise"),), N_("padding masked before the softmax")),
-    "c": Equation(r"c_i = \sum_{j=1}^{T_x} \alpha_{ij} h_j", (("model.network.decoder", "Decoder.context"),)),
+    "c": Equation(r"c_i = \sum_{j=1}^{T_x} \alpha_{ij} h_j", (("model.network.decoder", "Decoder.context"),),
+                  N_("when decoding, C c_i and C_o c_i as Σ_j α_ij C h_j and Σ_j α_ij C_o h_j: .prepare forms C h_j and "
+                     "C_o h_j once per sentence")),
     "gates": Equation(r"r_i = \sigma\left(W_r E y_{i-1} + U_r s_{i-1} + C_r c_i\right), \quad "
                       r"z_i = \sigma\left(W_z E y_{i-1} + U_z s_{i-1} + C_z c_i\right)",
                       (("model.network.decoder", "Decoder.gates"),)),
