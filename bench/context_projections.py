@@ -4,10 +4,10 @@
 
 Where no gradient flows, RNNsearch reads C c_i and C_o c_i as sum_j alpha_ij C h_j and sum_j
 alpha_ij C_o h_j, and RNNencdec forms C_o c once per sentence. The other way, which training and
-gradient explanations keep, multiplies c_i by C and C_o at every step. Both ways run here in the same process, alternating
-round by round (this machine's speed drifts by up to 1.5 times within an hour, so two processes
-run apart would measure the drift). "products" strips the precomputed rows from the encoder
-state, which sends the decoder down that other path.
+gradient explanations keep, multiplies c_i by C and C_o at every step. Both ways run here in
+the same process, alternating round by round (this machine's speed drifts by up to 1.5 times
+within an hour, so two processes run apart would measure the drift). "products" strips the
+precomputed rows from the encoder state, which sends the decoder down that other path.
 
 With the shipped everyday English-French pair:
 - an interactive decode: one 27-word sentence, beam 5, full traces (the median of 5 a round);

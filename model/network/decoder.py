@@ -33,7 +33,7 @@ class EncoderState:
     # C c_i and C_o c_i from C h_j and C_o h_j (``Decoder.context``): RNNsearch, where no gradient flows
     context_gates: Optional[torch.Tensor] = None  # (batch, src_len, 3n) C h_j
     context_out: Optional[torch.Tensor] = None  # (batch, src_len, 2l) C_o h_j
-    fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c for RNNencdec's fixed context, where no gradient flows
+    fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c, RNNencdec, where no gradient flows
 
     def map(self, fn) -> "EncoderState":
         """``fn`` applied to every tensor (fields that are None stay None)."""
