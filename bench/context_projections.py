@@ -64,20 +64,23 @@ def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
     trace = tr.translate([PRODUCT_SENTENCE], traced)[0]
     src, out = trace.source_ids, trace.target_ids
     explained = methods.explain(tr.model, src, out, ("attention", "gradient_x_input", "occlusion"))
-    works = {"interactive_decode": lambda: statistics.median(
+    outputs: dict = {}  # way -> the batch decode's translations
+
+    def batch(way: str) -> None:
+        outputs[way] = [t.translation for t in tr.translate(captions, plain, batch_size=64)]
+
+    works = {"interactive_decode": lambda way: statistics.median(
                  seconds(lambda: tr.translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
-             "batch_decode": lambda: seconds(lambda: outputs.__setitem__(way, [
-                 t.translation for t in tr.translate(captions, plain, batch_size=64)])),
-             "occlusion": lambda: seconds(lambda: methods.occlusion(tr.model, src, out)),
-             "faithfulness_curves": lambda: seconds(lambda: measure(tr.model, src, out, explained))}
+             "batch_decode": lambda way: seconds(lambda: batch(way)),
+             "occlusion": lambda way: seconds(lambda: methods.occlusion(tr.model, src, out)),
+             "faithfulness_curves": lambda way: seconds(lambda: measure(tr.model, src, out, explained))}
     times: dict = {w: {k: [] for k in works} for w in WAYS}
-    outputs: dict = {}
     try:
         for r in range(rounds):
             for way in (list(WAYS) if r % 2 == 0 else list(WAYS)[::-1]):
                 Decoder.prepare = WAYS[way]
                 for name, work in works.items():
-                    times[way][name].append(work())
+                    times[way][name].append(work(way))
     finally:
         Decoder.prepare = PREPARED
     found = {name: {way: round(statistics.median(times[way][name]), 3) for way in WAYS} for name in works}

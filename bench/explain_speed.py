@@ -49,6 +49,11 @@ FOUR = ("attention_norm", "gradient_x_input", "integrated_gradients", "occlusion
 TABLE_METHODS = ("attention", "attention_norm", "gradient_x_input", "occlusion")
 
 
+def applicable(model, names) -> list[str]:
+    """``names`` without the attention methods where ``model`` has no attention."""
+    return [m for m in names if model.has_attention or m not in ("attention", "attention_norm")]
+
+
 def timed(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -65,7 +70,7 @@ def one_sentence(translators: dict, repeats: int) -> None:
         trace = tr.translate([SENTENCE], SearchConfig(beam=5))[0]
         src, out = trace.source_ids, trace.target_ids
         row = []
-        for method in methods.explain(tr.model, src, out, ("attention",) + FOUR):  # the ones that apply
+        for method in applicable(tr.model, ("attention",) + FOUR):
             seconds = timed(lambda: methods.explain(tr.model, src, out, [method]), repeats)
             row.append(f"{method} {seconds:.2f} s")
             if method in FOUR:
@@ -135,7 +140,7 @@ def arithmetic_floor(translators: dict, repeats: int, n: int) -> None:
         print(f"  {name}:")
         trace = tr.translate([SENTENCE], SearchConfig(beam=5))[0]
         src, out = trace.source_ids, trace.target_ids
-        for method in methods.explain(tr.model, src, out, FOUR):  # the ones that apply
+        for method in applicable(tr.model, FOUR):
             found = floor(method, lambda: methods.explain(tr.model, src, out, [method]), repeats)
             totals = [t + f for t, f in zip(totals, found)]
         if n:

@@ -129,10 +129,10 @@ class Decoder(nn.Module):
         if alpha_override is not None:
             alpha = alpha_override
         weights = alpha.unsqueeze(1)  # (batch, 1, src_len)
-        if enc.context_gates is None:
-            c = torch.bmm(weights, enc.annotations).squeeze(1)  # (batch, 2n)
+        projected = enc.context_gates is not None
+        c = torch.bmm(weights, enc.annotations).squeeze(1) if with_c or not projected else None  # (batch, 2n)
+        if not projected:
             return Context(c, self.C(c), None, alpha, energies)
-        c = torch.bmm(weights, enc.annotations).squeeze(1) if with_c else None
         gates = torch.bmm(weights, enc.context_gates).squeeze(1)  # sum_j alpha_ij C h_j = C c_i
         out = torch.bmm(weights, enc.context_out).squeeze(1)  # sum_j alpha_ij C_o h_j = C_o c_i
         return Context(c, gates, out, alpha, energies)
@@ -244,8 +244,9 @@ class Decoder(nn.Module):
         c_i is formed from every step's c_i in one product, or read from each step's ``Context``
         where ``prepare`` formed C_o h_j."""
         with autocast(emb.device, bf16):
-            if self.attention is None:
-                c_out = self.C_o(enc.summary)[pad_rows(plan.sorted_rows, bf16)]  # (N, 2l) from (batch, 2l)
+            if self.attention is None:  # C_o c as prepare formed it, or formed here
+                fixed = enc.fixed_out if enc.fixed_out is not None else self.C_o(enc.summary)
+                c_out = fixed[pad_rows(plan.sorted_rows, bf16)]  # (N, 2l) from (batch, 2l)
             elif contexts and contexts[0].out is not None:
                 c_out = pad_rows(torch.cat([ctx.out for ctx in contexts]), bf16)
             else:
