@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("NMT_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -39,6 +39,29 @@ def corpus(split: str) -> tuple[list[str], list[str], str]:
     make = lambda: " ".join(rng.choice(words) for _ in range(max(3, int(rng.gauss(13, 4)))))  # noqa: E731
     src = [make() for _ in range(n)]
     return src, [s.upper() for s in src], "synthetic"
+
+
+def seconds(work: Callable[[], object]) -> float:
+    """Wall-clock seconds of one call of ``work``."""
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def alternate(ways: dict[str, Callable[[], object]], works: dict[str, Callable[[str], float]],
+              rounds: int) -> dict[str, dict[str, float]]:
+    """Two or more ways of doing the same works, timed in one process: each round switches to each
+    way in turn (``ways[way]()``, in reverse order every other round) and runs every work
+    (``works[name](way)`` returns its seconds). This machine's speed drifts by up to 1.5 times
+    within an hour, so two processes run apart would measure the drift. Returns
+    {work: {way: median seconds}}."""
+    times: dict = {way: {name: [] for name in works} for way in ways}
+    for r in range(rounds):
+        for way in (list(ways) if r % 2 == 0 else list(ways)[::-1]):
+            ways[way]()
+            for name, work in works.items():
+                times[way][name].append(work(way))
+    return {name: {way: round(statistics.median(times[way][name]), 3) for way in ways} for name in works}
 
 
 def percentiles(ms: list[float]) -> dict:

@@ -25,14 +25,14 @@ import dataclasses
 import json
 import statistics
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from bench.common import CHECKPOINTS, corpus  # noqa: E402
+from bench.common import CHECKPOINTS, alternate, corpus, seconds  # noqa: E402
 from bench.decode_speed import PRODUCT_SENTENCE  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
@@ -53,12 +53,6 @@ def products_prepare(self, annotations, mask, summary):
 WAYS = {"precomputed": PREPARED, "products": products_prepare}
 
 
-def seconds(work) -> float:
-    start = time.perf_counter()
-    work()
-    return time.perf_counter() - start
-
-
 def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
     traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
     trace = tr.translate([PRODUCT_SENTENCE], traced)[0]
@@ -74,16 +68,11 @@ def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
              "batch_decode": lambda way: seconds(lambda: batch(way)),
              "occlusion": lambda way: seconds(lambda: methods.occlusion(tr.model, src, out)),
              "faithfulness_curves": lambda way: seconds(lambda: measure(tr.model, src, out, explained))}
-    times: dict = {w: {k: [] for k in works} for w in WAYS}
     try:
-        for r in range(rounds):
-            for way in (list(WAYS) if r % 2 == 0 else list(WAYS)[::-1]):
-                Decoder.prepare = WAYS[way]
-                for name, work in works.items():
-                    times[way][name].append(work(way))
+        found = alternate({way: partial(setattr, Decoder, "prepare", prepare) for way, prepare in WAYS.items()},
+                          works, rounds)
     finally:
         Decoder.prepare = PREPARED
-    found = {name: {way: round(statistics.median(times[way][name]), 3) for way in WAYS} for name in works}
     for name, row in found.items():
         row["saved"] = f"{1 - row['precomputed'] / row['products']:.0%}"
     same = sum(a == b for a, b in zip(outputs["precomputed"], outputs["products"]))

@@ -17,6 +17,9 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
   about the source, with ``mask`` (B, S) True at real tokens and ``select(index)`` giving the
   rows ``index`` (to copy a sentence for each beam slot, or to drop finished sentences);
 - ``init_state(memory)`` -> the decoder state before the first output token (opaque to search);
+- optionally ``beam_memory(memory, k)`` -> the memory for k decoder rows per sentence (a beam
+  search's hypotheses, sentence-major); the default copies each row k times with ``select``, and
+  a model that shares one row among its k hypotheses selects whole beams of rows afterwards;
 - ``step(y_prev (B,) long, state, memory)`` -> ``Step``: log-probabilities (B, V) of the next
   token, the new state, and the attention weights (B, S) that produced them (rows sum to 1
   over real tokens), or None for a model without attention; pre-softmax energies (B, S) if the
@@ -158,6 +161,14 @@ class Decodable(ABC):
     @abstractmethod
     def reorder(self, state: Any, index: torch.Tensor) -> Any:
         """The state of rows ``index`` (batch',)."""
+
+    def beam_memory(self, memory: Memory, beam: int) -> Memory:
+        """The memory for ``beam`` decoder rows per sentence, sentence-major (rows b * beam ..
+        b * beam + beam - 1 are sentence b's hypotheses). This default copies each row ``beam``
+        times; a model may share one row among them instead, as long as its ``select`` then
+        takes whole beams (beam search drops only whole sentences)."""
+        n = memory.mask.size(0)
+        return memory.select(torch.arange(n, device=memory.mask.device).repeat_interleave(beam))
 
     def advance(self, y_prev: torch.Tensor, state: Any, memory: Memory) -> tuple[Any, Any]:
         """``step`` without its output layer: (the new state, what the output layer reads), for

@@ -113,7 +113,8 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     limits = output_length(model, cfg)
     caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,) on the CPU: the loop reads its max
     rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
-    enc = enc.select(rows)
+    row_mask = enc.mask.index_select(0, rows)  # (n*k, src_len) each beam row's source mask
+    enc = model.beam_memory(enc, k)
     state = model.init_state(enc)  # decoder state of the n*k rows
     y = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
     scores = torch.full((n, k), float("-inf"), device=dev)
@@ -124,7 +125,7 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
     recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
     for t in range(int(caps.max())):
-        out = model.step(y, state, enc, _attend_override(attend, t, enc), _ablation(cfg.ablation, t, enc))
+        out = model.step(y, state, enc, _attend_override(attend, t, row_mask), _ablation(cfg.ablation, t, row_mask))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes, limits)
         at_cap = t + 1 >= max_len.index_select(0, active)  # (A,) sentences whose last allowed token this is
         cand = _prune(scores, logprobs, k, at_cap if limits.cut_at_cap else None)
@@ -142,6 +143,7 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
             alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k, device=dev)).view(-1)
             enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
                                    y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
+            row_mask = row_mask.index_select(0, alive_rows)
             scores, active = scores.index_select(0, alive), active.index_select(0, alive)
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
@@ -150,29 +152,36 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
-def _ablation(edit: Optional[AlphaEdit], t: int, enc):
+def _ablation(edit: Optional[AlphaEdit], t: int, mask: torch.Tensor):
+    """``edit`` at step t as the model's ``alpha_fn``; mask (rows, src_len) of the beam rows."""
     if edit is None:
         return None
-    return lambda alpha: edit(alpha, enc.mask, t)
+    return lambda alpha: edit(alpha, mask, t)
 
 
-def _attend_override(attend, t: int, enc):
+def _attend_override(attend, t: int, mask: torch.Tensor):
+    """All weight on ``attend[t]`` for every beam row (mask (rows, src_len)), or None."""
     if not attend or t not in attend:
         return None
-    alpha = torch.zeros(enc.mask.shape, dtype=torch.float, device=enc.mask.device)
+    alpha = torch.zeros(mask.shape, dtype=torch.float, device=mask.device)
     alpha[:, attend[t]] = 1.0
     return alpha
 
 
 def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes, limits: OutputLength):
     """Apply <unk> ban, forced prefixes and the length limits: no </s> before
-    ``limits.min_tokens``, and </s> forced at the last allowed step unless the cap cuts."""
+    ``limits.min_tokens``, and </s> forced at the last allowed step unless the cap cuts. Returns
+    ``logprobs`` itself where none applies at this step, else an edited copy."""
+    row_sent = active.repeat_interleave(k)
+    at_cap = None if limits.cut_at_cap else (t + 1 >= max_len.index_select(0, row_sent))  # (rows,)
+    capped = at_cap is not None and bool(at_cap.any())
+    if not (cfg.forbid_unk or t < limits.min_tokens or prefixes is not None or capped):
+        return logprobs
     logprobs = logprobs.clone()
     if cfg.forbid_unk:
         logprobs[:, UNK] = float("-inf")
     if t < limits.min_tokens:
         logprobs[:, EOS] = float("-inf")
-    row_sent = active.repeat_interleave(k)
     if prefixes is not None:
         for row, sent in enumerate(row_sent.tolist()):
             if t < len(prefixes[sent]):
@@ -180,10 +189,7 @@ def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes, lim
                 keep = logprobs[row, forced].clone()
                 logprobs[row] = float("-inf")
                 logprobs[row, forced] = keep
-    if limits.cut_at_cap:
-        return logprobs
-    at_cap = (t + 1 >= max_len.index_select(0, row_sent))  # (rows,)
-    if at_cap.any():
+    if capped:
         eos = logprobs[:, EOS].clone()
         logprobs[at_cap] = float("-inf")
         logprobs[at_cap, EOS] = eos[at_cap]

@@ -20,9 +20,9 @@ from model.speed.activations import tanh_of_sum
 class Attention(nn.Module):
     """The interface every alignment model implements.
 
-    Built as ``Kind(query_dim=n, key_dim=2n, align_dim=n')``. ``keys`` runs once per sentence,
-    ``forward`` once per decoder step; padding is masked before the softmax, so traces look
-    the same for every variant.
+    Built as ``Kind(query_dim=n, key_dim=2n, align_dim=n')``. A variant implements ``keys``,
+    run once per sentence, and ``energies``, run at every decoder step; ``forward`` masks
+    padding before the softmax for all of them, so traces look the same for every variant.
     """
 
     def reset_parameters(self) -> None:
@@ -30,14 +30,27 @@ class Attention(nn.Module):
         none unless a variant needs it."""
 
     def keys(self, annotations: torch.Tensor) -> torch.Tensor:
-        """annotations h_j (batch, src_len, 2n) -> whatever ``forward`` reads per step,
+        """annotations h_j (batch, src_len, 2n) -> whatever ``energies`` reads per step,
         (batch, src_len, d): the part of e_ij that does not depend on the step."""
         raise NotImplementedError
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """query s_{i-1} (batch, n), keys from ``keys`` (batch, src_len, d), mask (batch, src_len)
         True at real tokens -> (energies e_i, alpha_i), each (batch, src_len): energies -inf and
-        alpha 0 at padding, alpha summing to 1 over real positions."""
+        alpha 0 at padding, alpha summing to 1 over real positions.
+
+        A query (batch, k, n) holds k queries for each row of keys (a beam search's k hypotheses
+        of one sentence read that sentence's keys once); energies and alpha are then
+        (batch, k, src_len)."""
+        grouped = query.dim() == 3
+        queries = query if grouped else query.unsqueeze(1)  # (batch, k, n)
+        energies = self.energies(queries, keys).masked_fill(~mask.unsqueeze(1), float("-inf"))  # (batch, k, S)
+        alpha = torch.softmax(energies, dim=-1)
+        return (energies, alpha) if grouped else (energies.squeeze(1), alpha.squeeze(1))
+
+    def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """queries (batch, k, n), keys (batch, src_len, d) -> e_ij (batch, k, src_len), before
+        masking and the softmax (``forward`` does both)."""
         raise NotImplementedError
 
 
@@ -66,16 +79,10 @@ class AdditiveAttention(Attention):
         """annotations (batch, src_len, 2n) -> U_a h_j (batch, src_len, n')."""
         return self.U_a(annotations)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """See ``Attention.forward``; keys are U_a h_j (batch, src_len, n')."""
-        hidden = tanh_of_sum(self.W_a(query).unsqueeze(1), keys)  # (batch, src_len, n')
-        return _normalise(self.v_a(hidden).squeeze(-1), mask)
-
-
-def _normalise(energies: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mask padding to -inf, then softmax over source positions."""
-    energies = energies.masked_fill(~mask, float("-inf"))  # (batch, src_len)
-    return energies, torch.softmax(energies, dim=-1)
+    def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """keys are U_a h_j (batch, src_len, n')."""
+        hidden = tanh_of_sum(self.W_a(queries).unsqueeze(2), keys.unsqueeze(1))  # (batch, k, src_len, n')
+        return self.v_a(hidden).squeeze(-1)
 
 
 class GeneralAttention(Attention):
@@ -90,9 +97,9 @@ class GeneralAttention(Attention):
         """-> W_a h_j (batch, src_len, n)."""
         return self.W_a(annotations)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """e_ij = s_{i-1} . (W_a h_j): one batched product (batch, src_len, n) x (batch, n, 1)."""
-        return _normalise(torch.bmm(keys, query.unsqueeze(-1)).squeeze(-1), mask)
+    def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """e_ij = s_{i-1} . (W_a h_j): one batched product (batch, src_len, n) x (batch, n, k)."""
+        return torch.bmm(keys, queries.transpose(1, 2)).transpose(1, 2)
 
 
 class DotAttention(Attention):
@@ -109,9 +116,9 @@ class DotAttention(Attention):
         """-> h_j itself (batch, src_len, 2n)."""
         return annotations
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """e_ij = (P s_{i-1}) . h_j."""
-        return _normalise(torch.bmm(keys, self.P(query).unsqueeze(-1)).squeeze(-1), mask)
+        return torch.bmm(keys, self.P(queries).transpose(1, 2)).transpose(1, 2)
 
 
 class ConcatAttention(Attention):
@@ -128,10 +135,12 @@ class ConcatAttention(Attention):
         """-> h_j itself (batch, src_len, 2n): nothing can be precomputed."""
         return annotations
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """e_ij = v_a . tanh(W_a [s_{i-1}; h_j]) over every (step, position) pair."""
-        pairs = torch.cat([query.unsqueeze(1).expand(-1, keys.size(1), -1), keys], dim=-1)  # (batch, S, n+2n)
-        return _normalise(self.v_a(torch.tanh(self.W_a(pairs))).squeeze(-1), mask)
+    def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """e_ij = v_a . tanh(W_a [s_{i-1}; h_j]) over every (query, position) pair."""
+        (batch, k, _), S = queries.shape, keys.size(1)
+        pairs = torch.cat([queries.unsqueeze(2).expand(-1, -1, S, -1), keys.unsqueeze(1).expand(-1, k, -1, -1)],
+                          dim=-1)  # (batch, k, S, n+2n)
+        return self.v_a(torch.tanh(self.W_a(pairs))).squeeze(-1)
 
 
 class LocationAttention(Attention):
@@ -148,11 +157,11 @@ class LocationAttention(Attention):
         """-> h_j itself (batch, src_len, 2n); only its length is read."""
         return annotations
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """e_i = the first src_len entries of W_a s_{i-1}."""
         if keys.size(1) > self.W_a.out_features:
             raise ValueError(f"location attention covers {self.W_a.out_features} positions, got {keys.size(1)}")
-        return _normalise(self.W_a(query)[:, : keys.size(1)], mask)
+        return self.W_a(queries)[..., : keys.size(1)]
 
 
 # The registry: config name (model.core.config.ATTENTION_KINDS, in its order) -> class.

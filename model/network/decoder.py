@@ -23,7 +23,8 @@ from model.speed.rand_dropout import Dropout
 
 @dataclass
 class EncoderState:
-    """What the decoder needs from the encoder, row-aligned with the decoder's batch."""
+    """What the decoder needs from the encoder, row-aligned with the decoder's batch, or, with
+    ``beam`` k > 1, one row for each k consecutive decoder rows (``for_beams``)."""
 
     annotations: torch.Tensor  # (batch, src_len, 2n) h_j, zeros at padding
     mask: torch.Tensor  # (batch, src_len) True at real source tokens
@@ -34,6 +35,7 @@ class EncoderState:
     context_gates: Optional[torch.Tensor] = None  # (batch, src_len, 3n) C h_j
     context_out: Optional[torch.Tensor] = None  # (batch, src_len, 2l) C_o h_j
     fixed_out: Optional[torch.Tensor] = None  # (batch, 2l) C_o c, RNNencdec, where no gradient flows
+    beam: int = 1  # decoder rows reading each row: a beam search's k hypotheses of one sentence
 
     def map(self, fn) -> "EncoderState":
         """``fn`` applied to every tensor (fields that are None stay None)."""
@@ -44,15 +46,38 @@ class EncoderState:
                        fixed_out=apply(self.fixed_out))
 
     def select(self, index: torch.Tensor) -> "EncoderState":
-        """Rows ``index`` of every tensor (to expand for beams or drop finished sentences)."""
+        """The state for decoder rows ``index`` (to drop finished sentences, or to copy a sentence
+        for each beam hypothesis). With ``beam`` k > 1, ``index`` must take whole beams (k rows
+        k * b .. k * b + k - 1 together, in order): sentence b's row serves them."""
+        if self.beam > 1:
+            index = self._sentences(index)
         return self.map(lambda t: t.index_select(0, index))
+
+    def _sentences(self, rows: torch.Tensor) -> torch.Tensor:
+        """(rows / k,) the sentence of each whole beam in decoder rows ``rows``."""
+        k = self.beam
+        beams = rows.view(-1, k) if rows.numel() % k == 0 else None  # (sentences, k)
+        first = None if beams is None else beams[:, :1]
+        if beams is None or not (bool((first % k == 0).all())
+                                 and torch.equal(beams - first, torch.arange(k, device=rows.device).expand_as(beams))):
+            raise ValueError(f"a memory shared by {k} beam rows selects whole beams, got rows {rows.tolist()}")
+        return first.squeeze(1) // k
+
+    def for_beams(self, k: int) -> "EncoderState":
+        """The state for k decoder rows per sentence (a beam search's hypotheses, sentence-major),
+        without copying: each row is read by its k hypotheses (``Decoder.context``), and dropping
+        a finished sentence copies one row instead of k."""
+        if self.beam != 1:
+            raise ValueError("this state already serves several beam rows per sentence")
+        return replace(self, beam=k)
 
     def float(self) -> "EncoderState":
         """Every floating-point tensor in fp32 (after a bf16 encoder); the mask stays bool."""
         return self.map(lambda t: t.float() if t.is_floating_point() else t)
 
     def head(self, k: int) -> "EncoderState":
-        """The first ``k`` rows, as views (no copy): the sentences still decoding at a step."""
+        """The first ``k`` rows, as views (no copy): the sentences still decoding at a step
+        (teacher forcing, one decoder row per row)."""
         return self.map(lambda t: t[:k])
 
 
@@ -118,23 +143,28 @@ class Decoder(nn.Module):
         """What step i reads from the source (``Context``). ``with_c=False``: c_i itself only where
         its projections need it (the search reads C c_i and C_o c_i alone).
 
-        ``alpha_override`` (batch, src_len) replaces the attention weights (the app's what-if);
-        ``alpha_fn`` maps the computed weights to the ones used (model/explaining/attention_ablation.py).
+        s_prev has one row per decoder row (batch * k with ``enc.beam`` k); so has everything
+        returned. ``alpha_override`` (rows, src_len) replaces the attention weights (the app's
+        what-if); ``alpha_fn`` maps the computed weights to the ones used
+        (model/explaining/attention_ablation.py).
         """
+        k = enc.beam
         if self.attention is None:
-            return Context(enc.summary, enc.fixed_gates, enc.fixed_out, None, None)
-        energies, alpha = self.attention(s_prev, enc.keys, enc.mask)
+            rows = (lambda t: t) if k == 1 else (lambda t: None if t is None else t.repeat_interleave(k, 0))  # noqa: E731
+            return Context(rows(enc.summary), rows(enc.fixed_gates), rows(enc.fixed_out), None, None)
+        energies, alpha = self.attention(s_prev.unflatten(0, (-1, k)), enc.keys, enc.mask)  # (batch, k, src_len)
+        energies, alpha = energies.flatten(0, 1), alpha.flatten(0, 1)  # (rows, src_len)
         if alpha_fn is not None:
             alpha = alpha_fn(alpha)
         if alpha_override is not None:
             alpha = alpha_override
-        weights = alpha.unsqueeze(1)  # (batch, 1, src_len)
+        weights = alpha.unflatten(0, (-1, k))  # (batch, k, src_len): a sentence's k rows weigh its h_j at once
         projected = enc.context_gates is not None
-        c = torch.bmm(weights, enc.annotations).squeeze(1) if with_c or not projected else None  # (batch, 2n)
+        c = torch.bmm(weights, enc.annotations).flatten(0, 1) if with_c or not projected else None  # (rows, 2n)
         if not projected:
             return Context(c, self.C(c), None, alpha, energies)
-        gates = torch.bmm(weights, enc.context_gates).squeeze(1)  # sum_j alpha_ij C h_j = C c_i
-        out = torch.bmm(weights, enc.context_out).squeeze(1)  # sum_j alpha_ij C_o h_j = C_o c_i
+        gates = torch.bmm(weights, enc.context_gates).flatten(0, 1)  # sum_j alpha_ij C h_j = C c_i
+        out = torch.bmm(weights, enc.context_out).flatten(0, 1)  # sum_j alpha_ij C_o h_j = C_o c_i
         return Context(c, gates, out, alpha, energies)
 
     def gru(self, input_gates: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:

@@ -109,7 +109,13 @@ class NMTModel(nn.Module, Decodable):
         return self.encoder.embed(src)  # (batch, src_len, m)
 
     def init_state(self, memory: EncoderState) -> torch.Tensor:
-        return self.decoder.init_state(memory.summary)  # s_0 (batch, n)
+        s0 = self.decoder.init_state(memory.summary)  # s_0 (batch, n)
+        return s0 if memory.beam == 1 else s0.repeat_interleave(memory.beam, 0)  # (batch * k, n)
+
+    def beam_memory(self, memory: EncoderState, beam: int) -> EncoderState:
+        """Each sentence's encoder state, read by its ``beam`` hypotheses without being copied
+        (``EncoderState.for_beams``)."""
+        return memory.for_beams(beam)
 
     def step(self, y_prev: torch.Tensor, state: torch.Tensor, memory: EncoderState,
              alpha_override: Optional[torch.Tensor] = None, alpha_fn: Optional[AlphaFn] = None) -> Step:

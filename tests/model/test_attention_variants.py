@@ -24,6 +24,26 @@ def test_shapes_masking_and_rows_sum_to_one(kind):
     assert (alpha[~mask] == 0).all() and torch.isinf(energies[~mask]).all()
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("k", [1, 3])
+def test_k_queries_per_row_of_keys_equal_the_keys_copied_k_times(kind, k):
+    """A query (batch, k, n) (a beam's k hypotheses reading one sentence's keys) gives what the
+    same k queries give one by one against a copy of those keys each."""
+    torch.manual_seed(1)
+    att = make_attention(kind, query_dim=7, key_dim=6, align_dim=5)
+    for p in att.parameters():
+        torch.nn.init.normal_(p)
+    keys = att.keys(torch.randn(2, 5, 6))
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], dtype=torch.bool)
+    queries = torch.randn(2, k, 7)
+    energies, alpha = att(queries, keys, mask)
+    assert energies.shape == alpha.shape == (2, k, 5)
+    copied = lambda t: t.repeat_interleave(k, 0)  # noqa: E731
+    one_by_one = att(queries.flatten(0, 1), copied(keys), copied(mask))
+    torch.testing.assert_close(energies.flatten(0, 1), one_by_one[0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(alpha.flatten(0, 1), one_by_one[1], rtol=1e-5, atol=1e-6)
+
+
 def hand_example(kind):
     """Query s (size 1), annotations h = [[1, 0], [0, 2], [1, 1]] (3 positions x 2), weights set by hand."""
     att = make_attention(kind, query_dim=1, key_dim=2, align_dim=2)
@@ -108,7 +128,7 @@ def test_one_registry_and_one_interface():
     from model.network.attention import Attention
 
     for kind, cls in ATTENTIONS.items():
-        assert issubclass(cls, Attention) and cls.keys is not Attention.keys and cls.forward is not Attention.forward
+        assert issubclass(cls, Attention) and cls.keys is not Attention.keys and cls.energies is not Attention.energies
         ModelConfig(attention=kind).validate()
     with pytest.raises(ConfigError, match="attention must be one of additive, dot"):
         ModelConfig(attention="multiplicative").validate()

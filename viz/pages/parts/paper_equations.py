@@ -49,9 +49,9 @@ EQUATIONS = {
                   (("model.network.encoder", "Encoder.forward"),), N_("a bidirectional GRU over E x_j")),
     "s0": Equation(r"s_0 = \tanh\left(W_s \overleftarrow{h}_1\right)", (("model.network.decoder", "Decoder.init_state"),)),
     "e": Equation(r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)",
-                  (("model.network.attention", "AdditiveAttention.forward"),), N_("U_a h_j once per sentence: .keys")),
+                  (("model.network.attention", "AdditiveAttention.energies"),), N_("U_a h_j once per sentence: .keys")),
     "alpha": Equation(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k=1}^{T_x} \exp(e_{ik})}",
-                      (("model.network.attention", "_normalise"),), N_("padding masked before the softmax")),
+                      (("model.network.attention", "Attention.forward"),), N_("padding masked before the softmax")),
     "c": Equation(r"c_i = \sum_{j=1}^{T_x} \alpha_{ij} h_j", (("model.network.decoder", "Decoder.context"),),
                   N_("when decoding, C c_i and C_o c_i as Σ_j α_ij C h_j and Σ_j α_ij C_o h_j: .prepare forms C h_j and "
                      "C_o h_j once per sentence")),
