@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import random
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -46,7 +47,13 @@ class Vocab:
         return self.sp.encode(list(texts), out_type=int)
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
-        return [self.sp.id_to_piece(int(i)) for i in ids]
+        table = self._pieces
+        return [table[i] if 0 <= i < len(table) else self.sp.id_to_piece(i) for i in map(int, ids)]
+
+    @cached_property
+    def _pieces(self) -> tuple[str, ...]:
+        """Every id's piece, read once: a traced beam search names each of its candidates."""
+        return tuple(self.sp.id_to_piece(i) for i in range(len(self)))
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of ``ids``; <pad>, <s> and </s> are dropped, <unk> shows as SentencePiece's ⁇."""

@@ -45,6 +45,15 @@ def test_tokenizer_never_fails_and_pieces_match_ids(vocab, text):
     assert all(0 <= i < len(vocab) for i in ids)
 
 
+def test_pieces_read_once_name_every_id_as_sentencepiece_does(vocab):
+    ids = list(range(len(vocab)))
+    assert vocab.pieces(ids) == [vocab.sp.id_to_piece(i) for i in ids]
+    assert vocab.pieces(np.array([4, 3])) == [vocab.sp.id_to_piece(4), vocab.sp.id_to_piece(3)]
+    for outside in (-1, len(vocab)):
+        with pytest.raises(IndexError):
+            vocab.pieces([outside])
+
+
 @settings(max_examples=100, deadline=None)
 @given(lengths=st.lists(st.integers(1, 40), min_size=1, max_size=300), batch=st.integers(1, 17),
        pool=st.integers(1, 6), seed=st.integers(0, 1000))
