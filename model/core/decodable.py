@@ -98,7 +98,8 @@ class Step:
 
 
 class Memory(Protocol):
-    """What a model keeps about the encoded source, row-aligned with the decoder's batch."""
+    """What a model keeps about the encoded source, row-aligned with the decoder's batch (or
+    shared by each sentence's beam rows, ``Decodable.beam_memory``)."""
 
     mask: torch.Tensor  # (batch, src_len) True at real source tokens
 
