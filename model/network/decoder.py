@@ -124,8 +124,9 @@ class Decoder(nn.Module):
         Where no gradient flows (decoding, re-scoring), RNNsearch also gets C h_j and C_o h_j.
         c_i = sum_j alpha_ij h_j, so C c_i = sum_j alpha_ij C h_j, and the same for C_o: each step
         then weighs src_len precomputed rows instead of multiplying by C (3n x 2n) and C_o
-        (2l x 2n). They are formed before a beam search copies a sentence to its k rows, and a
-        step reads them instead of both matrices, about a third of the weights a step reads.
+        (2l x 2n). They are formed once per sentence (a beam search's k hypotheses share them,
+        ``EncoderState.for_beams``), and a step reads them instead of both matrices, about a
+        third of the weights a step reads.
         Where gradients flow (training, gradient explanations) the products stay: there each row
         has annotations of its own and often stops after a few steps, so the rows would cost more
         than they save, and training learns C and C_o through the products."""
