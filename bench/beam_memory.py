@@ -19,19 +19,13 @@ Each figure is the median over ``--rounds`` rounds. Prints one JSON object per m
 """
 from __future__ import annotations
 
-import argparse
-import json
-import statistics
 import sys
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-
-from bench.common import CHECKPOINTS, alternate, corpus, seconds  # noqa: E402
-from bench.decode_speed import PRODUCT_SENTENCE  # noqa: E402
+from bench.common import alternate_settings, compare_on_models, seconds  # noqa: E402
+from bench.decode_speed import decode_works  # noqa: E402
 from model.core.decodable import Decodable  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
@@ -42,40 +36,15 @@ WAYS = {"shared": NMTModel.beam_memory, "copied": Decodable.beam_memory}
 
 
 def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
-    traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
     outputs: dict = {}  # way -> the batch decode's translations
-
-    def batch(way: str) -> None:
-        outputs[way] = [t.translation for t in tr.translate(captions, plain, batch_size=64)]
-
-    works = {"interactive_decode": lambda way: statistics.median(
-                 seconds(lambda: tr.translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
-             "batch_decode": lambda way: seconds(lambda: batch(way)),
+    traced = SearchConfig(beam=5, trace=True)
+    works = {**decode_works(tr, captions, outputs),
              "traced_batch_decode": lambda way: seconds(lambda: tr.translate(captions, traced, batch_size=32))}
-    try:
-        found = alternate({way: partial(setattr, NMTModel, "beam_memory", fn) for way, fn in WAYS.items()},
-                          works, rounds)
-    finally:
-        NMTModel.beam_memory = WAYS["shared"]
-    for name, row in found.items():
-        row["saved"] = f"{1 - row['shared'] / row['copied']:.0%}"
-    same = sum(a == b for a, b in zip(outputs["shared"], outputs["copied"]))
-    return {"seconds": found, "batch_outputs_identical": f"{same} of {len(captions)}"}
+    return alternate_settings(NMTModel, "beam_memory", WAYS, works, rounds, outputs)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--sentences", type=int, default=256)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    captions, _, origin = corpus("test_2016_flickr")
-    for name in MODELS:
-        tr = Translator.from_checkpoint(CHECKPOINTS / name)
-        tr.translate(captions[:64], SearchConfig(beam=5, trace=False), batch_size=64)  # warm
-        print(json.dumps({"model": name, "threads": args.threads, "rounds": args.rounds, "data": origin,
-                          **compare(tr, captions[:args.sentences], args.rounds)}), flush=True)
+    compare_on_models(__doc__, MODELS, 256, compare)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -62,6 +63,49 @@ def alternate(ways: dict[str, Callable[[], object]], works: dict[str, Callable[[
             for name, work in works.items():
                 times[way][name].append(work(way))
     return {name: {way: round(statistics.median(times[way][name]), 3) for way in ways} for name in works}
+
+
+def alternate_settings(owner: object, attr: str, ways: dict[str, object], works: dict[str, Callable[[str], float]],
+                       rounds: int, outputs: dict[str, list]) -> dict:
+    """``alternate`` over two ways that each set ``owner.attr`` (a method of a class, say) to a value
+    of their own; the first way's is set again after. Each work's row gains "saved", the first
+    way's median time against the second's; "batch_outputs_identical" counts how many of the
+    outputs the works wrote into ``outputs[way]`` agree between the two ways."""
+    first, second = ways
+    try:
+        found = alternate({way: partial(setattr, owner, attr, value) for way, value in ways.items()}, works, rounds)
+    finally:
+        setattr(owner, attr, ways[first])
+    for row in found.values():
+        row["saved"] = f"{1 - row[first] / row[second]:.0%}"
+    same = sum(a == b for a, b in zip(outputs[first], outputs[second]))
+    return {"seconds": found, "batch_outputs_identical": f"{same} of {len(outputs[first])}"}
+
+
+def compare_on_models(doc: str, models: Sequence[str], sentences: int, compare: Callable) -> None:
+    """The command line of an in-process comparison: ``compare(translator, captions, rounds)`` for
+    each shipped checkpoint in ``models``, on the first ``--sentences`` test_2016_flickr captions
+    (default ``sentences``), after one warm batch; prints one JSON object per model."""
+    import argparse
+    import json
+
+    import torch
+
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--sentences", type=int, default=sentences)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    captions, _, origin = corpus("test_2016_flickr")
+    for name in models:
+        tr = Translator.from_checkpoint(CHECKPOINTS / name)
+        tr.translate(captions[:64], SearchConfig(beam=5, trace=False), batch_size=64)  # warm
+        print(json.dumps({"model": name, "threads": args.threads, "rounds": args.rounds, "data": origin,
+                          **compare(tr, captions[:args.sentences], args.rounds)}), flush=True)
 
 
 def percentiles(ms: list[float]) -> dict:

@@ -20,20 +20,14 @@ Each figure is the median over ``--rounds`` rounds. Prints one JSON object per m
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import statistics
 import sys
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-
-from bench.common import CHECKPOINTS, alternate, corpus, seconds  # noqa: E402
-from bench.decode_speed import PRODUCT_SENTENCE  # noqa: E402
+from bench.common import alternate_settings, compare_on_models, seconds  # noqa: E402
+from bench.decode_speed import PRODUCT_SENTENCE, decode_works  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 from model.explaining import methods  # noqa: E402
@@ -54,43 +48,18 @@ WAYS = {"precomputed": PREPARED, "products": products_prepare}
 
 
 def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
-    traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
-    trace = tr.translate([PRODUCT_SENTENCE], traced)[0]
+    trace = tr.translate([PRODUCT_SENTENCE], SearchConfig(beam=5, trace=True))[0]
     src, out = trace.source_ids, trace.target_ids
     explained = methods.explain(tr.model, src, out, ("attention", "gradient_x_input", "occlusion"))
     outputs: dict = {}  # way -> the batch decode's translations
-
-    def batch(way: str) -> None:
-        outputs[way] = [t.translation for t in tr.translate(captions, plain, batch_size=64)]
-
-    works = {"interactive_decode": lambda way: statistics.median(
-                 seconds(lambda: tr.translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
-             "batch_decode": lambda way: seconds(lambda: batch(way)),
+    works = {**decode_works(tr, captions, outputs),
              "occlusion": lambda way: seconds(lambda: methods.occlusion(tr.model, src, out)),
              "faithfulness_curves": lambda way: seconds(lambda: measure(tr.model, src, out, explained))}
-    try:
-        found = alternate({way: partial(setattr, Decoder, "prepare", prepare) for way, prepare in WAYS.items()},
-                          works, rounds)
-    finally:
-        Decoder.prepare = PREPARED
-    for name, row in found.items():
-        row["saved"] = f"{1 - row['precomputed'] / row['products']:.0%}"
-    same = sum(a == b for a, b in zip(outputs["precomputed"], outputs["products"]))
-    return {"seconds": found, "batch_outputs_identical": f"{same} of {len(captions)}"}
+    return alternate_settings(Decoder, "prepare", WAYS, works, rounds, outputs)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--sentences", type=int, default=192)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    captions, _, origin = corpus("test_2016_flickr")
-    for name in MODELS:
-        tr = Translator.from_checkpoint(CHECKPOINTS / name)
-        print(json.dumps({"model": name, "threads": args.threads, "rounds": args.rounds, "data": origin,
-                          **compare(tr, captions[:args.sentences], args.rounds)}), flush=True)
+    compare_on_models(__doc__, MODELS, 192, compare)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import statistics  # noqa: E402
 
 import torch  # noqa: E402
-from bench.common import CHECKPOINTS, corpus, percentiles  # noqa: E402
+from bench.common import CHECKPOINTS, corpus, percentiles, seconds  # noqa: E402
 from bench.products import record  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
@@ -45,10 +45,10 @@ def batch_cli(name: str, sentences: list[str]) -> dict:
     done = subprocess.run([sys.executable, "-m", "model.translate", "--checkpoint", str(CHECKPOINTS / name),
                            "--beam", "5"], input="\n".join(sentences) + "\n", capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[1])
-    seconds = time.perf_counter() - start
+    elapsed = time.perf_counter() - start
     assert len(done.stdout.splitlines()) == len(sentences)
-    return {"bench": "batch_cli_beam5", "model": name, "sentences": len(sentences), "seconds": round(seconds, 2),
-            "sentences_per_s": round(len(sentences) / seconds, 1)}
+    return {"bench": "batch_cli_beam5", "model": name, "sentences": len(sentences), "seconds": round(elapsed, 2),
+            "sentences_per_s": round(len(sentences) / elapsed, 1)}
 
 
 def interactive(translators: list[Translator], repeats: int, sentence: str) -> dict:
@@ -65,15 +65,27 @@ def interactive(translators: list[Translator], repeats: int, sentence: str) -> d
 
 
 def evaluate_page(translators: list[Translator], sentences: list[str]) -> dict:
-    start = time.perf_counter()
-    for t in translators:
-        t.translate(sentences, SearchConfig(beam=5, trace=True))
-    seconds = time.perf_counter() - start
-    return {"bench": "evaluate_both_models_beam5_traced", "sentences": len(sentences), "seconds": round(seconds, 1)}
+    elapsed = seconds(lambda: [t.translate(sentences, SearchConfig(beam=5, trace=True)) for t in translators])
+    return {"bench": "evaluate_both_models_beam5_traced", "sentences": len(sentences), "seconds": round(elapsed, 1)}
 
 
 PRODUCT_SENTENCE = ("A man in an orange hat starring at something while a young boy and a woman in a red dress walk "
                     "down the busy street near buses.")  # 27 words
+
+
+def decode_works(tr: Translator, captions: list[str], outputs: dict) -> dict:
+    """Two timed works for ``bench.common.alternate``, each taking the way and returning seconds:
+    ``PRODUCT_SENTENCE`` decoded as the page does (beam 5, traced; the median of 5), and
+    ``captions`` as the command line does (beam 5, no traces, 64 a batch), whose translations go
+    to ``outputs[way]``."""
+    traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
+
+    def batch(way: str) -> None:
+        outputs[way] = [t.translation for t in tr.translate(captions, plain, batch_size=64)]
+
+    return {"interactive_decode": lambda way: statistics.median(
+                seconds(lambda: tr.translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
+            "batch_decode": lambda way: seconds(lambda: batch(way))}
 
 
 def products(translators: list[Translator], repeats: int) -> dict:

@@ -137,7 +137,7 @@ class ConcatAttention(Attention):
 
     def energies(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """e_ij = v_a . tanh(W_a [s_{i-1}; h_j]) over every (query, position) pair."""
-        (batch, k, _), S = queries.shape, keys.size(1)
+        k, S = queries.size(1), keys.size(1)
         pairs = torch.cat([queries.unsqueeze(2).expand(-1, -1, S, -1), keys.unsqueeze(1).expand(-1, k, -1, -1)],
                           dim=-1)  # (batch, k, S, n+2n)
         return self.v_a(torch.tanh(self.W_a(pairs))).squeeze(-1)

@@ -9,7 +9,6 @@ import torch
 from model.core.config import ModelConfig
 from model.core.decodable import Decodable
 from model.corpus.parallel import pad
-from model.corpus.vocab import BOS
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from model.explaining.attention_ablation import Ablation
