@@ -7,6 +7,8 @@ download (``python -m model.data download-multi30k data/multi30k``: ``NMT_SHARED
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import random
 import socket
@@ -86,9 +88,6 @@ def compare_on_models(doc: str, models: Sequence[str], sentences: int, compare: 
     """The command line of an in-process comparison: ``compare(translator, captions, rounds)`` for
     each shipped checkpoint in ``models``, on the first ``--sentences`` test_2016_flickr captions
     (default ``sentences``), after one warm batch; prints one JSON object per model."""
-    import argparse
-    import json
-
     import torch
 
     from model.decoding.search import SearchConfig
