@@ -236,13 +236,14 @@ def _finish(cand: Candidates, hyps, active, t: int, finished, cfg: SearchConfig,
 
 @dataclass
 class _StepEvidence:
-    """What one search step saw, on the CPU, for the A sentences active at it."""
+    """What one search step saw, on the CPU, for the A sentences active at it (numpy arrays: a
+    node reads its row of them as a view)."""
 
     sent: list[int]  # (A,) original sentence index of each row
-    alpha: Optional[torch.Tensor]  # (A, k, src_len) attention of each parent slot; None for RNNencdec
-    energies: Optional[torch.Tensor]  # (A, k, src_len) energies e_ij before the softmax
-    topk_p: torch.Tensor  # (A, k, topk) most likely next tokens' probabilities
-    topk_i: torch.Tensor  # (A, k, topk) and their ids
+    alpha: Optional[np.ndarray]  # (A, k, src_len) attention of each parent slot; None for RNNencdec
+    energies: Optional[np.ndarray]  # (A, k, src_len) energies e_ij before the softmax
+    topk_p: np.ndarray  # (A, k, topk) most likely next tokens' probabilities
+    topk_i: np.ndarray  # (A, k, topk) and their ids
 
 
 class _TreeRecorder:
@@ -263,20 +264,23 @@ class _TreeRecorder:
         candidate had probability 0."""
         n_active = active.numel()
         top_p, top_i = logprobs.exp().topk(self.cfg.topk, dim=-1)  # (A*k, topk)
-        shaped = lambda x: None if x is None else x.view(n_active, self.cfg.beam, -1).float().cpu()  # noqa: E731
+        shaped = lambda x: None if x is None else x.view(n_active, self.cfg.beam, -1).float().cpu().numpy()  # noqa: E731
         evidence = _StepEvidence(active.tolist(), shaped(out.alpha), shaped(out.energies), shaped(top_p),
-                                 top_i.view(n_active, self.cfg.beam, -1).cpu())
+                                 top_i.view(n_active, self.cfg.beam, -1).cpu().numpy())
         self.steps.append(evidence)
         score, parent, token = cand.score.cpu().tolist(), cand.parent.cpu().tolist(), cand.token.cpu().tolist()
         status, new_slot = cand.status.cpu().tolist(), cand.new_slot.cpu().tolist()
+        pieces = self.vocab.pieces([i for row in token for i in row])  # every candidate's, in one call
+        width = len(token[0]) if token else 0
         ids = []
         for a, sent in enumerate(evidence.sent):
             row_ids, slots = [], {}
-            for r in range(len(token[a])):
+            for r in range(width):
                 if not np.isfinite(score[a][r]):
                     row_ids.append(None)
                     continue
-                node = self._add(sent, t, a, parent[a][r], token[a][r], score[a][r], status[a][r])
+                node = self._add(sent, t, evidence, a, parent[a][r], token[a][r], pieces[a * width + r], score[a][r],
+                                 status[a][r])
                 row_ids.append(node.id)
                 if new_slot[a][r] >= 0:
                     slots[new_slot[a][r]] = node.id
@@ -284,13 +288,14 @@ class _TreeRecorder:
             ids.append(row_ids)
         return ids
 
-    def _add(self, sent: int, t: int, row: int, slot: int, token: int, score: float, status: int) -> BeamNode:
+    def _add(self, sent: int, t: int, evidence: _StepEvidence, row: int, slot: int, token: int, piece: str,
+             score: float, status: int) -> BeamNode:
         tree = self.trees[sent]
-        alpha = self.steps[t].alpha
-        node = BeamNode(id=len(tree), parent=self.slot_node[sent].get(slot, 0), step=t + 1,
-                        token=self.vocab.pieces([token])[0], token_id=token, score=score,
-                        norm_score=_norm(score, t + 1, self.cfg.length_norm), status=STATUS_NAMES[status],
-                        attention=None if alpha is None else alpha[row, slot, : self.src_lens[sent]].numpy())
+        alpha = evidence.alpha
+        node = BeamNode(id=len(tree), parent=self.slot_node[sent].get(slot, 0), step=t + 1, token=piece,
+                        token_id=token, score=score, norm_score=_norm(score, t + 1, self.cfg.length_norm),
+                        status=STATUS_NAMES[status],
+                        attention=None if alpha is None else alpha[row, slot, : self.src_lens[sent]])
         tree.append(node)
         self.origin[sent][node.id] = (t, row, slot)
         return node
@@ -299,7 +304,7 @@ class _TreeRecorder:
         """(src_len,) energies of the step that made ``node``, None without attention."""
         t, row, slot = self.origin[sent][node.id]
         energies = self.steps[t].energies
-        return None if energies is None else energies[row, slot, : self.src_lens[sent]].numpy()
+        return None if energies is None else energies[row, slot, : self.src_lens[sent]]
 
     def topk(self, sent: int, node: BeamNode) -> list[Candidate]:
         """The most likely tokens at the step that made ``node``, most likely first."""
@@ -310,7 +315,7 @@ class _TreeRecorder:
 
 def candidates(vocab: Vocab, probs: Sequence[float], ids: Sequence[int]) -> list[Candidate]:
     """Candidate tokens from parallel lists of probabilities and ids (in that order)."""
-    return [Candidate(vocab.pieces([i])[0], int(i), round(float(p), 6)) for p, i in zip(probs, ids)]
+    return [Candidate(piece, int(i), round(float(p), 6)) for p, i, piece in zip(probs, ids, vocab.pieces(ids))]
 
 
 def _make_trace(described: ModelDescription, vocabs: tuple[Vocab, Vocab], src_ids: Sequence[int], hyp: Hypothesis,
