@@ -78,6 +78,8 @@ class EncoderState:
     def head(self, k: int) -> "EncoderState":
         """The first ``k`` rows, as views (no copy): the sentences still decoding at a step
         (teacher forcing, one decoder row per row)."""
+        if self.beam != 1:
+            raise ValueError("a state shared by beam rows has no first rows of its own to keep")
         return self.map(lambda t: t[:k])
 
 

@@ -57,11 +57,13 @@ def test_a_memory_shared_by_beams_refuses_rows_that_split_a_beam(rows):
         shared.select(torch.tensor(rows))
 
 
-def test_a_shared_memory_is_not_shared_again():
+def test_a_shared_memory_is_not_shared_again_nor_cut_by_rows():
     with torch.inference_mode():
         shared = encode(model("rnnsearch", "additive", False)).for_beams(3)
     with pytest.raises(ValueError, match="already"):
         shared.for_beams(3)
+    with pytest.raises(ValueError, match="first rows"):
+        shared.head(2)  # teacher forcing's rows are decoder rows, not sentences
 
 
 @pytest.mark.parametrize("arch, attention, layer_norm", CASES)
