@@ -112,8 +112,6 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
     limits = output_length(model, cfg)
     caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,) on the CPU: the loop reads its max
-    rows = torch.arange(n, device=dev).repeat_interleave(k)  # (n*k,) sentence of each beam row
-    row_mask = enc.mask.index_select(0, rows)  # (n*k, src_len) each beam row's source mask
     enc = model.beam_memory(enc, k)
     state = model.init_state(enc)  # decoder state of the n*k rows
     y = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
@@ -125,7 +123,8 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     finished: list[list[Hypothesis]] = [[] for _ in range(n)]
     recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
     for t in range(int(caps.max())):
-        out = model.step(y, state, enc, _attend_override(attend, t, row_mask), _ablation(cfg.ablation, t, row_mask))
+        out = model.step(y, state, enc, _attend_override(attend, t, enc, y.numel()),
+                         _ablation(cfg.ablation, t, enc, y.numel()))
         logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes, limits)
         at_cap = t + 1 >= max_len.index_select(0, active)  # (A,) sentences whose last allowed token this is
         cand = _prune(scores, logprobs, k, at_cap if limits.cut_at_cap else None)
@@ -143,7 +142,6 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
             alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k, device=dev)).view(-1)
             enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
                                    y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
-            row_mask = row_mask.index_select(0, alive_rows)
             scores, active = scores.index_select(0, alive), active.index_select(0, alive)
     if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
         raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
@@ -152,17 +150,25 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
-def _ablation(edit: Optional[AlphaEdit], t: int, mask: torch.Tensor):
-    """``edit`` at step t as the model's ``alpha_fn``; mask (rows, src_len) of the beam rows."""
+def _row_mask(enc, rows: int) -> torch.Tensor:
+    """(rows, src_len) the source mask of each of the ``rows`` beam rows: the memory's own, or
+    repeated for each hypothesis where the model's memory shares one row among them."""
+    return enc.mask.repeat_interleave(rows // enc.mask.size(0), 0)
+
+
+def _ablation(edit: Optional[AlphaEdit], t: int, enc, rows: int):
+    """``edit`` at step t as the model's ``alpha_fn`` for ``rows`` beam rows."""
     if edit is None:
         return None
+    mask = _row_mask(enc, rows)
     return lambda alpha: edit(alpha, mask, t)
 
 
-def _attend_override(attend, t: int, mask: torch.Tensor):
-    """All weight on ``attend[t]`` for every beam row (mask (rows, src_len)), or None."""
+def _attend_override(attend, t: int, enc, rows: int):
+    """All weight on ``attend[t]`` for each of the ``rows`` beam rows, or None."""
     if not attend or t not in attend:
         return None
+    mask = _row_mask(enc, rows)
     alpha = torch.zeros(mask.shape, dtype=torch.float, device=mask.device)
     alpha[:, attend[t]] = 1.0
     return alpha
@@ -279,7 +285,7 @@ class _TreeRecorder:
                 if not np.isfinite(score[a][r]):
                     row_ids.append(None)
                     continue
-                node = self._add(sent, t, evidence, a, parent[a][r], token[a][r], pieces[a * width + r], score[a][r],
+                node = self._add(sent, t, a, parent[a][r], token[a][r], pieces[a * width + r], score[a][r],
                                  status[a][r])
                 row_ids.append(node.id)
                 if new_slot[a][r] >= 0:
@@ -288,10 +294,10 @@ class _TreeRecorder:
             ids.append(row_ids)
         return ids
 
-    def _add(self, sent: int, t: int, evidence: _StepEvidence, row: int, slot: int, token: int, piece: str,
-             score: float, status: int) -> BeamNode:
+    def _add(self, sent: int, t: int, row: int, slot: int, token: int, piece: str, score: float,
+             status: int) -> BeamNode:
         tree = self.trees[sent]
-        alpha = evidence.alpha
+        alpha = self.steps[t].alpha
         node = BeamNode(id=len(tree), parent=self.slot_node[sent].get(slot, 0), step=t + 1, token=piece,
                         token_id=token, score=score, norm_score=_norm(score, t + 1, self.cfg.length_norm),
                         status=STATUS_NAMES[status],

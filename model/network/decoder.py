@@ -56,12 +56,11 @@ class EncoderState:
     def _sentences(self, rows: torch.Tensor) -> torch.Tensor:
         """(rows / k,) the sentence of each whole beam in decoder rows ``rows``."""
         k = self.beam
-        beams = rows.view(-1, k) if rows.numel() % k == 0 else None  # (sentences, k)
-        first = None if beams is None else beams[:, :1]
-        if beams is None or not (bool((first % k == 0).all())
-                                 and torch.equal(beams - first, torch.arange(k, device=rows.device).expand_as(beams))):
+        sentences = rows[::k] // k
+        whole = (sentences * k).unsqueeze(1) + torch.arange(k, device=rows.device)  # (sentences, k) their rows
+        if not torch.equal(rows, whole.view(-1)):
             raise ValueError(f"a memory shared by {k} beam rows selects whole beams, got rows {rows.tolist()}")
-        return first.squeeze(1) // k
+        return sentences
 
     def for_beams(self, k: int) -> "EncoderState":
         """The state for k decoder rows per sentence (a beam search's hypotheses, sentence-major),
@@ -153,7 +152,7 @@ class Decoder(nn.Module):
         """
         k = enc.beam
         if self.attention is None:
-            rows = (lambda t: t) if k == 1 else (lambda t: None if t is None else t.repeat_interleave(k, 0))  # noqa: E731
+            rows = lambda t: t if t is None or k == 1 else t.repeat_interleave(k, 0)  # noqa: E731
             return Context(rows(enc.summary), rows(enc.fixed_gates), rows(enc.fixed_out), None, None)
         energies, alpha = self.attention(s_prev.unflatten(0, (-1, k)), enc.keys, enc.mask)  # (batch, k, src_len)
         energies, alpha = energies.flatten(0, 1), alpha.flatten(0, 1)  # (rows, src_len)
