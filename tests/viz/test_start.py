@@ -72,20 +72,34 @@ def test_what_stops_the_warm_up_is_only_logged(argv, stopped, warmed, checkpoint
     assert len(spaces_warmed) == warmed and not own_store.items()
 
 
-def test_the_lifespan_starts_the_warm_up_in_a_thread_and_returns_at_once(monkeypatch):
+def test_the_lifespan_imports_the_pages_then_starts_the_warm_up_in_a_thread_and_returns(monkeypatch):
     seen = []
+    monkeypatch.setattr(start, "import_pages", lambda: seen.append("imported"))
     monkeypatch.setattr(start, "warm", seen.append)
     monkeypatch.setattr(sys, "argv", ["app.py", "--checkpoints", "somewhere"])
+    inside = []
 
     async def serve() -> None:
         async with start.warm_at_start(app=None):
-            pass
+            inside.append(list(seen[:1]))  # the server answers from here on
 
     asyncio.run(serve())
     threads = [t for t in __import__("threading").enumerate() if t.name == "warm at start"]
     for thread in threads:
         thread.join(timeout=60)
-    assert seen == [("--checkpoints", "somewhere")]
+    assert inside == [["imported"]]  # the pages were in before the server answered
+    assert seen == ["imported", ("--checkpoints", "somewhere")]
+
+
+def test_importing_the_pages_brings_in_every_page_and_torch():
+    import subprocess
+
+    code = ("import sys; from viz.pages import start; start.import_pages(); "
+            "print(all(m in sys.modules for m in ('torch', 'viz.pages.translate', 'viz.pages.sentence_space', "
+            "'viz.pages.evaluate', 'viz.pages.alignment', 'viz.pages.paper', 'viz.pages.models')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(SCRIPT).parents[2])
+    assert done.stdout.strip() == "True", done.stderr
 
 
 def test_app_py_serves_the_page_script_with_the_warm_up():

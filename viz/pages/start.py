@@ -2,16 +2,25 @@
 ``app.py`` gives ``st.App``.
 
 Streamlit runs a page's script only when someone visits, so without this the first visitor
-would wait for torch's import, the models' loading and the first decode. Here a thread does that
-work while the server already answers: the default pair is loaded and the landing page's example
-translated, with its heatmap's faithfulness check (``translate.warm``), then the sentence spaces are made ready at low
-priority (``viz/serving/sentence_space.py`` · ``warm_in_background``; ``--no-warm`` turns that off).
-A visitor who comes meanwhile waits only for what is not done yet (the shared caches compute each
-value once). Nothing here is required: a failure is logged and the pages do the work on first use.
+would wait for torch's import, the models' loading and the first decode. The server first imports
+the pages and torch (``import_pages``; it answers once they are in), then a thread does the rest
+while the server already answers: the default pair is loaded and the landing page's example
+translated, with its heatmap's faithfulness check (``translate.warm``), then the sentence spaces
+are made ready at low priority (``viz/serving/sentence_space.py`` · ``warm_in_background``;
+``--no-warm`` turns that off). A visitor who comes meanwhile waits only for what is not done yet
+(the shared caches compute each value once). Nothing in the thread is required: a failure is
+logged and the pages do the work on first use.
+
+Why the imports come before the server answers: on a small machine the browser loading the page
+and Python importing torch share the cores, and each slows the other (docs/performance.md). A
+browser that arrives after the imports gets its first run at once; one that arrives during them
+would wait for them in its page's first run anyway.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
 import logging
 import threading
 import time
@@ -26,10 +35,20 @@ _log = logging.getLogger(__name__)
 
 @contextlib.asynccontextmanager
 async def warm_at_start(app) -> AsyncIterator[None]:
-    """``st.App``'s lifespan: starts ``warm`` in a daemon thread, and returns at once (the server
-    takes visitors while it runs)."""
+    """``st.App``'s lifespan: ``import_pages`` (the server answers once it is done), then ``warm``
+    started in a daemon thread; returns without waiting for it (the server takes visitors while
+    it runs)."""
+    await asyncio.to_thread(import_pages)
     start_warming(app_flags())
     yield
+
+
+PAGES = "viz.pages.parts.menu"  # the page script's list of pages: it imports every page, and torch with them
+
+
+def import_pages() -> None:
+    """Import every page's module (and so torch), as the page script's first run would."""
+    importlib.import_module(PAGES)
 
 
 def start_warming(argv: Sequence[str]) -> threading.Thread:
@@ -41,8 +60,8 @@ def start_warming(argv: Sequence[str]) -> threading.Thread:
 
 def warm(argv: tuple[str, ...]) -> Optional[str]:
     """Load and decode what the landing page shows, then start the sentence spaces' warm-up;
-    returns what stopped it (None when all went), for the log and the tests. The pages and torch are
-    imported here, in the thread, so that the server answers before they are."""
+    returns what stopped it (None when all went), for the log and the tests. Run alone (the
+    tests), it imports the pages itself."""
     from viz.pages import translate
     from viz.serving.sentence_space import warm_in_background
 
