@@ -11,10 +11,9 @@ are made ready at low priority (``viz/serving/sentence_space.py`` · ``warm_in_b
 (the shared caches compute each value once). Nothing in the thread is required: a failure is
 logged and the pages do the work on first use.
 
-Why the imports come before the server answers: on a small machine the browser loading the page
-and Python importing torch share the cores, and each slows the other (docs/performance.md). A
-browser that arrives after the imports gets its first run at once; one that arrives during them
-would wait for them in its page's first run anyway.
+Why the imports come before the server answers: a server that answers is then ready, so a
+balancer (docs/hosting.md) sends visitors to it only once a page's first run no longer waits for
+torch. From launch, the first translation comes no later either way (docs/performance.md).
 """
 from __future__ import annotations
 
