@@ -34,8 +34,16 @@ def spaces_warmed(monkeypatch):
     return started
 
 
+@pytest.fixture
+def frozen(monkeypatch, own_store):
+    """Each ``gc.freeze()`` call, as the number of translations made before it (nothing is frozen)."""
+    calls = []
+    monkeypatch.setattr(start.gc, "freeze", lambda: calls.append(len(own_store.items())))
+    return calls
+
+
 def test_the_first_visitor_finds_the_landing_translation_made_at_start(checkpoint_dir, tmp_path, monkeypatch,
-                                                                     own_store, spaces_warmed):
+                                                                     own_store, spaces_warmed, frozen):
     from viz.serving import explanations
 
     checks = ResultStore(16)
@@ -47,6 +55,7 @@ def test_the_first_visitor_finds_the_landing_translation_made_at_start(checkpoin
     made = dict(own_store.items())
     assert {request.name for request in made} == {"rnnsearch-tiny", "rnnencdec-tiny"}
     assert [key[0] for key, _ in checks.items()] == ["rnnsearch-tiny"]  # the check under its heatmap, made too
+    assert frozen == [2]  # once, after both models were loaded and had translated
 
     decoded = []
     real = decodes.decode_batch
@@ -60,16 +69,17 @@ def test_the_first_visitor_finds_the_landing_translation_made_at_start(checkpoin
 
 @pytest.mark.parametrize("argv, stopped, warmed", [
     (("--decode-slots", "none"), "flags:", 0),  # the page shows the flags' error; nothing else starts
-    (("--checkpoints", "{broken}"), "landing page:", 1),  # logged; the spaces' warm-up still starts
+    (("--checkpoints", "{broken}"), "landing page:", 1),  # logged; the pages are frozen, the spaces' warm-up starts
 ])
 def test_what_stops_the_warm_up_is_only_logged(argv, stopped, warmed, checkpoint_dir, tmp_path, own_store,
-                                               spaces_warmed):
+                                               spaces_warmed, frozen):
     broken = shutil.copytree(checkpoint_dir, tmp_path / "broken")
     for weights in broken.rglob("model.safetensors"):
         weights.write_bytes(b"not a checkpoint")
     found = start.warm(tuple(a.format(broken=broken) for a in argv))
     assert found is not None and found.startswith(stopped)
     assert len(spaces_warmed) == warmed and not own_store.items()
+    assert len(frozen) == warmed
 
 
 def test_the_lifespan_imports_the_pages_then_starts_the_warm_up_in_a_thread_and_returns(monkeypatch):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib
 import logging
 import threading
@@ -58,7 +59,8 @@ def start_warming(argv: Sequence[str]) -> threading.Thread:
 
 
 def warm(argv: tuple[str, ...]) -> Optional[str]:
-    """Load and decode what the landing page shows, then start the sentence spaces' warm-up;
+    """Load and decode what the landing page shows, freeze what is loaded by then out of the
+    garbage collector's scans, then start the sentence spaces' warm-up;
     returns what stopped it (None when all went), for the log and the tests. Run alone (the
     tests), it imports the pages itself."""
     from viz.pages import translate
@@ -76,5 +78,9 @@ def warm(argv: tuple[str, ...]) -> Optional[str]:
     except Exception as exc:  # a broken checkpoint, an unreadable card: the page reports it in place
         _log.warning("warming the landing page at start failed: %s", exc)
         stopped = f"landing page: {exc}"
+    # What is loaded by now (torch, the pages, the default models) stays for the server's life. A full
+    # garbage collection holds the interpreter's lock, stopping every session, while it scans every
+    # object it tracks: frozen, these are no longer scanned (bench/gc_pause.py).
+    gc.freeze()
     warm_in_background(settings)
     return stopped
