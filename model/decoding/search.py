@@ -125,8 +125,8 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     for t in range(int(caps.max())):
         out = model.step(y, state, enc, _attend_override(attend, t, enc, y.numel()),
                          _ablation(cfg.ablation, t, enc, y.numel()))
-        logprobs = _constrain(out.logprobs, t, active, k, max_len, cfg, prefixes, limits)
         at_cap = t + 1 >= max_len.index_select(0, active)  # (A,) sentences whose last allowed token this is
+        logprobs = _constrain(out.logprobs, t, active, k, at_cap, cfg, prefixes, limits)
         cand = _prune(scores, logprobs, k, at_cap if limits.cut_at_cap else None)
         nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
         _finish(cand, hyps, active, t, finished, cfg, nodes)
@@ -174,13 +174,12 @@ def _attend_override(attend, t: int, enc, rows: int):
     return alpha
 
 
-def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes, limits: OutputLength):
+def _constrain(logprobs, t, active, k, at_cap, cfg: SearchConfig, prefixes, limits: OutputLength):
     """Apply <unk> ban, forced prefixes and the length limits: no </s> before
-    ``limits.min_tokens``, and </s> forced at the last allowed step unless the cap cuts. Returns
-    ``logprobs`` itself where none applies at this step, else an edited copy."""
-    row_sent = active.repeat_interleave(k)
-    at_cap = None if limits.cut_at_cap else (t + 1 >= max_len.index_select(0, row_sent))  # (rows,)
-    capped = at_cap is not None and bool(at_cap.any())
+    ``limits.min_tokens``, and </s> forced at the last allowed step (``at_cap`` (A,): the
+    sentences at it) unless the cap cuts. Returns ``logprobs`` (A*k rows) itself where none
+    applies at this step, else an edited copy."""
+    capped = not limits.cut_at_cap and bool(at_cap.any())
     if not (cfg.forbid_unk or t < limits.min_tokens or prefixes is not None or capped):
         return logprobs
     logprobs = logprobs.clone()
@@ -189,16 +188,17 @@ def _constrain(logprobs, t, active, k, max_len, cfg: SearchConfig, prefixes, lim
     if t < limits.min_tokens:
         logprobs[:, EOS] = float("-inf")
     if prefixes is not None:
-        for row, sent in enumerate(row_sent.tolist()):
+        for row, sent in enumerate(active.repeat_interleave(k).tolist()):
             if t < len(prefixes[sent]):
                 forced = prefixes[sent][t]
                 keep = logprobs[row, forced].clone()
                 logprobs[row] = float("-inf")
                 logprobs[row, forced] = keep
     if capped:
+        rows = at_cap.repeat_interleave(k)  # (A*k,)
         eos = logprobs[:, EOS].clone()
-        logprobs[at_cap] = float("-inf")
-        logprobs[at_cap, EOS] = eos[at_cap]
+        logprobs[rows] = float("-inf")
+        logprobs[rows, EOS] = eos[rows]
     return logprobs
 
 
@@ -269,7 +269,8 @@ class _TreeRecorder:
         """Add step ``t``'s candidates as nodes; returns their node ids (A, 2k), None where the
         candidate had probability 0."""
         n_active = active.numel()
-        top_p, top_i = logprobs.exp().topk(self.cfg.topk, dim=-1)  # (A*k, topk)
+        top_lp, top_i = logprobs.topk(self.cfg.topk, dim=-1)  # (A*k, topk)
+        top_p = top_lp.exp()  # exp keeps the order: only the kept few are exponentiated
         shaped = lambda x: None if x is None else x.view(n_active, self.cfg.beam, -1).float().cpu().numpy()  # noqa: E731
         evidence = _StepEvidence(active.tolist(), shaped(out.alpha), shaped(out.energies), shaped(top_p),
                                  top_i.view(n_active, self.cfg.beam, -1).cpu().numpy())
@@ -378,7 +379,7 @@ def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchCon
     active = torch.arange(n, device=dev)
     for t in range(int(caps.max())):
         out = model.step(y, state, enc)
-        lp = _constrain(out.logprobs, t, active, 1, max_len, cfg, None, limits)
+        lp = _constrain(out.logprobs, t, active, 1, t + 1 >= max_len.index_select(0, active), cfg, None, limits)
         best_lp, y = lp.max(dim=-1)
         for sent, tok, lp_value in zip(active.tolist(), y.tolist(), best_lp.tolist()):
             out_ids[sent].append(tok)
