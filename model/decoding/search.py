@@ -379,12 +379,13 @@ def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchCon
     active = torch.arange(n, device=dev)
     for t in range(int(caps.max())):
         out = model.step(y, state, enc)
-        lp = _constrain(out.logprobs, t, active, 1, t + 1 >= max_len.index_select(0, active), cfg, None, limits)
+        at_cap = t + 1 >= max_len.index_select(0, active)  # (A,) sentences whose last allowed token this is
+        lp = _constrain(out.logprobs, t, active, 1, at_cap, cfg, None, limits)
         best_lp, y = lp.max(dim=-1)
         for sent, tok, lp_value in zip(active.tolist(), y.tolist(), best_lp.tolist()):
             out_ids[sent].append(tok)
             logprob[sent] += lp_value
-        alive = ((y != EOS) & (t + 1 < max_len.index_select(0, active))).nonzero().squeeze(1)
+        alive = ((y != EOS) & ~at_cap).nonzero().squeeze(1)
         if alive.numel() == 0:
             break
         enc, state, y, active = enc.select(alive), model.reorder(out.state, alive), y[alive], active[alive]
