@@ -5,7 +5,9 @@
                                [--floor-run 0.4] [--open-tabs N]
 
 1. the floor: a Streamlit app holding one text area, served the same way; a new visitor (a fresh
-   browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box; and
+   browser context, nothing cached) opens it, ``--visitors`` times: seconds to its text box (the
+   first visitor comes as soon as the server answers, and is also timed from launching the server:
+   the framework's own cold start); ``import torch`` in a fresh interpreter (median of three); and
    Ctrl+Enter on the same captions as in 4 in that app with a run that sleeps ``--floor-run``
    seconds (about the decode of both models) and then writes the text back: the framework's own
    cost around a run of that length;
@@ -47,8 +49,10 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -122,22 +126,45 @@ FLOOR_RUN_APP = ('import time\nimport streamlit as st\n\ntext = st.text_area("So
                  '    time.sleep({seconds})\n    st.text(text[::-1])\n')
 
 
-def floor(browser, threads: int, visitors: int, sentences: list[str], run_s: float) -> tuple[list[float], list[float]]:
-    """A one-text-area app with this checkout's Streamlit settings: each new visitor's seconds to its text box;
-    and the same app whose run sleeps ``run_s`` seconds (as long as a decode) before writing the text back:
-    seconds from Ctrl+Enter on each of ``sentences`` to its output shown and the run finished."""
+@dataclass(frozen=True)
+class Floor:
+    """What the one-text-area app costs (``floor``)."""
+
+    text_box_s: list[float]  # each new visitor's seconds from opening the address to the text box
+    launch_to_text_box_s: float  # the first visitor's, from launching the server (it opens as soon as it answers)
+    ctrl_enter_s: list[float]  # Ctrl+Enter to the output shown and the run finished, a run sleeping ``run_s``
+
+
+def floor(browser, threads: int, visitors: int, sentences: list[str], run_s: float) -> Floor:
+    """A one-text-area app with this checkout's Streamlit settings: each new visitor's seconds to its text
+    box (``visitors`` of them, at least one), the first also from the server's launch; and the same app
+    whose run sleeps ``run_s`` seconds (as long as a decode) before writing the text back: seconds from
+    Ctrl+Enter on each of ``sentences`` to its output shown and the run finished."""
     import shutil
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "app.py").write_text(FLOOR_APP)
         shutil.copytree(REPO / ".streamlit", Path(folder) / ".streamlit")
-        with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, _):
-            boxes = [round(new_visitor(browser, url, lambda page: text_box(page, url)), 2) for _ in range(visitors)]
-        (Path(folder) / "app.py").write_text(FLOOR_RUN_APP.format(seconds=run_s))
-        with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, _):
-            runs = new_visitor(browser, url, lambda page: floor_runs(page, url, sentences)) if sentences else []
-    return boxes, runs
+        with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, start):
+            box, launch = new_visitor(browser, url, lambda page: (text_box(page, url), time.perf_counter() - start))
+            boxes = [box] + [new_visitor(browser, url, lambda page: text_box(page, url)) for _ in range(visitors - 1)]
+        runs = []
+        if sentences:
+            (Path(folder) / "app.py").write_text(FLOOR_RUN_APP.format(seconds=run_s))
+            with app_server(Path(folder), CHECKPOINTS, threads, []) as (url, _):
+                runs = new_visitor(browser, url, lambda page: floor_runs(page, url, sentences))
+    return Floor([round(b, 2) for b in boxes], round(launch, 2), runs)
+
+
+def import_torch_s(times: int = 3) -> float:
+    """Seconds a fresh interpreter takes to ``import torch`` (the median of ``times``)."""
+    found = []
+    for _ in range(times):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        found.append(time.perf_counter() - start)
+    return round(statistics.median(found), 2)
 
 
 def floor_runs(page, url: str, sentences: list[str]) -> list[float]:
@@ -327,7 +354,8 @@ def main() -> None:
     cold, runs, alignment, visitors, toggles, tabs = [], [], None, [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        floor_s, floor_runs_s = floor(browser, args.threads, args.visitors, long_captions(args.sentences), args.floor_run)
+        floor_app = floor(browser, args.threads, args.visitors, long_captions(args.sentences), args.floor_run)
+        torch_s = import_torch_s()
         for i in range(args.cold_starts):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
@@ -357,9 +385,11 @@ def main() -> None:
     decodes = [d for _, _, d in runs if d is not None]
 
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints,
-                      "floor_text_box_s": floor_s, "floor_text_box_median_s": statistics.median(floor_s) if floor_s else None,
-                      "floor_ctrl_enter_s": floor_runs_s, "floor_run_sleeps_s": args.floor_run,
-                      "floor_ctrl_enter_median_s": statistics.median(floor_runs_s) if floor_runs_s else None,
+                      "floor_text_box_s": floor_app.text_box_s,
+                      "floor_text_box_median_s": statistics.median(floor_app.text_box_s) if floor_app.text_box_s else None,
+                      "floor_launch_to_text_box_s": floor_app.launch_to_text_box_s, "import_torch_s": torch_s,
+                      "floor_ctrl_enter_s": floor_app.ctrl_enter_s, "floor_run_sleeps_s": args.floor_run,
+                      "floor_ctrl_enter_median_s": statistics.median(floor_app.ctrl_enter_s) if floor_app.ctrl_enter_s else None,
                       "new_visitor_on_warm_server_s": visitors,
                       "new_visitor_median_s": {k: median(k) for k in ("text_box", "translation", "chart")},
                       "tab_opened_s": tabs,
