@@ -18,9 +18,12 @@ Two paths, each doing no more arithmetic than its answer needs:
   the encoder runs once per distinct source, and every variant takes the model's own
   whole-sentence teacher forcing, reading just the output's log-probabilities
   (``Decodable.forced_logprobs``, which scales the words written);
-- ``objective_gradients`` (one output position per variant): variants are sorted by that
-  position, each stops there (the batch shrinks as they finish), and the output layer runs only
-  where a variant's objective is read (``Decodable.advance`` / ``read_out``).
+- ``objective_gradients_many`` (one output position per variant, gradient x input): variants are
+  sorted by that position, each stops there (the batch shrinks as they finish), and the output
+  layer runs only where a variant's objective is read (``Decodable.advance`` / ``read_out``);
+- ``averaged_gradients`` (integrated gradients: every output position at the same scales): one
+  forward pass per scale serves every position, then each position's backward pass runs through
+  the steps up to it, several positions in one batched pass.
 """
 from __future__ import annotations
 
@@ -151,18 +154,11 @@ class Gradients:
     values: np.ndarray  # (rows,) the objective
 
 
-def objective_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
-                        positions: Sequence[int], scales: Sequence[float],
-                        contrast: Optional[Sequence[int]] = None) -> Gradients:
-    """``Gradients`` of the variants (output position ``positions[r]``, scale ``scales[r]``)."""
-    return objective_gradients_many(model, [(src_ids, out_ids)], [0] * len(positions), positions, scales,
-                                    None if contrast is None else [contrast])[0]
-
-
 def objective_gradients_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
                              pair_of: Sequence[int], positions: Sequence[int], scales: Sequence[float],
                              contrasts: Optional[Sequence[Sequence[int]]] = None) -> list[Gradients]:
-    """``objective_gradients`` of the variants of several sentence pairs at once: variant r is of
+    """``Gradients`` of the variants (output position ``positions[r]``, scale ``scales[r]``) of
+    several sentence pairs at once: variant r is of
     ``pairs[pair_of[r]]`` (with ``contrasts[pair_of[r]]``, when given). Batches mix sentences, so
     the variants of short ones still fill a batch (on 2 cores a gradient row in a batch of 24
     costs about twice one in a batch of 120). One ``Gradients`` per pair, its variants in the
@@ -237,3 +233,73 @@ def _chunk_gradients(model, pairs, contrasts, pos, a):
                 score = (grad * raw).reshape(raw.size(0), -1).sum(-1).float().cpu().numpy()
                 inputs[:score.shape[0], t] = score
     return source, inputs, values.numpy()
+
+
+BACKWARD_ROWS = 128  # rows one batched backward pass of ``averaged_gradients`` takes: positions x scales
+
+
+@dataclass(frozen=True)
+class AveragedGradients:
+    """Gradient x input of the objective at each of several output positions, averaged over the
+    scales the embeddings were scaled by (integrated gradients' midpoint sum, before the input
+    is multiplied in: it is, at a = 1)."""
+
+    source: np.ndarray  # (P, S) one score per source token
+    decoder_inputs: np.ndarray  # (P, T) one score per decoder input (<s> y_1 .. y_{T-1}; 0 for <s>)
+
+
+def averaged_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], positions: Sequence[int],
+                       scales: Sequence[float], contrast: Optional[Sequence[int]] = None) -> AveragedGradients:
+    """For each output position i in ``positions`` (distinct, ascending), the gradient of its
+    objective (log p(y_i), minus log p(contrast_i) with ``contrast``) with every source embedding
+    and every word written scaled by a, times the unscaled input, averaged over a in ``scales``.
+
+    Every position reads the same scaled inputs, so the forward pass runs once per scale for all
+    positions (``MAX_ROWS`` scales at a time), up to the last position, reading the output layer
+    only at the positions. Each position's backward pass then runs through the steps up to it:
+    ``BACKWARD_ROWS // scales`` consecutive positions share one pass, their objectives'
+    gradients batched (``is_grads_batched``), so a pass has about as many rows as a batch of
+    ``objective_gradients_many``. Equal to one variant per position and scale, within float
+    rounding (tests/model/test_explanations.py)."""
+    dev, S, T, P = device_of(model), len(src_ids), len(out_ids), len(positions)
+    source, inputs = np.zeros((P, S)), np.zeros((P, T))
+    if not P or not len(scales):
+        return AveragedGradients(source, inputs)
+    width = positions[-1] + 1  # no objective reads further
+    tokens = torch.tensor(list(out_ids), device=dev)
+    other = None if contrast is None else torch.tensor(list(contrast), device=dev)
+    read = set(positions)
+    for a in torch.tensor([float(x) for x in scales]).split(MAX_ROWS):
+        a, n = a.to(dev), a.numel()
+        src, src_len, tgt_in = batch_inputs(model, src_ids, out_ids, n)
+        rows = torch.arange(n, device=dev)
+        control = _TargetControl(leaves=[])
+        with torch.enable_grad(), _target_hook(model, control) as has_target:
+            full = model.embed_source(src).detach()  # (n, S, m)
+            emb = (full * a[:, None, None]).requires_grad_(True)
+            memory = model.encode(src, src_len, embedded=emb)
+            state, values = model.init_state(memory), []
+            for t in range(width):
+                control.scale = a if t > 0 else torch.ones(n, device=dev)  # <s> stays whole
+                state, readout = model.advance(tgt_in[:, t], state, memory)
+                if t in read:  # the output layer only where an objective is read
+                    logprobs = model.read_out(readout, rows).float()  # (n, V)
+                    values.append(_objective(logprobs, tokens[t].expand(n), None if other is None else other[t].expand(n)))
+            block = max(1, BACKWARD_ROWS // n)
+            for start in range(0, P, block):
+                found = values[start:start + block]  # (n,) each
+                k, last = len(found), positions[start + len(found) - 1]
+                wanted = [emb] + (control.leaves[1:last + 1] if has_target else [])
+                keep = start + k < P
+                if k == 1:
+                    grads = [g if g is None else g[None] for g in
+                             torch.autograd.grad(found[0].sum(), wanted, retain_graph=keep, allow_unused=True)]
+                else:  # row j of the batch: the gradient of the j-th position's objective
+                    picks = torch.eye(k, device=dev)[:, :, None].expand(k, k, n)  # (k, k, n)
+                    grads = torch.autograd.grad(torch.stack(found), wanted, grad_outputs=picks,
+                                                is_grads_batched=True, retain_graph=keep, allow_unused=True)
+                source[start:start + k] += (grads[0] * full).sum(-1).sum(1).detach().float().cpu().numpy()
+                for t, (grad, raw) in enumerate(zip(grads[1:], control.raw[1:last + 1]), start=1):
+                    if grad is not None:
+                        inputs[start:start + k, t] += (grad * raw).reshape(k, n, -1).sum(-1).sum(1).float().cpu().numpy()
+    return AveragedGradients(source / len(scales), inputs / len(scales))

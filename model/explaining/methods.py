@@ -26,7 +26,7 @@ import torch
 
 from model.core.decodable import Decodable
 from model.explaining.explanation import Explanation
-from model.explaining.forced_scoring import (attention_read, objective_gradients, objective_gradients_many,
+from model.explaining.forced_scoring import (attention_read, averaged_gradients, objective_gradients_many,
                                              output_logprobs)
 
 IG_STEPS = 16  # midpoints per output token to start with
@@ -66,7 +66,9 @@ def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequ
     for each output token whose completeness gap |Σ attributions − (f(x) − f(baseline))| /
     |f(x) − f(baseline)| is above ``tolerance``, up to ``max_steps`` (a kink in the model, such
     as maxout's, makes the integrand jump, and the midpoint sum then converges slowly). The
-    explanation carries the largest gap left and the most points any token took.
+    explanation carries the largest gap left and the most points any token took. All tokens
+    still to do share each round's points, so one forward pass per point serves them all
+    (``forced_scoring.averaged_gradients``).
 
     A rule of higher order does not pay here: Gauss-Legendre panels (2-4 nodes) split wherever a
     panel's sum missed f(right) - f(left) needed about as many gradient passes on the shipped
@@ -77,20 +79,16 @@ def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequ
     change = ends[:, 0] - ends[:, 1]
     source, inputs, gaps = np.zeros((T, S)), np.zeros((T, T)), np.zeros(T)
     points = np.full(T, steps)
-    todo = list(range(T))
+    todo, n = list(range(T)), steps  # every token still to do has n points: they all doubled together
     while todo:
-        positions = [i for i in todo for _ in range(points[i])]
-        scales = [(s + 0.5) / points[i] for i in todo for s in range(points[i])]
-        found = objective_gradients(model, src_ids, out_ids, positions, scales, contrast)
-        row = 0
-        for i in todo:
-            n = points[i]
-            source[i], inputs[i] = found.source[row:row + n].mean(0), found.decoder_inputs[row:row + n].mean(0)
-            row += n
+        found = averaged_gradients(model, src_ids, out_ids, todo, [(s + 0.5) / n for s in range(n)], contrast)
+        for row, i in enumerate(todo):
+            source[i], inputs[i] = found.source[row], found.decoder_inputs[row]
             total = source[i].sum() + inputs[i, 1:i + 1].sum()
             gaps[i] = abs(total - change[i]) / max(abs(change[i]), 1e-9)
-        todo = [i for i in todo if gaps[i] > tolerance and 2 * points[i] <= max_steps]
-        points[todo] *= 2
+        todo = [i for i in todo if gaps[i] > tolerance and 2 * n <= max_steps]
+        n *= 2
+        points[todo] = n
     prefix = _prefix_matrix(inputs, np.arange(T), T)
     return Explanation("integrated_gradients", source, prefix, float(gaps.max()) if T else 0.0,
                        int(points.max()) if T else 0)

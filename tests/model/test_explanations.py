@@ -14,6 +14,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from model.explaining import forced_scoring, methods
 from model.explaining.explanation import METHODS, Explanation
+from tests.model.explanation_checks import assert_shared_forward_equals_one_variant_each
 
 V, M = 7, 5  # vocabulary and embedding sizes of the toy models
 
@@ -505,3 +506,22 @@ def test_a_test_set_table_reports_integrated_gradients_completeness():
     assert table.to_json()["integrated_gradients_completeness_gap"]["largest"] == round(max(table.completeness_gaps), 5)
     assert "integrated_gradients_completeness_gap" not in faithfulness_table(
         Linear(), "linear", [(SRC, OUT)], ["occlusion"]).to_json()
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("contrasted", [False, True])
+@pytest.mark.parametrize("backward_rows, max_rows", [(1, 128), (128, 128), (7, 3)])
+def test_integrated_gradients_shared_forward_equals_one_variant_per_position_and_scale(
+        arch, contrasted, backward_rows, max_rows, decoded, monkeypatch):
+    """One position per backward pass, several batched, and the scales split over forward passes."""
+    model, src, out = decoded[arch]
+    monkeypatch.setattr(forced_scoring, "BACKWARD_ROWS", backward_rows)
+    monkeypatch.setattr(forced_scoring, "MAX_ROWS", max_rows)
+    assert_shared_forward_equals_one_variant_each(model, src, out, [(t + 1) % 20 + 4 for t in out] if contrasted else None)
+
+
+def test_integrated_gradients_of_a_model_without_a_target_embedding_weigh_the_source_alone(decoded, monkeypatch):
+    model, src, out = decoded["rnnsearch"]
+    monkeypatch.setattr(type(model), "target_embedding", property(lambda self: None))
+    found = forced_scoring.averaged_gradients(model, src, out, [0, 2], [0.25, 0.75])
+    assert np.abs(found.source).sum() > 0 and not found.decoder_inputs.any()

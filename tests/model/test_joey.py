@@ -32,6 +32,7 @@ from model.decoding.translator import Translator  # noqa: E402
 from model.core.errors import CheckpointError  # noqa: E402
 from tests.conftest import make_pairs  # noqa: E402
 from tests.model.joey_fixtures import SETTINGS, joey_decode, joey_testing, train_joey  # noqa: E402
+from tests.model.explanation_checks import assert_shared_forward_equals_one_variant_each  # noqa: E402
 from tests.model.test_decodable import assert_teacher_forcing_is_the_step_loop  # noqa: E402
 
 SENTENCES = [p[0] for p in make_pairs(50, seed=9)]
@@ -492,3 +493,8 @@ def test_the_import_command(gru_dir, tmp_path, capsys):
     assert err.startswith("error: ") and "model.encoder.type='transformer'" in err and "\n" not in err
     assert checkpoint.main(["export", str(tmp_path / "ok"), str(tmp_path / "fp16")]) == 2  # this project's only
     assert "not one trained by this project" in capsys.readouterr().err
+
+
+def test_integrated_gradients_share_their_forward_pass_on_an_imported_model(imported):
+    trace = imported.translate([SENTENCES[2]], SearchConfig(beam=3))[0]
+    assert_shared_forward_equals_one_variant_each(imported.model, trace.source_ids, trace.target_ids)

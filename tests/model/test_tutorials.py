@@ -19,6 +19,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from tests.conftest import make_pairs
 from tests.model import tutorial_references as ref
+from tests.model.explanation_checks import assert_shared_forward_equals_one_variant_each
 from tests.model.test_cli_errors import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tutorials"
@@ -323,3 +324,10 @@ def test_the_sentence_space_holds_the_tutorial_encoders_sentence_vector(kind, im
     readable = len(texts) - (1 if kind == "pytorch" else 0)
     assert found["vector"] == "s_0" and found["sample"] == readable
     assert found["neighbours"][0]["sentence"] == texts[0] and found["words"]
+
+
+def test_integrated_gradients_share_their_forward_pass_on_each_tutorials_model(imported):
+    for kind, folder in imported.items():
+        translator = Translator.from_checkpoint(folder)
+        trace = translator.translate(sentences(kind, 2)[:1], SearchConfig(beam=3))[0]
+        assert_shared_forward_equals_one_variant_each(translator.model, trace.source_ids, trace.target_ids)
