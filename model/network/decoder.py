@@ -129,8 +129,9 @@ class Decoder(nn.Module):
         ``EncoderState.for_beams``), and a step reads them instead of both matrices, about a
         third of the weights a step reads.
         Where gradients flow (training, gradient explanations) the products stay: there each row
-        has annotations of its own and often stops after a few steps, so the rows would cost more
-        than they save, and training learns C and C_o through the products."""
+        has annotations of its own, so forming its rows costs as many products as S steps, about
+        what the row's own steps cost (gradient x input stops each row at its own output word),
+        and training learns C and C_o through the products."""
         if self.attention is not None:
             annotations = self.dropout(annotations)  # RNNencdec never reads them: no dropout to pay
             keys = self.attention.keys(annotations)
