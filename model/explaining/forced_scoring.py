@@ -240,9 +240,8 @@ BACKWARD_ROWS = 128  # rows one batched backward pass of ``averaged_gradients`` 
 
 @dataclass(frozen=True)
 class AveragedGradients:
-    """Gradient x input of the objective at each of several output positions, averaged over the
-    scales the embeddings were scaled by (integrated gradients' midpoint sum, before the input
-    is multiplied in: it is, at a = 1)."""
+    """The objective's gradient at each scaled point times the unscaled input, for each of several
+    output positions, averaged over the scales: integrated gradients' midpoint sum."""
 
     source: np.ndarray  # (P, S) one score per source token
     decoder_inputs: np.ndarray  # (P, T) one score per decoder input (<s> y_1 .. y_{T-1}; 0 for <s>)
