@@ -289,14 +289,9 @@ def averaged_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequen
                 found = values[start:start + block]  # (n,) each
                 k, last = len(found), positions[start + len(found) - 1]
                 wanted = [emb] + (control.leaves[1:last + 1] if has_target else [])
-                keep = start + k < P
-                if k == 1:
-                    grads = [g if g is None else g[None] for g in
-                             torch.autograd.grad(found[0].sum(), wanted, retain_graph=keep, allow_unused=True)]
-                else:  # row j of the batch: the gradient of the j-th position's objective
-                    picks = torch.eye(k, device=dev)[:, :, None].expand(k, k, n)  # (k, k, n)
-                    grads = torch.autograd.grad(torch.stack(found), wanted, grad_outputs=picks,
-                                                is_grads_batched=True, retain_graph=keep, allow_unused=True)
+                picks = torch.eye(k, device=dev)[:, :, None].expand(k, k, n)  # (k, k, n) row j: position j's objective
+                grads = torch.autograd.grad(torch.stack(found), wanted, grad_outputs=picks, is_grads_batched=True,
+                                            retain_graph=start + k < P, allow_unused=True)  # each (k, ...)
                 source[start:start + k] += (grads[0] * full).sum(-1).sum(1).detach().float().cpu().numpy()
                 for t, (grad, raw) in enumerate(zip(grads[1:], control.raw[1:last + 1]), start=1):
                     if grad is not None:

@@ -78,7 +78,6 @@ def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequ
     ends = _objective_at_ends(model, src_ids, out_ids, contrast)  # (T, 2): f(x), f(baseline)
     change = ends[:, 0] - ends[:, 1]
     source, inputs, gaps = np.zeros((T, S)), np.zeros((T, T)), np.zeros(T)
-    points = np.full(T, steps)
     todo, n = list(range(T)), steps  # every token still to do has n points: they all doubled together
     while todo:
         found = averaged_gradients(model, src_ids, out_ids, todo, [(s + 0.5) / n for s in range(n)], contrast)
@@ -86,12 +85,10 @@ def integrated_gradients(model: Decodable, src_ids: Sequence[int], out_ids: Sequ
             source[i], inputs[i] = found.source[row], found.decoder_inputs[row]
             total = source[i].sum() + inputs[i, 1:i + 1].sum()
             gaps[i] = abs(total - change[i]) / max(abs(change[i]), 1e-9)
-        todo = [i for i in todo if gaps[i] > tolerance and 2 * n <= max_steps]
+        todo, most = [i for i in todo if gaps[i] > tolerance and 2 * n <= max_steps], n
         n *= 2
-        points[todo] = n
     prefix = _prefix_matrix(inputs, np.arange(T), T)
-    return Explanation("integrated_gradients", source, prefix, float(gaps.max()) if T else 0.0,
-                       int(points.max()) if T else 0)
+    return Explanation("integrated_gradients", source, prefix, float(gaps.max()) if T else 0.0, most if T else 0)
 
 
 def _objective_at_ends(model, src_ids, out_ids, contrast) -> np.ndarray:
