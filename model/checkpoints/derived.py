@@ -11,7 +11,7 @@ import torch
 from model.checkpoints.folder import CARD, load_checkpoint, save_checkpoint
 from model.core.config import TrainConfig, dataclass_from_dict
 from model.core.errors import CheckpointError
-from model.network.nmt_model import NMTModel
+from model.network.architectures import build_model
 
 
 def export(src: str | Path, dst: str | Path, dtype: torch.dtype = torch.float16) -> Path:
@@ -44,7 +44,7 @@ def average(paths: list[str | Path], out: str | Path) -> Path:
             raise CheckpointError(f"{path}: its vocabularies differ from {first[3]}'s")
         for k, v in model.state_dict().items():
             total[k] += v.double()
-    mean = NMTModel(first[0])
+    mean = build_model(first[0])
     mean.load_state_dict({k: (v / len(paths)).float() for k, v in total.items()})
     train = dataclass_from_dict(TrainConfig, raw["train"]) if raw.get("train") else None
     return save_checkpoint(out, mean, first[1], first[2], train)

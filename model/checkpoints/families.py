@@ -51,8 +51,9 @@ def describe_folder(folder: Path) -> FolderSummary:
     if family == OWN_FAMILY:
         model_cfg, train_cfg, _ = read_config(folder)
         langs = (train_cfg.src_lang, train_cfg.tgt_lang) if train_cfg else ("en", "fr")
-        has_attention = model_cfg.arch == "rnnsearch"
-        description = ModelDescription(model_cfg.arch, has_attention, model_cfg.attention if has_attention else "")
+        has_attention = model_cfg.arch != "rnnencdec"
+        attention = "multi-head dot-product" if model_cfg.arch == "transformer" else model_cfg.attention
+        description = ModelDescription(model_cfg.arch, has_attention, attention if has_attention else "")
         return FolderSummary(description, *langs, train_cfg, False)
     description, src, tgt = FAMILIES[family].describe(folder, raw)
     return FolderSummary(description, src, tgt, None, True)

@@ -24,7 +24,7 @@ from safetensors.torch import save_file
 from model.core.config import MAX_PARAMETERS, ModelConfig, TrainConfig, dataclass_from_dict
 from model.corpus.vocab import Vocab
 from model.core.errors import CheckpointError, ConfigError
-from model.network.nmt_model import NMTModel
+from model.network.architectures import OwnModel, build_model
 
 FORMAT = "bahdanau-nmt-checkpoint"
 FORMAT_VERSION = 1
@@ -34,7 +34,7 @@ MAX_JSON_BYTES = 10 * 2**20
 MAX_VOCAB_BYTES = 50 * 2**20  # a 200k-piece SentencePiece model is about 5 MB
 
 
-def save_checkpoint(path: str | Path, model: NMTModel, src_vocab: Vocab, tgt_vocab: Vocab,
+def save_checkpoint(path: str | Path, model: OwnModel, src_vocab: Vocab, tgt_vocab: Vocab,
                     train: Optional[TrainConfig] = None, card: Optional[dict] = None,
                     dtype: torch.dtype = torch.float32) -> Path:
     """Write a complete checkpoint folder (atomically replaced files) and return its path."""
@@ -112,15 +112,15 @@ def read_config(folder: Path) -> tuple[ModelConfig, Optional[TrainConfig], dict]
     return model_cfg, train_cfg, raw
 
 
-def _meta_model(config: ModelConfig) -> NMTModel:
+def _meta_model(config: ModelConfig) -> OwnModel:
     """The model's structure on the meta device: no memory, and not initialised (the paper's
     N(0, 0.001^2) for the alignment model would run normal_ on meta, whose first call imports
     torch._dynamo: 1.4 s per process, a quarter of the app's cold start)."""
     with torch.device("meta"):
-        return NMTModel(config, initialise=False)
+        return build_model(config, initialise=False)
 
 
-def _checked_meta_model(config: ModelConfig, where: Path) -> NMTModel:
+def _checked_meta_model(config: ModelConfig, where: Path) -> OwnModel:
     """``_meta_model``, refused when the config asks for more than MAX_PARAMETERS."""
     model = _meta_model(config)
     if model.num_parameters() > MAX_PARAMETERS:
@@ -176,7 +176,7 @@ def _read_vocab(path: Path, size: int, side: str) -> Vocab:
 
 
 
-def load_checkpoint(path: str | Path) -> tuple[NMTModel, Vocab, Vocab, dict]:
+def load_checkpoint(path: str | Path) -> tuple[OwnModel, Vocab, Vocab, dict]:
     """Rebuild one of this project's models (in eval mode), its source and target vocabularies
     and config.json from a folder; ``load_model`` also opens imported ones."""
     folder = Path(path)

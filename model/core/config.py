@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from model.core.errors import ConfigError
-ARCHS = ("rnnsearch", "rnnencdec")
+ARCHS = ("rnnsearch", "rnnencdec", "transformer")
 # RNNsearch's alignment models by config name, the default first: the paper's additive one and
 # Luong et al.'s variants. model/network/attention.py · ATTENTIONS maps each to its class.
 ATTENTION_KINDS = ("additive", "dot", "general", "concat", "location")
@@ -19,22 +19,30 @@ ATTENTION_KINDS = ("additive", "dot", "general", "concat", "location")
 MAX_UNITS = 8192
 MAX_VOCAB = 200_000
 MAX_PARAMETERS = 400_000_000  # a loader refuses configs that would allocate more (~1.6 GB fp32)
+MAX_LAYERS = 24  # Transformer layers per stack
+MAX_HEADS = 64  # attention heads per layer
 
 
 @dataclass
 class ModelConfig:
     """Architecture of one model (paper Appendix A; names follow the paper)."""
 
-    arch: str = "rnnsearch"  # "rnnsearch" (attention) or "rnnencdec" (one fixed context vector)
+    arch: str = "rnnsearch"  # "rnnsearch" (attention), "rnnencdec" (one fixed context vector) or "transformer"
     src_vocab_size: int = 6000  # source SentencePiece vocabulary size (set from the trained model)
     tgt_vocab_size: int = 6000  # target SentencePiece vocabulary size (set from the trained model)
-    emb_dim: int = 256  # m: word embedding size, source and target
+    emb_dim: int = 256  # m: word embedding size, source and target (the Transformer's d_model)
     hidden: int = 512  # n: GRU units in the decoder and in each encoder direction
     align_dim: int = 512  # n': units of the alignment model's hidden layer
     maxout: int = 256  # l: maxout units in the deep output (t~_i has 2l units)
     dropout: float = 0.3  # dropout on embeddings, annotations and the maxout output (training only)
     attention: str = "additive"  # RNNsearch's alignment model: one of ATTENTION_KINDS
     layer_norm: bool = False  # layer-normalised GRU gates in encoder and decoder (Ba et al. 2016)
+    # The Transformer's own sizes (model/network/transformer.py); the RNNs ignore them, and the
+    # Transformer ignores hidden, align_dim, maxout, attention and layer_norm.
+    layers: int = 4  # encoder layers, and as many decoder layers
+    heads: int = 4  # attention heads per layer; they must divide emb_dim
+    ff_dim: int = 1024  # inner units of each position-wise feed-forward network
+    alignment_layer: int = 0  # decoder layer (1..layers; 0: the last) whose heads' mean views show as "the" attention
 
     def validate(self) -> None:
         """Raise ConfigError on values that are malformed or too large to allocate safely."""
@@ -52,6 +60,19 @@ class ModelConfig:
             raise ConfigError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {self.attention!r}")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ConfigError(f"dropout={self.dropout!r} must be in [0, 1)")
+        if self.arch == "transformer":
+            self._validate_transformer()
+
+    def _validate_transformer(self) -> None:
+        for name, most in (("layers", MAX_LAYERS), ("heads", MAX_HEADS), ("ff_dim", 4 * MAX_UNITS)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+                raise ConfigError(f"{name}={value!r} is outside 1..{most}")
+        if self.emb_dim % self.heads:
+            raise ConfigError(f"heads={self.heads} must divide emb_dim={self.emb_dim} (each head has emb_dim / heads "
+                              "units)")
+        if not isinstance(self.alignment_layer, int) or not 0 <= self.alignment_layer <= self.layers:
+            raise ConfigError(f"alignment_layer={self.alignment_layer!r} is outside 0..{self.layers} (0: the last layer)")
 
 
 @dataclass
@@ -195,6 +216,13 @@ PRESETS: dict[str, Config] = {
     "cpu": Config(
         model=ModelConfig(emb_dim=256, hidden=512, align_dim=512, maxout=256, dropout=0.3),
         train=TrainConfig(src_vocab=6000, tgt_vocab=6000, batch_size=80, join_prob=0.25, epochs=12),
+    ),
+    # The Transformer beside the "cpu" RNNs: about as many parameters (11.5M with 6,000-piece
+    # vocabularies), the same data and training settings, plus the learning-rate warm-up
+    # Transformers need (model/network/transformer.py) and their usual dropout of 0.1.
+    "transformer": Config(
+        model=ModelConfig(arch="transformer", emb_dim=256, layers=4, heads=4, ff_dim=1280, dropout=0.1),
+        train=TrainConfig(src_vocab=6000, tgt_vocab=6000, batch_size=80, join_prob=0.25, epochs=12, warmup=1000),
     ),
     # Minutes-long smoke runs and tests.
     "tiny": Config(

@@ -95,6 +95,10 @@ class Step:
     state: Any  # the new decoder state (s_i for this project's models)
     alpha: Optional[torch.Tensor]  # (batch, src_len) attention, None without attention
     energies: Optional[torch.Tensor]  # (batch, src_len) e_ij before the softmax, None when not available
+    # every layer's and head's attention over the source, for a model with several (a
+    # Transformer's cross-attention); None for one attention per step. ``alpha`` is then the
+    # model's stated default among them (its description says which).
+    cross_attention: Optional[torch.Tensor] = None  # (batch, layers, heads, src_len)
 
 
 class Memory(Protocol):

@@ -248,6 +248,7 @@ class _StepEvidence:
     sent: list[int]  # (A,) original sentence index of each row
     alpha: Optional[np.ndarray]  # (A, k, src_len) attention of each parent slot; None for RNNencdec
     energies: Optional[np.ndarray]  # (A, k, src_len) energies e_ij before the softmax
+    cross: Optional[np.ndarray]  # (A, k, layers, heads, src_len) every layer's and head's attention (a Transformer)
     topk_p: np.ndarray  # (A, k, topk) most likely next tokens' probabilities
     topk_i: np.ndarray  # (A, k, topk) and their ids
 
@@ -272,7 +273,9 @@ class _TreeRecorder:
         top_lp, top_i = logprobs.topk(self.cfg.topk, dim=-1)  # (A*k, topk)
         top_p = top_lp.exp()  # exp keeps the order: only the kept few are exponentiated
         shaped = lambda x: None if x is None else x.view(n_active, self.cfg.beam, -1).float().cpu().numpy()  # noqa: E731
-        evidence = _StepEvidence(active.tolist(), shaped(out.alpha), shaped(out.energies), shaped(top_p),
+        cross = None if out.cross_attention is None else \
+            out.cross_attention.view(n_active, self.cfg.beam, *out.cross_attention.shape[1:]).float().cpu().numpy()
+        evidence = _StepEvidence(active.tolist(), shaped(out.alpha), shaped(out.energies), cross, shaped(top_p),
                                  top_i.view(n_active, self.cfg.beam, -1).cpu().numpy())
         self.steps.append(evidence)
         score, parent, token = cand.score.cpu().tolist(), cand.parent.cpu().tolist(), cand.token.cpu().tolist()
@@ -313,6 +316,13 @@ class _TreeRecorder:
         energies = self.steps[t].energies
         return None if energies is None else energies[row, slot, : self.src_lens[sent]]
 
+    def cross_attention(self, sent: int, node: BeamNode) -> Optional[np.ndarray]:
+        """(layers, heads, src_len) every layer's and head's attention at the step that made
+        ``node``, None for a model with one attention."""
+        t, row, slot = self.origin[sent][node.id]
+        cross = self.steps[t].cross
+        return None if cross is None else cross[row, slot, :, :, : self.src_lens[sent]]
+
     def topk(self, sent: int, node: BeamNode) -> list[Candidate]:
         """The most likely tokens at the step that made ``node``, most likely first."""
         t, row, slot = self.origin[sent][node.id]
@@ -350,6 +360,9 @@ def _make_trace(described: ModelDescription, vocabs: tuple[Vocab, Vocab], src_id
         trace.attention = np.stack([node.attention for node in path])  # (tgt_len, src_len)
         energies = [recorder.energies(sent, node) for node in path]
         trace.energies = None if energies[0] is None else np.stack(energies)  # None: the model has no energies
+        cross = [recorder.cross_attention(sent, node) for node in path]
+        if cross[0] is not None:
+            trace.cross_attention = np.stack(cross, axis=2)  # (layers, heads, tgt_len, src_len)
     return trace
 
 

@@ -22,6 +22,10 @@ JSON schema (``TRACE_SCHEMA_VERSION`` 2), one object per sentence:
   summing to 1; null for a model without attention (RNNencdec) or a decode without evidence
 - ``energies``: the alignment energies e_ij before the softmax, same shape; null also for a
   model whose attention has no energies
+- ``cross_attention`` (optional: absent or null for a model with one attention per step): for a
+  model with several layers and heads of attention over the source (a Transformer's
+  cross-attention), every one of them as ``[layer][head][i][j]``, each row over
+  ``source_tokens`` summing to 1; ``attention`` is then the model's stated default among them
 - ``topk``: per step (as ``step_logprobs``), a list of ``{"token", "id", "prob"}`` candidates
   (``Candidate``), most likely first
 - ``beam``: every node of the search tree, node ``id`` at position ``id``: ``{"id", "parent",
@@ -108,6 +112,7 @@ class Trace:
     truncated: bool = False  # the input was cut to the maximum input length
     alignment_model: str = ""  # ModelDescription.attention: "additive", ...; "" without attention
     origin: str = ""  # ModelDescription.origin: who built and trained the model
+    cross_attention: Optional[np.ndarray] = None  # (layers, heads, tgt_len, src_len); None: one attention only
 
     def to_json(self) -> dict:
         return {
@@ -119,6 +124,8 @@ class Trace:
             "attention": _matrix(self.attention), "energies": _matrix(self.energies),
             "topk": [[c.to_json() for c in step] for step in self.topk], "beam": [node.to_json() for node in self.beam],
             "truncated": self.truncated,
+            **({} if self.cross_attention is None else {"cross_attention": [[_matrix(head) for head in layer]
+                                                                             for layer in self.cross_attention]}),
         }
 
     def dumps(self) -> str:
@@ -152,6 +159,7 @@ class Trace:
             attention=fields.matrix("attention", (n_tgt, n_src)), energies=fields.matrix("energies", (n_tgt, n_src)),
             topk=topk, beam=[], truncated=fields.flag("truncated"), alignment_model=fields.text("alignment_model"),
             origin=fields.text("origin"))
+        trace.cross_attention = fields.layers_of_heads("cross_attention", (n_tgt, n_src))
         for k, node in enumerate(fields.items("beam")):
             trace.beam.append(_node(_Fields(node, f"{where}: beam[{k}]"), trace.beam, n_src))
         return trace
@@ -304,6 +312,23 @@ class _Fields:
             raise TraceError(f"{self.where}: field {key!r} has {len(values)} values; expected {length}, "
                              "one per source token")
         return np.asarray(values, dtype=np.float32)
+
+    def layers_of_heads(self, key: str, shape: tuple[int, int]) -> Optional[np.ndarray]:
+        """Absent or null, or a list of layers, each a list of heads, each a matrix of ``shape``,
+        with as many heads in every layer: a float32 array (layers, heads, *shape)."""
+        value = self.data.get(key)
+        if value is None:
+            return None
+        layers = self.items(key, value)
+        heads = [self.items(f"{key}[{i}]", layer) for i, layer in enumerate(layers)]
+        counts = sorted({len(layer) for layer in heads})
+        if not layers or counts[0] == 0 or len(counts) > 1:
+            raise TraceError(f"{self.where}: field {key!r} must hold at least one layer, each with the same "
+                             f"number of heads (at least one); got {[len(layer) for layer in heads][:8]}")
+        nested = _Fields({f"{key}[{i}][{h}]": head for i, layer in enumerate(heads) for h, head in enumerate(layer)},
+                         self.where)
+        matrices = [nested.matrix(f"{key}[{i}][{h}]", shape) for i, layer in enumerate(heads) for h in range(len(layer))]
+        return np.stack(matrices).reshape(len(layers), counts[0], *shape)
 
     def matrix(self, key: str, shape: tuple[int, int]) -> Optional[np.ndarray]:
         """Null, or rows of numbers of ``shape`` (target tokens, source tokens) as a float32 array."""

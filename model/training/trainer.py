@@ -33,7 +33,7 @@ from model.corpus.parallel import (
 from model.corpus.vocab import EOS
 from model.decoding.search import SearchConfig, greedy_search
 from model.core.errors import ConfigError
-from model.network.nmt_model import NMTModel
+from model.network.architectures import OwnModel, build_model
 from model.scoring.metrics import bleu
 from model.speed.fused_loss import linear_cross_entropy
 from model.training.distributed import Runtime, all_sum, broadcast, cleanup, setup, shard
@@ -65,7 +65,7 @@ def loss_fn(model, batch, label_smoothing: float, bf16: bool, normaliser: Option
 
 
 @torch.no_grad()
-def validate(model: NMTModel, data: Data, batch_size: int = 100) -> dict:
+def validate(model: OwnModel, data: Data, batch_size: int = 100) -> dict:
     """Validation loss (teacher-forced, no smoothing) and greedy-decoded BLEU (sacrebleu)."""
     model.eval()
     total, tokens = 0.0, 0
@@ -121,7 +121,7 @@ class RoundStats:
 class Run:
     """What every part of a training run works with."""
 
-    model: NMTModel  # the model itself (``net`` in train_round may wrap it for torchrun)
+    model: OwnModel  # the model itself (``net`` in train_round may wrap it for torchrun)
     data: "Data"
     cfg: Config
     optimizer: torch.optim.Optimizer
@@ -130,7 +130,7 @@ class Run:
     rt: Runtime
 
 
-def make_optimizer(model: NMTModel, cfg: Config) -> torch.optim.Optimizer:
+def make_optimizer(model: OwnModel, cfg: Config) -> torch.optim.Optimizer:
     if cfg.train.optimizer == "adam":  # fused: one kernel for all tensors, not ~10 ops per tensor
         return torch.optim.Adam(model.parameters(), lr=cfg.train.lr, fused=True)
     if cfg.train.optimizer == "adadelta":  # the paper's settings (Appendix B)
@@ -312,7 +312,7 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     start = load_checkpoint(last) if resuming else load_checkpoint(t.init_from) if t.init_from else None
     data = Data(cfg, start[1:3] if start else None, log, rt)
     cfg.model.src_vocab_size, cfg.model.tgt_vocab_size = len(data.src_vocab), len(data.tgt_vocab)
-    model = NMTModel(cfg.model).to(rt.device)
+    model = build_model(cfg.model).to(rt.device)
     optimizer = make_optimizer(model, cfg)
     progress = Progress()
     if resuming:
@@ -347,7 +347,7 @@ def train(cfg: Config, resume: bool = False, log=print, show_bar: bool = True) -
     return out / "best"
 
 
-def warm_start(folder: Path, loaded: NMTModel, model: NMTModel, out: Optional[Path]) -> Progress:
+def warm_start(folder: Path, loaded: OwnModel, model: OwnModel, out: Optional[Path]) -> Progress:
     """Start this run from a finished checkpoint (``train.init_from``): its weights, and its
     card's update count, wall time and log (written to ``out``/log.jsonl when ``out`` is given),
     so curves and update counts run on. Training resumes at the start of the epoch after the

@@ -65,7 +65,8 @@ def test_not_a_folder(tmp_path):
     ({"format": "something-else"}, "not a bahdanau-nmt-checkpoint"),
     ({"model__hidden": 10**9}, "hidden=1000000000 is outside"),
     ({"model__src_vocab_size": 150000, "model__hidden": 8000}, "parameters, more than"),
-    ({"model__arch": "transformer"}, "arch must be one of"),
+    ({"model__arch": "lstm"}, "arch must be one of"),
+    ({"model__arch": "transformer"}, "tensor names do not match the config"),
     ({"model__surprise": 1}, "unknown ModelConfig field"),
     ({"model__hidden": "big"}, "hidden must be a int"),
 ])

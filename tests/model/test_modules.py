@@ -134,7 +134,7 @@ def test_config_refuses_oversized_layers_and_unknown_arch():
     with pytest.raises(ConfigError, match="hidden"):
         ModelConfig(hidden=10**9).validate()
     with pytest.raises(ConfigError, match="arch"):
-        ModelConfig(arch="transformer").validate()
+        ModelConfig(arch="lstm").validate()
 
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_attention
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
@@ -82,6 +83,15 @@ HOW_TO_READ = {  # shown through _()
                     "format."),
 }
 
+HEADS_HOW_TO_READ = N_(
+    "**Layers and heads.** A Transformer has no single α: each of its decoder layers has its own "
+    "cross-attention over the source, computed from what the layers below made of the words so far, and each "
+    "layer splits it into several **heads**, each with its own projections of the queries and keys, free to look "
+    "for something else (the next word's source, its neighbours, punctuation). Pick a layer and show its heads' "
+    "mean, one head, or every head side by side. Row i is normally read at the step that outputs word i; the "
+    "**shifted** reading takes the next step, where word i is the decoder's input, which aligns better in some "
+    "layers.")
+
 
 # Tabs whose widgets rerun the tab alone (a fragment): a toggle or a pick there re-sends that tab,
 # not the page's translations, pickers and sidebar. (The step view is a fragment of its own.)
@@ -147,13 +157,24 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                       "into one fixed vector. See the Explanations tab for what its output depends on.")
                     .format(name=ltr(md(result.name))))
     attended = [r for r in results if r.trace.attention is not None]
+    if any(r.trace.cross_attention is not None for r in attended):
+        st.caption(_(HEADS_HOW_TO_READ))
     for column, result in zip(st.columns(max(len(attended), 1)), attended):
         with column:  # one heatmap gets the full width: long sentences stay readable
             trace = result.trace
-            matrix, src, tgt = trace.attention, trace.source_tokens, trace.target_tokens
+            matrix, title = trace.attention, _("{name}: attention α").format(name=ltr(result.name))
+            if trace.cross_attention is not None:
+                choice, every_head = heads_ui(result)
+                cross = heads_of(result, choice.shifted)
+                if every_head:
+                    heads_grid_ui(result, cross, choice, words or overlay, gray)
+                    continue
+                matrix = reading(cross, choice)
+                title = _("{name}: cross-attention, {which}").format(name=ltr(result.name), which=choice_text(choice))
+            src, tgt = trace.source_tokens, trace.target_tokens
             if words or overlay:
                 matrix, src, tgt = merge_to_words(matrix, src, tgt)
-            fig = alignment_matrix(matrix, src, tgt, title=_("{name}: attention α").format(name=ltr(result.name)),
+            fig = alignment_matrix(matrix, src, tgt, title=title,
                                    grayscale=gray)  # drawn on a canvas: no plotly on the landing tab
             if overlay:
                 with st.spinner(_("Reading the model's training text...")):
@@ -167,7 +188,67 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                 else:
                     fig = with_links(fig, links, _("eflomal links"))
             chart_ui(fig, key=f"heatmap_{result.name}")
-            attention_check_ui(result.name, result.translator, result.trace, settings)
+            if trace.cross_attention is None:
+                attention_check_ui(result.name, result.translator, result.trace, settings)
+            elif checkable(trace):
+                heatmap_check_ui(result.name, result.translator, trace.source_ids, trace.target_ids,
+                                 reading(heads_of(result, choice.shifted), choice), settings)
+
+
+def heads_ui(result: Decoded) -> tuple[HeadChoice, bool]:
+    """The layer, head and reading of a model with several attentions (``Trace.cross_attention``);
+    returns the choice and whether every head of the layer is to be shown."""
+    layers, heads = result.trace.cross_attention.shape[:2]
+    default = result.translator.model.alignment_layer if hasattr(result.translator.model, "alignment_layer") \
+        else layers - 1
+    name = result.name
+    left, middle, right = st.columns(3)
+    layer = left.selectbox(_("Layer"), range(layers), index=default, key=f"heads_layer_{name}",
+                           format_func=lambda i: str(i + 1))
+    shown = {"mean": _("mean of the heads"), "one": _("one head"), "every": _("every head")}
+    kind = middle.radio(_("Heads"), list(shown), format_func=shown.get, key=f"heads_kind_{name}")
+    head = None
+    if kind == "one":
+        head = right.selectbox(_("Head"), range(heads), key=f"heads_head_{name}", format_func=lambda i: str(i + 1))
+    shifted = st.toggle(_("Shifted reading (the step where the word is the decoder's input)"),
+                        key=f"heads_shifted_{name}")
+    return HeadChoice(int(layer), None if head is None else int(head), shifted), kind == "every"
+
+
+def choice_text(choice: HeadChoice) -> str:
+    """``choice`` in the reader's language."""
+    text = (_("layer {layer}, head {head}").format(layer=choice.layer + 1, head=choice.head + 1)
+            if choice.head is not None else _("layer {layer}, mean of its heads").format(layer=choice.layer + 1))
+    return text + (_(", shifted") if choice.shifted else "")
+
+
+def heads_of(result: Decoded, shifted: bool) -> np.ndarray:
+    """(layers, heads, tgt_len, src_len): the trace's cross-attention, or its shifted reading
+    (one teacher-forced pass of the model, kept for the session)."""
+    trace = result.trace
+    if not shifted:
+        return trace.cross_attention
+    kept = st.session_state.setdefault("shifted_heads", {})
+    key = (result.name, tuple(trace.source_ids), tuple(trace.target_ids))
+    if key not in kept:
+        kept.clear()  # one sentence's at a time
+        kept[key] = shifted_cross_attention(result.translator.model, trace.source_ids, trace.target_ids)
+    return kept[key]
+
+
+def heads_grid_ui(result: Decoded, cross: np.ndarray, choice: HeadChoice, words: bool, gray: bool) -> None:
+    """Every head of the chosen layer, side by side (small multiples)."""
+    trace = result.trace
+    heads = cross.shape[1]
+    for start in range(0, heads, 2):
+        for column, head in zip(st.columns(2), range(start, min(start + 2, heads))):
+            with column:
+                one = HeadChoice(choice.layer, head, choice.shifted)
+                matrix, src, tgt = reading(cross, one), trace.source_tokens, trace.target_tokens
+                if words:
+                    matrix, src, tgt = merge_to_words(matrix, src, tgt)
+                chart_ui(alignment_matrix(matrix, src, tgt, title=choice_text(one), grayscale=gray),
+                         key=f"heatmap_{result.name}_head_{head}")
 
 
 def attention_check_ui(name: str, translator: Translator, trace: Trace, settings: AppSettings,
@@ -257,6 +338,12 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
                              .format(step=step))
         chart_ui(strip, key="step_strip")
         attention_check_ui(result.name, result.translator, trace, settings, short=True)
+        if trace.cross_attention is not None:  # every layer's row at this step, each the mean of its heads
+            layers = trace.cross_attention[:, :, i].mean(1)  # (layers, src_len)
+            labels = [_("layer {layer}").format(layer=k + 1) for k in range(len(layers))]
+            chart_ui(alignment_matrix(layers, trace.source_tokens, labels,
+                                      title=_("every layer's cross-attention at step {step} (mean of its heads)")
+                                      .format(step=step)), key="step_layers")
         if trace.energies is not None:
             chart_ui(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
@@ -336,6 +423,11 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
             new = decode_one_for_page(Request(name, text, search, prefix=tuple(trace.target_ids[:i] + [options[choice]])),
                             settings)
         else:
+            if trace.cross_attention is not None:
+                layer = getattr(result.translator.model, "alignment_layer", trace.cross_attention.shape[0] - 1)
+                st.caption(_("This model has an attention in every layer: the change replaces every head's weights "
+                             "in layer {layer}, the one its views show; the other layers keep computing their own.")
+                           .format(layer=layer + 1))
             labels = [f"{j}: {t}" for j, t in enumerate(trace.source_tokens)]
             j = st.selectbox(_("Put all attention on"), range(len(labels)), format_func=labels.__getitem__,
                              key="whatif_source")

@@ -1,0 +1,366 @@
+"""The Transformer encoder-decoder (Vaswani et al. 2017, Section 3), through the decoding interface.
+
+After Bahdanau et al., attention stopped being an add-on to recurrent networks and became the
+whole network: every layer of the encoder reads every source position at once (self-attention),
+and every decoder layer reads the words already written (masked self-attention) and the
+source (cross-attention, the descendant of RNNsearch's alignment model), each with h heads.
+
+    encoder layer:  x <- x + SelfAttention(LN(x));     x <- x + FFN(LN(x))
+    decoder layer:  x <- x + MaskedSelfAttention(LN(x));  x <- x + CrossAttention(LN(x), enc);
+                    x <- x + FFN(LN(x))
+    FFN(x) = W_2 max(0, W_1 x + b_1) + b_2                                      (Section 3.3, eq. 2)
+    input = sqrt(d_model) E x + PE,  PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
+                                      PE(pos, 2i+1) = cos(...)                (Sections 3.4-3.5)
+    p(y_i) = softmax(W_o LN(x_i) + b_o), W_o tied to the target embedding E   (Section 3.4)
+
+Deviations from the paper, said here, in the README and in every card:
+- Pre-norm: each sub-layer reads LN(x) and adds its output to x, with one more LN after each
+  stack (Wang et al. 2019; what Joey NMT and tensor2tensor default to). The paper's post-norm
+  LN(x + Sublayer(x)) needs a long learning-rate warm-up; pre-norm trains with the project's
+  recipe and a short one.
+- The source and target embeddings are not shared: the everyday pairs have one SentencePiece
+  vocabulary per language. The target embedding and the output layer are (``TiedOutput``).
+- No dropout on the attention weights, only on the embeddings and each sub-layer's output.
+
+What the app reads: ``step`` returns every decoder layer's cross-attention, each head's weights
+over the source, as ``Step.cross_attention`` (batch, layers, heads, src_len). Views that take one
+matrix read ``Step.alpha``: the mean over heads of layer ``ModelConfig.alignment_layer`` (the
+card says which layer and why). Incremental decoding keeps each layer's self-attention keys and
+values of the tokens written so far (``DecoderCache``), so a step costs one token's work.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import torch
+from torch import nn
+
+from model.core.config import ModelConfig
+from model.core.decodable import AlphaFn, Decodable, ModelDescription, Step
+from model.corpus.vocab import PAD
+from model.network.embedding import embedding
+from model.network.multi_head_attention import MultiHeadAttention
+from model.speed.bf16 import autocast
+from model.speed.rand_dropout import Dropout
+
+NORM = "pre"  # where LayerNorm sits (module docstring)
+
+
+def sinusoids(length: int, d_model: int, device: torch.device, start: int = 0) -> torch.Tensor:
+    """PE (length, d_model) for positions start .. start + length - 1 (Section 3.5): sines in the
+    even dimensions, cosines in the odd ones. Formed where needed (it is a few hundred numbers a
+    position), so it has no buffer to go missing when weights load onto the meta device."""
+    position = torch.arange(start, start + length, device=device, dtype=torch.float).unsqueeze(1)  # (length, 1)
+    rate = torch.exp(torch.arange(0, d_model, 2, device=device, dtype=torch.float) * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(length, d_model, device=device)
+    pe[:, 0::2] = torch.sin(position * rate)
+    pe[:, 1::2] = torch.cos(position * rate[: d_model // 2])
+    return pe
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = W_2 max(0, W_1 x + b_1) + b_2, applied to each position alike (eq. 2)."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.W_1 = nn.Linear(d_model, d_ff)
+        self.W_2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.W_2(torch.relu(self.W_1(x)))
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention over the source, then the feed-forward network, each pre-normed."""
+
+    def __init__(self, d_model: int, heads: int, d_ff: int, dropout: float):
+        super().__init__()
+        self.ln_self, self.self_attention = nn.LayerNorm(d_model), MultiHeadAttention(d_model, heads)
+        self.ln_ff, self.ff = nn.LayerNorm(d_model), FeedForward(d_model, d_ff)
+        self.dropout = Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """x (batch, src_len, d_model), mask (batch, 1, src_len) -> (batch, src_len, d_model)."""
+        h = self.ln_self(x)
+        k, v = self.self_attention.keys_values(h)
+        x = x + self.dropout(self.self_attention.attend(h, k, v, mask, need_weights=False)[0])
+        return x + self.dropout(self.ff(self.ln_ff(x)))
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention over the words written so far, cross-attention over the source,
+    then the feed-forward network, each pre-normed."""
+
+    def __init__(self, d_model: int, heads: int, d_ff: int, dropout: float):
+        super().__init__()
+        self.ln_self, self.self_attention = nn.LayerNorm(d_model), MultiHeadAttention(d_model, heads)
+        self.ln_cross, self.cross_attention = nn.LayerNorm(d_model), MultiHeadAttention(d_model, heads)
+        self.ln_ff, self.ff = nn.LayerNorm(d_model), FeedForward(d_model, d_ff)
+        self.dropout = Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, cache: Optional[tuple[torch.Tensor, torch.Tensor]],
+                self_mask: Optional[torch.Tensor], cross_kv: tuple[torch.Tensor, torch.Tensor], src_mask: torch.Tensor,
+                need_weights: bool, weights_fn=None):
+        """x (batch, q_len, d_model): the q_len newest target positions. Self-attention reads
+        the keys and values in ``cache`` (each (batch, heads, t, d_k): the positions before,
+        None for none) and x's own, under ``self_mask`` (q_len, t + q_len) | None; cross-attention
+        reads the source's ``cross_kv`` (each (batch, heads, src_len, d_k)) under ``src_mask``
+        (batch, 1, src_len). Returns x, the cross-attention weights (batch, heads, q_len,
+        src_len) | None without ``need_weights``, and the self-attention keys and values with
+        x's appended (the next step's cache)."""
+        h = self.ln_self(x)
+        keys, values = self.self_attention.keys_values(h)  # (batch, heads, q_len, d_k) each
+        if cache is not None:
+            keys, values = torch.cat([cache[0], keys], dim=2), torch.cat([cache[1], values], dim=2)
+        mask = None if self_mask is None else self_mask.unsqueeze(0)  # (1, q_len, t + q_len)
+        x = x + self.dropout(self.self_attention.attend(h, keys, values, mask, need_weights=False)[0])
+        out, weights, _ = self.cross_attention.attend(self.ln_cross(x), *cross_kv, src_mask, need_weights, weights_fn)
+        x = x + self.dropout(out)
+        return x + self.dropout(self.ff(self.ln_ff(x))), weights, (keys, values)
+
+
+class TiedOutput(nn.Module):
+    """p(y) = softmax(W_o x + b_o) with W_o the target embedding matrix E (Section 3.4, Press &
+    Wolf 2017). Only b_o is a parameter of its own, so the weights file holds E once; ``weight``
+    reads the embedding's current matrix (also after a checkpoint assigns a new one)."""
+
+    def __init__(self, embed: nn.Embedding):
+        super().__init__()
+        object.__setattr__(self, "_embed", embed)  # not a submodule: E is the embedding's parameter
+        self.bias = nn.Parameter(torch.zeros(embed.num_embeddings, device=embed.weight.device))
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self._embed.weight  # (V, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(x, self.weight, self.bias)
+
+
+@dataclass
+class TransformerMemory:
+    """The encoded source, row-aligned with the decoder's batch: what every decoder layer's
+    cross-attention reads (``Memory`` of the decoding interface)."""
+
+    states: torch.Tensor  # (batch, src_len, d_model) the encoder stack's output
+    mask: torch.Tensor  # (batch, src_len) True at real source tokens
+    cross_kv: tuple  # per decoder layer: (K W^K, V W^V) of the states, each (batch, heads, src_len, d_k)
+
+    def select(self, index: torch.Tensor) -> "TransformerMemory":
+        pick = lambda t: t.index_select(0, index)  # noqa: E731
+        return replace(self, states=pick(self.states), mask=pick(self.mask),
+                       cross_kv=tuple((pick(k), pick(v)) for k, v in self.cross_kv))
+
+    @property
+    def src_mask(self) -> torch.Tensor:
+        """(batch, 1, src_len): the keys attention may read, for every query."""
+        return self.mask.unsqueeze(1)
+
+
+@dataclass
+class DecoderCache:
+    """The decoder state: each layer's self-attention keys and values of the tokens read so far
+    (y_0 = <s> .. y_{i-1}), each (batch, heads, i, d_k)."""
+
+    self_kv: tuple  # per decoder layer: (keys, values)
+    position: int  # i: tokens read so far, the next input's position
+
+    def select(self, index: torch.Tensor) -> "DecoderCache":
+        return replace(self, self_kv=tuple((k.index_select(0, index), v.index_select(0, index))
+                                           for k, v in self.self_kv))
+
+
+class TransformerModel(nn.Module, Decodable):
+    """Encoder-decoder Transformer sized by ``ModelConfig``: ``emb_dim`` is d_model, ``layers``
+    encoder and as many decoder layers, ``heads`` heads each, ``ff_dim`` inner units of each FFN."""
+
+    def __init__(self, config: ModelConfig, initialise: bool = True):
+        super().__init__()
+        config.validate()
+        if config.arch != "transformer":
+            raise ValueError(f"TransformerModel builds arch 'transformer', not {config.arch!r}")
+        self.config = config
+        d, h, f = config.emb_dim, config.heads, config.ff_dim
+        self.d_model = d
+        self.encoder = nn.Module()
+        self.encoder.embed = embedding(config.src_vocab_size, d, initialise)
+        self.encoder.layers = nn.ModuleList(EncoderLayer(d, h, f, config.dropout) for _ in range(config.layers))
+        self.encoder.norm = nn.LayerNorm(d)
+        self.decoder = nn.Module()
+        self.decoder.embed = embedding(config.tgt_vocab_size, d, initialise)
+        self.decoder.layers = nn.ModuleList(DecoderLayer(d, h, f, config.dropout) for _ in range(config.layers))
+        self.decoder.norm = nn.LayerNorm(d)
+        self.decoder.W_o = TiedOutput(self.decoder.embed)
+        self.dropout = Dropout(config.dropout)
+        if initialise:
+            self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Matrices Xavier-uniform, embeddings N(0, 1/d_model) (so sqrt(d_model) E x has unit
+        scale, as the tied output layer expects), biases zero, LayerNorm gains one."""
+        for name, param in self.named_parameters():
+            if name.endswith("embed.weight"):
+                nn.init.normal_(param, std=self.d_model ** -0.5)
+                with torch.no_grad():
+                    param[PAD].zero_()
+            elif param.dim() >= 2:
+                nn.init.xavier_uniform_(param)
+            elif ".ln_" in name or ".norm." in name:
+                nn.init.ones_(param) if name.endswith("weight") else nn.init.zeros_(param)
+            else:
+                nn.init.zeros_(param)
+
+    @property
+    def alignment_layer(self) -> int:
+        """0-based decoder layer whose heads' mean is ``Step.alpha`` (config: 1-based, 0 the last)."""
+        return (self.config.alignment_layer or self.config.layers) - 1
+
+    @property
+    def description(self) -> ModelDescription:
+        cfg = self.config
+        summary = (f"Transformer ({NORM}-norm): {cfg.layers} encoder and {cfg.layers} decoder layers, {cfg.heads} heads, "
+                   f"d_model {cfg.emb_dim}, feed-forward {cfg.ff_dim}; one attention matrix = layer "
+                   f"{self.alignment_layer + 1}'s mean over heads")
+        differences = (
+            "No recurrence: the encoder's annotations come from self-attention layers over all source words at once, "
+            "with sinusoidal position encodings instead of reading order.",
+            f"Each of the {cfg.layers} decoder layers has its own cross-attention with {cfg.heads} heads: scaled "
+            "dot products softmax(q k / sqrt(d_k)) (Vaswani et al. 2017, eq. 1), not the paper's additive e_ij.",
+            "There is no decoder state s_i carried from step to step: each step re-reads every word written so far "
+            "(masked self-attention, kept as a cache of keys and values).",
+            f"Views that take one attention matrix show layer {self.alignment_layer + 1}'s cross-attention averaged "
+            "over its heads.",
+        )
+        return ModelDescription("transformer", True, "multi-head dot-product", summary=summary, differences=differences)
+
+    # ---- encoder
+
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        return self.encoder.embed(src)  # (batch, src_len, d_model), E x before the sqrt(d_model) scale
+
+    def _inputs(self, embedded: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """sqrt(d_model) E x + PE (Sections 3.4-3.5), dropped out: (batch, len, d_model)."""
+        pe = sinusoids(embedded.size(1), self.d_model, embedded.device, start)
+        return self.dropout(embedded * math.sqrt(self.d_model) + pe.to(embedded.dtype))
+
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None,
+               bf16: bool = False) -> TransformerMemory:
+        """src (batch, src_len), src_len (batch,) -> the encoded source and every decoder layer's
+        cross-attention keys and values (formed once per sentence). ``embedded`` (batch,
+        src_len, d_model) replaces E x (saliency differentiates through it)."""
+        src_len = src_len.to(src.device)
+        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)  # (batch, src_len)
+        with autocast(src.device, bf16):
+            x = self._inputs(self.embed_source(src) if embedded is None else embedded)
+            for layer in self.encoder.layers:
+                x = layer(x, mask.unsqueeze(1))
+            states = self.encoder.norm(x)  # (batch, src_len, d_model)
+            cross_kv = tuple(layer.cross_attention.keys_values(states) for layer in self.decoder.layers)
+        if bf16:
+            states, cross_kv = states.float(), tuple((k.float(), v.float()) for k, v in cross_kv)
+        return TransformerMemory(states, mask, cross_kv)
+
+    # ---- whole-sentence decoding (training, teacher forcing)
+
+    def decode(self, tgt_in: torch.Tensor, memory: TransformerMemory, need_weights: bool = False,
+               input_scale: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Every position of tgt_in (batch, T) at once, each reading only earlier ones (the
+        causal mask) -> the decoder's output LN(x) (batch, T, d_model) and, with
+        ``need_weights``, the cross-attention (batch, layers, heads, T, src_len).
+        ``input_scale`` (batch, T) scales each E y_{i-1} (explanations' variants)."""
+        T = tgt_in.size(1)
+        emb = self.decoder.embed(tgt_in)  # (batch, T, d_model)
+        if input_scale is not None:
+            emb = emb * input_scale.to(emb.dtype).unsqueeze(-1)
+        x = self._inputs(emb)
+        causal = torch.ones(T, T, dtype=torch.bool, device=tgt_in.device).tril()  # (T, T) position i reads j <= i
+        weights = []
+        for layer, cross_kv in zip(self.decoder.layers, memory.cross_kv):
+            x, w, _ = layer(x, None, causal, cross_kv, memory.src_mask, need_weights)
+            weights.append(w)
+        return self.decoder.norm(x), torch.stack(weights, 1) if need_weights else None
+
+    def forward(self, src, src_len, tgt_in, packed: bool = False, bf16: bool = False):
+        """Teacher-forced logits (batch, T, V) and attention (batch, T, src_len), zeros at padding;
+        ``packed=True`` (training): the output features (N, d_model) of the N real target
+        positions, whose logits are ``decoder.W_o(features)``, and their positions (N,) in the
+        flattened (batch * T) grid (model/training/trainer.py · loss_fn)."""
+        memory = self.encode(src, src_len, bf16=bf16)
+        real = (tgt_in != PAD).flatten()  # (batch * T,)
+        if packed:
+            with autocast(src.device, bf16):
+                out, _ = self.decode(tgt_in, memory)
+            positions = real.nonzero().squeeze(1)
+            return out.flatten(0, 1).index_select(0, positions).float(), positions
+        out, weights = self.decode(tgt_in, memory, need_weights=True)
+        keep = (tgt_in != PAD).unsqueeze(-1)
+        return self.decoder.W_o(out) * keep, self._alpha(weights) * keep
+
+    def _alpha(self, weights: torch.Tensor) -> torch.Tensor:
+        """The one matrix views show: (batch, layers, heads, ...) -> layer ``alignment_layer``'s
+        mean over heads (batch, ...)."""
+        return weights[:, self.alignment_layer].mean(1)
+
+    def teacher_forced(self, memory: TransformerMemory, tgt_in: torch.Tensor,
+                       input_scale: Optional[torch.Tensor] = None):
+        """Log-probabilities (batch, T, V) and alpha (batch, T, src_len) of reading tgt_in, all
+        positions at once (equal to ``step`` one token at a time)."""
+        out, weights = self.decode(tgt_in, memory, need_weights=True, input_scale=input_scale)
+        return torch.log_softmax(self.decoder.W_o(out).float(), dim=-1), self._alpha(weights)
+
+    def forced_cross_attention(self, memory: TransformerMemory, tgt_in: torch.Tensor) -> torch.Tensor:
+        """Every layer's and head's cross-attention while reading tgt_in (batch, T):
+        (batch, layers, heads, T, src_len). Row i is the step whose input is tgt_in[:, i] and
+        whose output is the word after it."""
+        return self.decode(tgt_in, memory, need_weights=True)[1]
+
+    # ---- the decoding interface (model/core/decodable.py), one token at a time
+
+    def init_state(self, memory: TransformerMemory) -> DecoderCache:
+        batch, heads, d_k = memory.mask.size(0), self.config.heads, self.d_model // self.config.heads
+        empty = memory.states.new_zeros(batch, heads, 0, d_k)
+        return DecoderCache(tuple((empty, empty) for _ in self.decoder.layers), 0)
+
+    def step(self, y_prev: torch.Tensor, state: DecoderCache, memory: TransformerMemory,
+             alpha_override: Optional[torch.Tensor] = None, alpha_fn: Optional[AlphaFn] = None) -> Step:
+        """One output token from y_prev (batch,): each layer reads the cached keys and values of
+        the tokens before and adds y_prev's. ``alpha_override`` (batch, src_len) replaces every
+        head's cross-attention weights in layer ``alignment_layer``; ``alpha_fn`` maps each of
+        that layer's heads' weights (batch, src_len) to the ones used."""
+        x = self._inputs(self.decoder.embed(y_prev).unsqueeze(1), start=state.position)  # (batch, 1, d_model)
+        caches, weights = [], []
+        for index, (layer, cross_kv, cache) in enumerate(zip(self.decoder.layers, memory.cross_kv, state.self_kv)):
+            edit = _weights_edit(alpha_override, alpha_fn) if index == self.alignment_layer else None
+            x, w, cache = layer(x, cache, None, cross_kv, memory.src_mask, True, edit)  # cache (batch, heads, i + 1, d_k)
+            caches.append(cache)
+            weights.append(w[:, :, 0])  # (batch, heads, src_len)
+        cross = torch.stack(weights, 1)  # (batch, layers, heads, src_len)
+        logits = self.decoder.W_o(self.decoder.norm(x[:, 0]))  # (batch, V)
+        return Step(torch.log_softmax(logits.float(), dim=-1), DecoderCache(tuple(caches), state.position + 1),
+                    cross[:, self.alignment_layer].mean(1), None, cross)
+
+    def reorder(self, state: DecoderCache, index: torch.Tensor) -> DecoderCache:
+        return state.select(index)
+
+    @property
+    def target_embedding(self) -> nn.Module:
+        return self.decoder.embed  # E y_{i-1} in ``step`` and ``decode``
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def _weights_edit(alpha_override: Optional[torch.Tensor], alpha_fn: Optional[AlphaFn]):
+    """The what-if's edit of one layer's cross-attention weights (batch, heads, 1, src_len), or None."""
+    if alpha_override is None and alpha_fn is None:
+        return None
+
+    def edit(weights: torch.Tensor) -> torch.Tensor:
+        if alpha_override is not None:
+            return alpha_override.to(weights.dtype)[:, None, None, :].expand_as(weights)
+        heads = [alpha_fn(weights[:, h, 0]) for h in range(weights.size(1))]  # each (batch, src_len)
+        return torch.stack(heads, 1).unsqueeze(2)
+
+    return edit

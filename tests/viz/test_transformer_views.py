@@ -1,0 +1,95 @@
+"""The Translate page's tabs with a Transformer beside RNNsearch (a tiny random one: these
+tests look at what the views show of its layers and heads, not at what it translates)."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.model.transformer_fixtures import save_tiny_transformer
+
+from ..conftest import open_tab, start_app
+from .test_translate_page import APP, canvas, type_sentence
+
+LAYERS, HEADS = 2, 3
+
+
+@pytest.fixture(scope="module")
+def transformer_root(checkpoint_dir, tiny_checkpoints, tmp_path_factory):
+    """A checkpoint root with the tiny RNNsearch and a tiny Transformer (2 layers of 3 heads)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("with_transformer")
+    shutil.copytree(checkpoint_dir / "rnnsearch-tiny", root / "rnnsearch-tiny")
+    save_tiny_transformer(tiny_checkpoints["rnnsearch"], root / "transformer-tiny", seed=5)
+    return root
+
+
+@pytest.fixture
+def at(transformer_root, monkeypatch):
+    start_app(monkeypatch, "--checkpoints", transformer_root)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.selectbox(key="model_right").set_value("transformer-tiny").run()
+    assert not at.exception, at.exception
+    return type_sentence(at, "a dog runs in the park")
+
+
+def matrices(at) -> list[dict]:
+    return canvas(at, "matrix")
+
+
+def test_the_heatmap_follows_the_layer_and_head_picked(at, transformer_root):
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+
+    assert any("Layers and heads." in c.value for c in at.caption)
+    first = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
+    assert len(first) == 1 and "layer 2, mean of its heads" in first[0]["title"]  # the last layer by default
+    at.radio(key="heads_kind_transformer-tiny").set_value("one").run()
+    at.selectbox(key="heads_layer_transformer-tiny").set_value(0).run()
+    at.selectbox(key="heads_head_transformer-tiny").set_value(2).run()
+    assert not at.exception, at.exception
+    (one,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
+    assert "layer 1, head 3" in one["title"] and one["z"] != first[0]["z"]
+    translator = Translator.from_checkpoint(transformer_root / "transformer-tiny")
+    search = SearchConfig(beam=at.session_state["beam"], length_norm=at.session_state["lp"])
+    trace = translator.translate(["a dog runs in the park"], search)[0]
+    expected = trace.cross_attention[0, 2]
+    assert [[round(v, 4) for v in row] for row in one["z"]] == [[round(float(v), 4) for v in row] for row in expected]
+
+
+def test_every_head_of_a_layer_is_drawn_side_by_side(at):
+    at.radio(key="heads_kind_transformer-tiny").set_value("every").run()
+    assert not at.exception, at.exception
+    titles = [m["title"] for m in matrices(at)]
+    assert [t for t in titles if t.startswith("layer 2, head")] == [f"layer 2, head {h}" for h in (1, 2, 3)]
+
+
+def test_the_shifted_reading_reads_the_next_step(at):
+    at.radio(key="heads_kind_transformer-tiny").set_value("one").run()
+    plain = [m for m in matrices(at) if "transformer-tiny" in m["title"]][0]
+    at.toggle(key="heads_shifted_transformer-tiny").set_value(True).run()
+    assert not at.exception, at.exception
+    (shifted,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
+    assert shifted["title"].endswith(", shifted") and len(shifted["z"]) == len(plain["z"])
+    assert all(abs(sum(row) - 1) < 1e-4 for row in shifted["z"])
+    # row i of the shifted reading is row i + 1 of the plain one wherever both exist
+    for row, later in zip(shifted["z"][:-1], plain["z"][1:]):
+        assert [round(v, 4) for v in row] == [round(v, 4) for v in later]
+
+
+@pytest.mark.parametrize("tab", ["Step by step", "Beam tree", "What if", "Explanations", "Teacher forcing",
+                                 "Downloads"])
+def test_every_tab_opens_with_the_transformer(at, tab):
+    for key in ("step_model", "beam_model", "whatif_model"):
+        if key in at.session_state:
+            at.session_state[key] = "transformer-tiny"
+    open_tab(at, tab)
+    if tab == "Step by step":
+        at.radio(key="step_model").set_value("transformer-tiny").run()
+        assert not at.exception, at.exception
+        (layers,) = [m for m in matrices(at) if m["title"].startswith("every layer's cross-attention")]
+        assert layers["y_labels"] == ["layer 1", "layer 2"]
+    if tab == "What if":
+        at.radio(key="whatif_model").set_value("transformer-tiny").run()
+        at.radio(key="whatif_mode").set_value("the attention").run()
+        assert not at.exception, at.exception
+        assert any("replaces every head's weights in layer 2" in c.value for c in at.caption)
+
