@@ -77,6 +77,12 @@ def test_only_rnnencdec_cards_list_the_encoder_summary_deviation():
     assert deviations("rnnsearch") == [d for d in DEVIATIONS if d != ENCDEC_SUMMARY]
 
 
+def test_a_transformer_card_lists_its_own_deviations_and_none_of_the_grus():
+    listed = deviations("transformer")
+    assert any(d.startswith("Pre-norm") for d in listed) and any("warm-up" in d for d in listed)
+    assert not any("GRU" in d for d in listed)
+
+
 def _grid(*rows):
     return [{"beam": beam, "length_norm": norm, "val_bleu": bleu} for beam, norm, bleu in rows]
 
