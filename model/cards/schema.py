@@ -181,13 +181,16 @@ class Ablation:
 class AlignmentScore:
     """One source's alignment error rate on a gold set (python -m model.align --card)."""
 
-    method: str  # "attention", "saliency", "eflomal" or "diagonal"
+    method: str  # "attention", "saliency", "eflomal", "diagonal", an explanation method or "heads"
     extraction: str  # how links were picked from the matrix
     aer: float
     precision: float
     recall: float
     sentences: int
     model: Optional[str] = None  # None for the baselines
+    layer: Optional[int] = None  # method "heads": the 1-based decoder layer
+    head: Optional[int] = None  # method "heads": the 1-based head; None for the layer's mean over heads
+    shifted: bool = False  # method "heads": read at the step where the word is the decoder's input
 
 
 @dataclass(frozen=True)

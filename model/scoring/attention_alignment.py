@@ -15,6 +15,10 @@ Sources, all on the same sentences:
 - ``attention_norm``, ``gradient_x_input``, ``integrated_gradients``, ``occlusion``: the explanation
   methods of model/explaining/methods.py on the same forced output, their source rows merged to words.
 - ``diagonal``: each word linked by its relative position, the baseline that knows no words.
+- ``heads``: for a model with several attentions (a Transformer), every decoder layer's
+  cross-attention, each head and the layer's mean over heads, read at the step that outputs each
+  word and (``shifted``) at the step where it is the decoder's input: the layer x head AER grid
+  (``head_grid``). The ``attention`` row is the model's stated default among them.
 
 Given models of both directions with attention that trained on the same corpora (en->fr and
 fr->en, say), their attention is also combined as statistical aligners combine their two
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+import numpy as np
 
 from model.checkpoints.families import describe_folder
 from model.corpus.corpora import corpus_specs
@@ -51,9 +56,9 @@ from model.scoring.word_alignment import (
 )
 
 EXPLAINED = ("attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")  # model/explaining/methods.py
-METHODS = ("attention", "saliency", *EXPLAINED, "eflomal", "diagonal")
-MODEL_METHODS = ("attention", "saliency", *EXPLAINED)  # what a model's matrices give
-DEFAULT_METHODS = ("attention", "saliency", "eflomal", "diagonal")  # the explanation methods on request
+METHODS = ("attention", "saliency", *EXPLAINED, "eflomal", "diagonal", "heads")
+MODEL_METHODS = ("attention", "saliency", *EXPLAINED, "heads")  # what a model's matrices give
+DEFAULT_METHODS = ("attention", "saliency", "eflomal", "diagonal", "heads")  # the explanation methods on request
 SYMMETRISED = "grow-diag-final-and"
 PAIRED = " + "  # joins the names of a model and its opposite direction's in a row of both
 
@@ -67,15 +72,19 @@ class Row:
     extraction: str  # one of EXTRACTIONS, SYMMETRISED for eflomal, or one of BOTH_DIRECTIONS
     counts: Counts  # over the scored sentences
     per_sentence: tuple[Optional[Counts], ...]  # None where the sentence was not scored
+    layer: Optional[int] = None  # method "heads": the 1-based decoder layer
+    head: Optional[int] = None  # method "heads": the 1-based head; None for the layer's mean over heads
+    shifted: bool = False  # method "heads": read where the word is the decoder's input
 
     @property
     def sentences(self) -> int:
         return sum(c is not None for c in self.per_sentence)
 
     def to_json(self) -> dict:
+        heads = {"layer": self.layer, "head": self.head, "shifted": self.shifted} if self.method == "heads" else {}
         return {"model": self.model, "method": self.method, "extraction": self.extraction,
                 "aer": round(self.counts.aer, 4), "precision": round(self.counts.precision, 4),
-                "recall": round(self.counts.recall, 4), "sentences": self.sentences}
+                "recall": round(self.counts.recall, 4), "sentences": self.sentences, **heads}
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,9 @@ def model_rows(name: str, matrices: Sequence[Optional[WordMatrices]], gold: Gold
                extractions: Sequence[str]) -> list[Row]:
     rows = []
     for method in MODEL_METHODS:
+        if method == "heads":
+            rows += head_rows(name, matrices, gold, extractions)
+            continue
         picked = [None if m is None else m.of(method) for m in matrices]
         if all(p is None for p in picked):
             continue
@@ -107,6 +119,50 @@ def model_rows(name: str, matrices: Sequence[Optional[WordMatrices]], gold: Gold
             total, per = score([None if p is None else extract(p, how) for p in picked], gold)
             rows.append(Row(name, method, how, total, tuple(per)))
     return rows
+
+
+def head_rows(name: str, matrices: Sequence[Optional[WordMatrices]], gold: GoldSet,
+              extractions: Sequence[str]) -> list[Row]:
+    """Method "heads": a row for every layer's every head and mean over heads, in both readings
+    (none for a model with one attention)."""
+    shape = next((m.heads.shape[:2] for m in matrices if m is not None and m.heads is not None), None)
+    if shape is None:
+        return []
+    rows = []
+    for shifted in (False, True):
+        for layer in range(shape[0]):
+            for head in (None, *range(shape[1])):
+                picked = [None if m is None else m.head(layer, head, shifted) for m in matrices]
+                for how in extractions:
+                    total, per = score([None if p is None else extract(p, how) for p in picked], gold)
+                    rows.append(Row(name, "heads", how, total, tuple(per), layer + 1,
+                                    None if head is None else head + 1, shifted))
+    return rows
+
+
+def head_grid(rows: Sequence, model: str, extraction: str, shifted: bool) -> Optional[np.ndarray]:
+    """(layers, heads + 1) AER of ``model``'s "heads" rows (``Row``s, or the cards' recorded rows
+    with the same fields) of ``extraction`` in one reading: column h - 1 is head h, the last column
+    the layer's mean over heads; None when there are none."""
+    found = [r for r in rows if r.model == model and r.method == "heads" and r.extraction == extraction
+             and r.shifted == shifted]
+    if not found:
+        return None
+    layers, heads = max(r.layer for r in found), max(r.head or 0 for r in found)
+    grid = np.full((layers, heads + 1), np.nan)
+    for r in found:
+        grid[r.layer - 1, heads if r.head is None else r.head - 1] = _aer(r)
+    return grid
+
+
+def best_head(rows: Sequence, model: str, extraction: str) -> Optional[object]:
+    """The "heads" row of ``model`` with the lowest AER (either reading, a head or a layer's mean)."""
+    found = [r for r in rows if r.model == model and r.method == "heads" and r.extraction == extraction]
+    return min(found, key=_aer) if found else None
+
+
+def _aer(row) -> float:
+    return row.counts.aer if hasattr(row, "counts") else row.aer
 
 
 def both_directions_rows(forward_name: str, forward: Sequence[Optional[WordMatrices]], backward_name: str,
@@ -170,7 +226,7 @@ def score_model(name: str, translator: Translator, direction: tuple[str, str], g
     could not score, and its word matrices per sentence (None where unscored)."""
     if direction not in ((src_lang, tgt_lang), (tgt_lang, src_lang)):
         raise UserError(f"{name} translates {'-'.join(direction)}; the gold set is {src_lang}-{tgt_lang}")
-    attention_only = ("attention", "attention_norm")
+    attention_only = ("attention", "attention_norm", "heads")
     wanted = [m for m in MODEL_METHODS if m in methods and (translator.model.has_attention or m not in attention_only)]
     if not wanted:
         return [], [], []
@@ -218,12 +274,34 @@ def gold_digest(gold: GoldSet) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def grid_lines(rows: Sequence[Row]) -> list[str]:
+    """The layer x head AER grids of every model with several attentions, as text."""
+    lines = []
+    for model, how in dict.fromkeys((r.model, r.extraction) for r in rows if r.method == "heads"):
+        for shifted in (False, True):
+            grid = head_grid(rows, model, how, shifted)
+            reading = "shifted: the step where the word is the decoder's input" if shifted else \
+                "the step that outputs the word"
+            lines.append(f"{model}: cross-attention AER by layer and head ({how}; {reading})")
+            lines.append("layer " + "".join(f"{'head ' + str(h + 1):>8}" for h in range(grid.shape[1] - 1)) +
+                         f"{'mean':>8}")
+            lines += [f"{k + 1:>5} " + "".join(f"{v:8.3f}" for v in row) for k, row in enumerate(grid)]
+        best = best_head(rows, model, how)
+        what = f"head {best.head}" if best.head else "mean of heads"
+        lines.append(f"{model}: best is layer {best.layer}, {what}{', shifted' if best.shifted else ''}: "
+                     f"AER {best.counts.aer:.3f}")
+    return lines
+
+
 def table(report: AlignmentReport) -> str:
     lines = [f"{report.gold}: {report.sentences} sentences (AER: lower is better)",
              f"{'model':<32} {'method':<10} {'extraction':<20} {'AER':>6} {'prec':>6} {'recall':>6} {'sents':>6}"]
     for r in report.rows:
+        if r.method == "heads":
+            continue
         lines.append(f"{r.model or '-':<32} {r.method:<10} {r.extraction:<20} {r.counts.aer:6.3f} "
                      f"{r.counts.precision:6.3f} {r.counts.recall:6.3f} {r.sentences:6d}")
+    lines += grid_lines(report.rows)
     for u in report.unscored:
         lines.append(f"not scored: {u.model}, sentence {u.sentence}: {u.reason}")
     if report.eflomal_corpus:

@@ -13,6 +13,7 @@ import torch
 
 from model.core.decodable import Vocabulary
 from model.corpus.vocab import BOS, EOS, PAD
+from model.decoding.cross_attention import has_heads
 from model.decoding.device import device_of
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
 from model.explaining.faithfulness import Comprehensiveness, comprehensiveness_check
@@ -51,12 +52,25 @@ class WordMatrices:
     attention: Optional[np.ndarray]  # None for a model without attention
     saliency: Optional[np.ndarray]  # None when saliency was not asked for
     explained: dict = field(default_factory=dict)  # method of model/explaining/methods.py -> its source matrix
+    # a model with several attentions (a Transformer's cross-attention): every layer's and head's,
+    # (layers, heads, target words, source words), read at the step that outputs each word, and
+    # shifted: at the step where the word is the decoder's input (model/decoding/cross_attention.py)
+    heads: Optional[np.ndarray] = None
+    shifted_heads: Optional[np.ndarray] = None
 
     def of(self, method: str) -> Optional[np.ndarray]:
         """The matrix of ``method`` ("attention", "saliency" or an explanation method), None if not computed."""
         if method in ("attention", "saliency"):
             return getattr(self, method)
         return self.explained.get(method)
+
+    def head(self, layer: int, head: Optional[int], shifted: bool) -> Optional[np.ndarray]:
+        """(target words, source words): 0-based ``layer``'s ``head`` (None: the mean of its
+        heads), in the plain or the shifted reading; None for a model with one attention."""
+        heads = self.shifted_heads if shifted else self.heads
+        if heads is None:
+            return None
+        return heads[layer].mean(0) if head is None else heads[layer, head]
 
 
 def encode_words(vocab: Vocabulary, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
@@ -105,11 +119,11 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
         if why:
             unscored.append(Unscored(name, k + 1, **why))
         encoded.append(None if why else (src_ids, src_spans, tgt_ids, tgt_spans))
-    attention = _forced_attention(translator, encoded) if translator.model.has_attention else [None] * len(encoded)
+    read = _forced_attention(translator, encoded) if translator.model.has_attention else [(None, None)] * len(encoded)
     saliencies = iter(saliency_many(translator.model, [(e[0], e[2] + [EOS]) for e in encoded if e is not None])
                       if with_saliency else ())
     out: list[Optional[WordMatrices]] = []
-    for item, alpha in zip(encoded, attention):
+    for item, (alpha, cross) in zip(encoded, read):
         if item is None:
             out.append(None)
             continue
@@ -118,8 +132,12 @@ def forced_matrices(translator: Translator, gold: GoldSet, with_saliency: bool, 
         words = [None if m is None else word_matrix(m, src_spans, tgt_spans) for m in (alpha, sal)]
         found = explain(translator.model, src_ids, tgt_ids + [EOS], explained) if explained else {}
         more = {m: word_matrix(e.normalised()[0][:len(tgt_ids)], src_spans, tgt_spans) for m, e in found.items()}
+        heads = None if cross is None else [_word_heads(cross[:, :, rows], src_spans, tgt_spans, reverse)
+                                            for rows in (slice(0, len(tgt_ids)), slice(1, len(tgt_ids) + 1))]
         out.append(WordMatrices(*[None if m is None else (m.T if reverse else m) for m in words],
-                                explained={m: (x.T if reverse else x) for m, x in more.items()}))
+                                explained={m: (x.T if reverse else x) for m, x in more.items()},
+                                heads=None if heads is None else heads[0],
+                                shifted_heads=None if heads is None else heads[1]))
     return out, unscored
 
 
@@ -156,10 +174,20 @@ def _unscorable(src_words, src_spans, tgt_words, tgt_spans, n_src: int) -> dict:
     return {}
 
 
-def _forced_attention(translator: Translator, encoded) -> list[Optional[np.ndarray]]:
-    """(target pieces, source pieces) attention of each forced sentence, decoded in
-    length-sorted batches; None where ``encoded`` is None."""
-    out: list[Optional[np.ndarray]] = [None] * len(encoded)
+def _word_heads(cross: np.ndarray, src_spans, tgt_spans, reverse: bool) -> np.ndarray:
+    """(layers, heads, target words, source words) from (layers, heads, target pieces, source
+    pieces), transposed to (gold target, gold source) words when ``reverse``."""
+    words = np.stack([np.stack([word_matrix(head, src_spans, tgt_spans) for head in layer]) for layer in cross])
+    return np.swapaxes(words, -1, -2) if reverse else words
+
+
+def _forced_attention(translator: Translator, encoded) -> list[tuple]:
+    """Each forced sentence's (target pieces, source pieces) attention and, for a model with
+    several (``has_heads``), its cross-attention (layers, heads, target pieces + 1, source
+    pieces), whose row i is the step with input y_i (row 0: <s>), else None; decoded in
+    length-sorted batches; (None, None) where ``encoded`` is None."""
+    out: list[tuple] = [(None, None)] * len(encoded)
+    heads = has_heads(translator.model)
     todo = sorted((k for k, e in enumerate(encoded) if e is not None), key=lambda k: len(encoded[k][0]))
     for start in range(0, len(todo), BATCH):
         chunk = todo[start:start + BATCH]
@@ -169,11 +197,14 @@ def _forced_attention(translator: Translator, encoded) -> list[Optional[np.ndarr
         dev = device_of(model)
         src, src_len = _pad(srcs).to(dev), torch.tensor([len(s) for s in srcs], device=dev)  # (B, S), (B,)
         with torch.inference_mode():
-            _, alpha = model.teacher_forced(model.encode(src, src_len), _pad(tgts).to(dev))  # (B, T+1, S)
+            memory = model.encode(src, src_len)
+            _, alpha = model.teacher_forced(memory, _pad(tgts).to(dev))  # (B, T+1, S)
+            cross = model.forced_cross_attention(memory, _pad(tgts).to(dev)).float().cpu() if heads else None
         alpha = alpha.float().cpu()
         for row, k in enumerate(chunk):
             n_tgt, n_src = len(encoded[k][2]), len(encoded[k][0])
-            out[k] = alpha[row, :n_tgt, :n_src].numpy()  # the </s> row left out
+            out[k] = (alpha[row, :n_tgt, :n_src].numpy(),  # the </s> row left out
+                      None if cross is None else cross[row, :, :, :n_tgt + 1, :n_src].numpy())
     return out
 
 

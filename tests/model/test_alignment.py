@@ -178,13 +178,19 @@ def test_eflomal_finds_the_obvious_links():
 # ---------------------------------------------------------------- models against gold
 
 
-def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_prefix(tiny_checkpoints):
+@pytest.mark.parametrize("kind", ["rnnsearch", "transformer"])
+def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_prefix(tiny_checkpoints, tmp_path, kind):
+    """Forced through a reference, a model's attention (a Transformer's: every layer and head too,
+    and the shifted reading one step later) equals what its search records with that prefix."""
     from model.corpus.vocab import EOS
     from model.decoding.search import SearchConfig
     from model.decoding.translator import Translator
     from model.scoring.forced_matrices import _forced_attention, encode_words
+    from tests.model.transformer_fixtures import save_tiny_transformer
 
-    t = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"])
+    folder = tiny_checkpoints["rnnsearch"] if kind == "rnnsearch" else \
+        save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "transformer")
+    t = Translator.from_checkpoint(folder)
     pairs = [("a dog runs in the park", "un chien court dans le parc"), ("the cat", "le petit chat"),
              ("a man eats a red ball", "un homme mange")]
     encoded = []
@@ -194,12 +200,46 @@ def test_forced_attention_is_the_beam_search_attention_with_the_reference_as_pre
         assert src_ids == t.src_vocab.encode(src)  # word by word: the same pieces as the whole sentence
         encoded.append((src_ids, src_spans, tgt_ids, tgt_spans))
     forced = _forced_attention(t, encoded + [None])
-    assert forced[-1] is None
+    assert forced[-1] == (None, None)
     traces = t.translate([s for s, _ in pairs], SearchConfig(beam=1, max_len_ratio=3.0),
                          prefixes=[e[2] + [EOS] for e in encoded])
-    for (_, _, tgt_ids, _), matrix, trace in zip(encoded, forced, traces):
+    for (_, _, tgt_ids, _), (matrix, cross), trace in zip(encoded, forced, traces):
         assert trace.target_ids == tgt_ids + [EOS]
         np.testing.assert_allclose(matrix, trace.attention[:-1], atol=1e-5)
+        if kind == "rnnsearch":
+            assert cross is None
+            continue
+        assert cross.shape == trace.cross_attention.shape  # one more row than target pieces: </s>'s input step
+        np.testing.assert_allclose(cross, trace.cross_attention, atol=1e-5)
+
+
+def test_a_transformer_is_scored_in_every_layer_and_head_in_both_readings(tiny_checkpoints, tmp_path):
+    from model.decoding.translator import Translator
+    from model.scoring.attention_alignment import head_grid, score_model
+    from model.scoring.word_alignment import GoldSet, GoldSentence
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    t = Translator.from_checkpoint(save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t"))
+    diagonal = lambda n: frozenset((i, i) for i in range(n))  # noqa: E731  sure links, P including S
+    gold = GoldSet("tiny", (GoldSentence(("a", "dog", "runs"), ("un", "chien", "court"), diagonal(3), diagonal(3)),
+                            GoldSentence(("the", "cat"), ("le", "chat"), diagonal(2), diagonal(2))))
+    rows, missed, matrices = score_model("t", t, ("en", "fr"), gold, ("attention", "heads"))
+    assert not missed
+    heads = [r for r in rows if r.method == "heads"]
+    assert len(heads) == 2 * 2 * (3 + 1)  # two readings x two layers x (three heads and their mean)
+    for shifted in (False, True):
+        grid = head_grid(rows, "t", rows[0].extraction, shifted)
+        assert grid.shape == (2, 4) and not np.isnan(grid).any()
+    (default,) = [r for r in rows if r.method == "attention"]
+    (last_mean,) = [r for r in heads if r.layer == 2 and r.head is None and not r.shifted]
+    assert default.counts == last_mean.counts  # the attention views show is the last layer's mean
+    assert matrices[0].heads.shape == (2, 3, 3, 3) and matrices[0].shifted_heads.shape == (2, 3, 3, 3)
+    assert json_fields(heads[1]) == {"layer": 1, "head": 1, "shifted": False}
+
+
+def json_fields(row) -> dict:
+    data = row.to_json()
+    return {k: data[k] for k in ("layer", "head", "shifted")}
 
 
 def test_batched_saliency_equals_one_gradient_per_output_token(tiny_checkpoints):

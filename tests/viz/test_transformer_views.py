@@ -93,3 +93,27 @@ def test_every_tab_opens_with_the_transformer(at, tab):
         assert not at.exception, at.exception
         assert any("replaces every head's weights in layer 2" in c.value for c in at.caption)
 
+
+
+def test_the_alignment_page_draws_the_layer_by_head_grid_in_both_readings(transformer_root, tmp_path, monkeypatch):
+    from .test_alignment_page import EN, FR, WA, _script
+
+    for suffix, text in ((".en", EN), (".fr", FR), (".wa", WA)):
+        (tmp_path / f"toy{suffix}").write_text(text)
+    settings = start_app(monkeypatch, "--checkpoints", transformer_root, "--align-dir", tmp_path)
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    at.multiselect(key="align_models").set_value(["rnnsearch-tiny", "transformer-tiny"]).run()
+    at.multiselect(key="align_methods").set_value(["attention", "diagonal", "heads"]).run()
+    at.button(key="align_run").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert "heads" not in set(table["method"])  # the heads have their grid, not 32 rows of the table
+    assert ("transformer-tiny", "attention") in set(zip(table["model"], table["method"]))
+    grids = [m for m in matrices(at) if m["title"].startswith("AER")]
+    assert len(grids) == 2 and all(len(g["z"]) == LAYERS and len(g["z"][0]) == HEADS + 1 for g in grids)
+    assert grids[0]["x_labels"] == ["head 1", "head 2", "head 3", "mean"]
+    assert all(0 <= v <= 1 for g in grids for row in g["z"] for v in row)
+    (best,) = [c.value for c in at.caption if c.value.startswith("Best: layer")]
+    attention = table[(table["model"] == "transformer-tiny") & (table["method"] == "attention")]["AER"].iloc[0]
+    assert f"show: AER {attention:.3f}" in best
+    assert grids[0]["z"][LAYERS - 1][HEADS] == pytest.approx(attention, abs=1e-3)  # last layer's mean is the default

@@ -11,7 +11,7 @@ import streamlit as st
 
 from model.core.errors import DataError, UserError
 from model.decoding.translator import MAX_SOURCE_TOKENS
-from model.scoring.attention_alignment import DEFAULT_METHODS, METHODS, PAIRED, Row
+from model.scoring.attention_alignment import DEFAULT_METHODS, METHODS, PAIRED, Row, best_head, head_grid
 from model.scoring.statistical_aligner import AlignerText
 from model.scoring.forced_matrices import Unscored, WordMatrices
 from model.scoring.word_alignment import (
@@ -22,7 +22,7 @@ from model.scoring.word_alignment import (
     diagonal_matrix,
     extract,
 )
-from viz.figures.heatmap import answer_key_matrix
+from viz.figures.heatmap import alignment_matrix, answer_key_matrix
 from viz.pages.parts import widgets
 from viz.pages.parts.canvas_charts import chart_ui
 from viz import html_report
@@ -51,6 +51,7 @@ METHOD_HELP = {
     "gradient_x_input": N_("gradient × input, over the source words and the words already written"),
     "integrated_gradients": N_("integrated gradients from a blank input (slow: 32 passes per word)"),
     "occlusion": N_("the log-probability lost when the source word is blanked out"),
+    "heads": N_("a Transformer's cross-attention, every layer and head, in a grid"),
 }
 # Where the gold set comes from: the radio's values (kept in session state), shown through _().
 BUILT_IN_GOLD, UPLOAD_GOLD = N_("Built-in gold set"), N_("Upload three files")
@@ -175,7 +176,8 @@ def models_ui(models: list[offered_models.ModelInfo]) -> list[str]:
 
 def shown_rows(rows, how: str) -> list:
     """The rows of extraction ``how``, the two directions' combined rows and the baselines."""
-    return [r for r in rows if r.model is None or r.extraction == how or r.extraction in BOTH_DIRECTIONS]
+    return [r for r in rows if r.method != "heads" and
+            (r.model is None or r.extraction == how or r.extraction in BOTH_DIRECTIONS)]
 
 
 def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[Measured], how: str,
@@ -183,7 +185,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
     """The AER table: rows the cards record (``recorded``) and rows measured now, models first,
     then the two directions combined, then the baselines."""
     table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, _("card"))
-             for r in (recorded.rows if recorded else ())]
+             for r in (recorded.rows if recorded else ()) if r.method != "heads"]
     table += [(r.model, r.method, r.extraction, r.counts.aer, r.counts.precision, r.counts.recall, r.sentences,
                _("measured now")) for r in (shown_rows(measured.rows, how) if measured else ())]
     table.sort(key=lambda t: (t[0] is None, t[0] is not None and PAIRED in t[0]))  # stable: keeps each group's order
@@ -200,6 +202,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
                  "possible ones. Attention aligns text like its training data best: on parliament text it may do "
                  "no better than the diagonal. A row “A + B” combines a model with one translating the other way, "
                  "as statistical aligners combine their two directions."))
+    heads_ui([*(recorded.rows if recorded else ()), *(measured.rows if measured else ())], how)
     if recorded and recorded.rows:
         n = len(gold.sentences)
         with st.expander(ngettext("Rows from a card: measured on this {n} sentence before the models were shipped",
@@ -214,6 +217,31 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
     for u in (measured.unscored if measured else ()):
         st.warning(_("Not scored: {model}, sentence {n}: {reason}").format(model=ltr(md(u.model)), n=u.sentence,
                                                                           reason=unscored_text(u)))
+
+
+def heads_ui(rows: list, how: str) -> None:
+    """The layer x head AER grid of each model with several attentions, in both readings, and
+    its best head beside the model's default attention."""
+    for model in dict.fromkeys(r.model for r in rows if r.method == "heads" and r.extraction == how):
+        st.subheader(_("{model}: every layer and head").format(model=ltr(md(model))))
+        columns = st.columns(2)
+        for column, shifted in zip(columns, (False, True)):
+            grid = head_grid(rows, model, how, shifted)
+            heads = [_("head {head}").format(head=h + 1) for h in range(grid.shape[1] - 1)] + [_("mean")]
+            layers = [_("layer {layer}").format(layer=k + 1) for k in range(grid.shape[0])]
+            title = (_("AER, shifted reading (the step where the word is the decoder's input)") if shifted
+                     else _("AER, read at the step that outputs the word"))
+            with column:
+                chart_ui(alignment_matrix(np.nan_to_num(grid, nan=1.0), heads, layers, title=title, zmax=1.0,
+                                          value_name="AER"), key=f"heads_grid_{model}_{shifted}")
+        best = best_head(rows, model, how)
+        default = next((r for r in rows if r.model == model and r.method == "attention" and r.extraction == how), None)
+        which = (_("layer {layer}, head {head}").format(layer=best.layer, head=best.head) if best.head else
+                 _("layer {layer}, mean of its heads").format(layer=best.layer)) + (_(", shifted") if best.shifted else "")
+        aer = lambda r: r.counts.aer if hasattr(r, "counts") else r.aer  # noqa: E731
+        st.caption(_("Best: {which}, AER {aer:.3f}; the attention its other views show: AER {default}. Lower is "
+                     "better; darker cells align worse.").format(
+            which=which, aer=aer(best), default=f"{aer(default):.3f}" if default is not None else "–"))
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row], settings: AppSettings) -> None:

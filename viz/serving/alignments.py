@@ -74,7 +74,8 @@ def recorded_results(gold: GoldSet, digest: str, models: list[offered_models.Mod
     results = _card_results(gold, digest, models)
     rows, provenance, missing = [], [], []
     for m in models:
-        wanted = [x for x in MODEL_METHODS if x in methods and (x not in ("attention", "attention_norm") or m.has_attention)]
+        wanted = [x for x in MODEL_METHODS if x in methods and (x not in ("attention", "attention_norm") or m.has_attention)
+                  and (x != "heads" or m.has_heads)]
         found = [r for r in results[m.name].rows if r.model == m.name and r.method in wanted and r.extraction == how] \
             if m.name in results else []
         if len(found) < len(wanted):

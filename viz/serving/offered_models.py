@@ -61,6 +61,11 @@ class ModelInfo:
         return self.description.has_attention if self.description else self.arch == "rnnsearch"
 
     @property
+    def has_heads(self) -> bool:
+        """Several attentions per step (a Transformer's layers and heads of cross-attention)."""
+        return self.arch == "transformer"
+
+    @property
     def direction(self) -> tuple[str, str]:
         return self.src_lang, self.tgt_lang
 
