@@ -59,7 +59,8 @@ class WordSpace:
 class SentenceSpace:
     """A model's sentence vectors for a sample of its training sentences, with their projection."""
 
-    kind: str  # "c" (the encoder summary a model without attention reads) or "s_0" (the decoder's first state)
+    kind: str  # "c" (the encoder summary a model without attention reads), "s_0" (the decoder's first state)
+    # or "mean" (a Transformer's encoder outputs averaged over the source words: sentence_vector_kind)
     sentences: tuple[str, ...]  # (n,) the sample, in sample order
     vectors: np.ndarray  # (n, d) float32, unit length
     mean: np.ndarray  # (d,) the centre of the projection
@@ -212,7 +213,7 @@ def build_space(translator: Translator, sentences: Sequence[str], size: int = SA
     encoded = [(s, ids) for s in chosen if (ids := _placeable(translator, s))]
     if not encoded:
         raise SpaceError("no sentence to place: the sample is empty or nothing of it can be encoded")
-    kind = "s_0" if translator.model.has_attention else "c"
+    kind = sentence_vector_kind(translator.model)
     texts = tuple(s for s, _ in encoded)
     vectors = _encode(translator, [ids for _, ids in encoded], kind)
     mean, axes = _principal_axes(vectors)
@@ -221,6 +222,15 @@ def build_space(translator: Translator, sentences: Sequence[str], size: int = SA
         rows = sorted(set(np.linspace(0, len(encoded) - 1, min(word_size, len(encoded))).astype(int).tolist()))
         words = _word_space(translator, rows, [encoded[r][1] for r in rows])
     return SentenceSpace(kind, texts, vectors, mean, axes, (vectors - mean) @ axes.T, words)
+
+
+def sentence_vector_kind(model) -> str:
+    """Which vector stands for a sentence: "c" (the encoder summary RNNencdec's decoder reads),
+    "s_0" (RNNsearch's first decoder state) or "mean" (a Transformer's encoder outputs averaged
+    over the source words: it has neither)."""
+    if model.description.arch == "transformer":
+        return "mean"
+    return "s_0" if model.has_attention else "c"
 
 
 def _placeable(translator: Translator, text: str) -> list[int]:
@@ -270,7 +280,7 @@ def _sentence_vectors(translator: Translator, batch: Sequence[Sequence[int]], ki
     """(batch, d): c = the encoder summary, or s_0 = the decoder's first state."""
     model = translator.model
     memory = model.encode(*_batch(translator, batch))
-    state = getattr(memory, "summary", None) if kind == "c" else model.init_state(memory)
+    state = getattr(memory, "summary", None) if kind in ("c", "mean") else model.init_state(memory)
     if not isinstance(state, torch.Tensor):
         raise SpaceError(f"{translator.name}: its decoder state is not one vector")
     return state.float().cpu().numpy()

@@ -98,8 +98,10 @@ def attention_read(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequen
     with torch.inference_mode():
         memory = model.encode(src, src_len)
         _, alpha = model.teacher_forced(memory, tgt_in)  # (k, T, S) | None
-    values = getattr(memory, "annotations", None)
-    values = getattr(memory, "values", None) if values is None else values
+    # what each source word adds to the context when attended: a memory's ``values`` (a Joey NMT
+    # model's, a Transformer's W^O V W^V of the layer its attention comes from), else its annotations h_j
+    values = getattr(memory, "values", None)
+    values = getattr(memory, "annotations", None) if values is None else values
     alpha = None if alpha is None else alpha.float().cpu().numpy()
     norms = None if values is None else values.float().norm(dim=-1).cpu().numpy()  # (k, S)
     return [(None if alpha is None else alpha[row, :len(o), :len(s)], None if norms is None else norms[row, :len(s)])

@@ -147,16 +147,34 @@ class TransformerMemory:
     states: torch.Tensor  # (batch, src_len, d_model) the encoder stack's output
     mask: torch.Tensor  # (batch, src_len) True at real source tokens
     cross_kv: tuple  # per decoder layer: (K W^K, V W^V) of the states, each (batch, heads, src_len, d_k)
+    # (batch, src_len, d_model) W^O [V W^V] of ``alignment_layer``: what each source word adds to that
+    # layer's output when its weight is 1 (norm-weighted attention, Kobayashi et al. 2020, reads its norm)
+    values: torch.Tensor
 
     def select(self, index: torch.Tensor) -> "TransformerMemory":
         pick = lambda t: t.index_select(0, index)  # noqa: E731
         return replace(self, states=pick(self.states), mask=pick(self.mask),
-                       cross_kv=tuple((pick(k), pick(v)) for k, v in self.cross_kv))
+                       cross_kv=tuple((pick(k), pick(v)) for k, v in self.cross_kv), values=pick(self.values))
 
     @property
     def src_mask(self) -> torch.Tensor:
         """(batch, 1, src_len): the keys attention may read, for every query."""
         return self.mask.unsqueeze(1)
+
+    @property
+    def annotations(self) -> torch.Tensor:
+        """(batch, src_len, d_model): the encoder's output for each source word, zeros at padding:
+        what the cross-attention reads, the Transformer's counterpart of RNNsearch's h_j (the
+        sentence space's words in context, norm-weighted attention's values)."""
+        return self.states * self.mask.unsqueeze(-1)
+
+    @property
+    def summary(self) -> torch.Tensor:
+        """(batch, d_model): the mean of the encoder's outputs over the real source words. A
+        Transformer has no one vector its decoder reads; the sentence space stands for the
+        sentence with this one."""
+        mask = self.mask.unsqueeze(-1).to(self.states.dtype)  # (batch, src_len, 1)
+        return (self.states * mask).sum(1) / mask.sum(1)
 
 
 @dataclass
@@ -260,7 +278,10 @@ class TransformerModel(nn.Module, Decodable):
             cross_kv = tuple(layer.cross_attention.keys_values(states) for layer in self.decoder.layers)
         if bf16:
             states, cross_kv = states.float(), tuple((k.float(), v.float()) for k, v in cross_kv)
-        return TransformerMemory(states, mask, cross_kv)
+        attention = self.decoder.layers[self.alignment_layer].cross_attention
+        merged = cross_kv[self.alignment_layer][1].transpose(1, 2).flatten(2)  # (batch, src_len, d_model)
+        values = (merged @ attention.W_O.weight.t()) * mask.unsqueeze(-1)  # W^O without its bias
+        return TransformerMemory(states, mask, cross_kv, values)
 
     # ---- whole-sentence decoding (training, teacher forcing)
 

@@ -21,9 +21,15 @@ from ..conftest import make_pairs
 SENTENCES = [en for en, _ in make_pairs(300, seed=5)]
 
 
-@pytest.fixture(scope="module", params=["rnnsearch", "rnnencdec"])
-def built(request, tiny_checkpoints):
-    translator = Translator.from_checkpoint(tiny_checkpoints[request.param])
+@pytest.fixture(scope="module", params=["rnnsearch", "rnnencdec", "transformer"])
+def built(request, tiny_checkpoints, tmp_path_factory):
+    if request.param == "transformer":
+        from tests.model.transformer_fixtures import save_tiny_transformer
+
+        folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path_factory.mktemp("space") / "t")
+    else:
+        folder = tiny_checkpoints[request.param]
+    translator = Translator.from_checkpoint(folder)
     return translator, build_space(translator, SENTENCES, size=150, word_size=40)
 
 
@@ -37,7 +43,8 @@ def test_a_sample_sentence_is_its_own_nearest_neighbour(built):
 
 def test_what_each_model_reads_is_the_space(built):
     translator, space = built
-    assert space.kind == ("s_0" if translator.model.has_attention else "c")
+    kinds = {"rnnsearch": "s_0", "rnnencdec": "c", "transformer": "mean"}  # the Transformer: its encoder's mean output
+    assert space.kind == kinds[translator.model.description.arch]
     n = len(space.sentences)
     assert space.vectors.shape[0] == n == space.points.shape[0] and space.points.shape[1] == 2
     assert np.allclose(np.linalg.norm(space.vectors, axis=1), 1, atol=1e-5)

@@ -106,6 +106,9 @@ def model_ui(name: str, text: str, k: int, settings: AppSettings) -> None:
     found = space.nearest(vector, k)
     if space.kind == "c":
         what = _("Its vector: c, the encoder summary its decoder reads at every step. {n:,} training sentences.")
+    elif space.kind == "mean":
+        what = _("Its vector: the mean of its encoder's outputs over the source words (a Transformer has no single "
+                 "vector its decoder reads). {n:,} training sentences.")
     else:
         what = _("Its vector: s_0, its decoder's first state. {n:,} training sentences.")
     st.caption(what.format(n=len(space.sentences)))
