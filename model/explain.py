@@ -5,7 +5,8 @@
 
 Each model translates the sentence (beam 5) and its own output is explained by every method
 that applies to it (model/explaining/methods.py: attention, attention_norm, gradient_x_input,
-integrated_gradients, occlusion; ``--methods`` picks some): for each output token, a score for
+integrated_gradients, occlusion, and for a Transformer each decoder layer's attention; ``--methods``
+picks some): for each output token, a score for
 each source token and each word already written, and how the whole splits between the two.
 Each method's faithfulness is then measured (model/explaining/faithfulness.py): source words
 removed most important first (the deletion curve's area: lower is better), added most important
@@ -43,9 +44,9 @@ from model.core.errors import ConfigError
 from model.corpus.textfile import read_text
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.explaining.explanation import METHODS
+from model.explaining.explanation import LAYERS, METHODS
 from model.explaining.faithfulness import SEEDS, measure
-from model.explaining.methods import explain
+from model.explaining.methods import expand_methods, explain
 from model.explaining.test_set import FIGURES, FaithfulnessTable, faithfulness_table
 from model.explaining.test_set import SEEDS as TEST_SET_SEEDS
 
@@ -134,7 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     given.add_argument("--text", help="the sentence to translate and explain")
     given.add_argument("--src", help="a test set, one sentence per line: the mean of each figure over it")
     parser.add_argument("--max-sentences", type=int_range(1), default=500, help="lines of --src explained at most")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
+    parser.add_argument("--methods", default=",".join((*METHODS, LAYERS)),
+                        help=f"comma-separated, of {', '.join((*METHODS, LAYERS))} ({LAYERS}: a Transformer's "
+                             "cross-attention of each decoder layer, averaged over its heads; default: all)")
     parser.add_argument("--contrast", metavar="WORD", help="explain log p(output) - log p(WORD) at --step")
     parser.add_argument("--step", type=int_range(1), default=1, help="the output step --contrast applies to (1-based)")
     parser.add_argument("--seeds", type=int_range(1, 100), help=f"random orders averaged per sentence (default {SEEDS} "
@@ -143,10 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     args = parser.parse_args(argv)
     names = [m for m in args.methods.split(",") if m]
-    unknown = [m for m in names if m not in METHODS]
+    unknown = [m for m in names if m not in (*METHODS, LAYERS)]
     if unknown or not names:
         parser.error(f"unknown method {', '.join(repr(m[:30]) for m in unknown) or '(none given)'}; "
-                     f"choose from {', '.join(METHODS)}")
+                     f"choose from {', '.join((*METHODS, LAYERS))}")
     if args.text is not None and (len(args.text) > MAX_TEXT_CHARS or not args.text.strip()):
         parser.error(f"--text must be 1..{MAX_TEXT_CHARS} characters of text")
     if args.threads:
@@ -156,12 +159,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = None if args.src is None else read_text(args.src, "test set").splitlines()[:args.max_sentences]
         for folder in args.checkpoint:
             translator = Translator.from_checkpoint(folder)
+            methods = expand_methods(translator.model, names)
             if lines is not None:
-                table_found = test_set_report(translator, lines, names, args.seeds or TEST_SET_SEEDS)
+                table_found = test_set_report(translator, lines, methods, args.seeds or TEST_SET_SEEDS)
                 print(test_set_table(table_found))
                 found = table_found.to_json()
             else:
-                found = report(translator, args.text, names, (args.contrast, args.step) if args.contrast else None,
+                found = report(translator, args.text, methods, (args.contrast, args.step) if args.contrast else None,
                                args.seeds or SEEDS)
                 print(table(found))
             results.append(found)

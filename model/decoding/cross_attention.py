@@ -47,8 +47,9 @@ def reading(cross: np.ndarray, choice: HeadChoice) -> np.ndarray:
 
 
 def has_heads(model) -> bool:
-    """Whether ``model`` keeps several attentions per step (it can give a forced cross-attention)."""
-    return callable(getattr(model, "forced_cross_attention", None))
+    """Whether ``model`` keeps several attentions per step: it names its ``attention_layers`` and
+    gives their ``forced_cross_attention`` (model/network/transformer.py)."""
+    return callable(getattr(model, "forced_cross_attention", None)) and getattr(model, "attention_layers", 0) > 0
 
 
 @torch.inference_mode()

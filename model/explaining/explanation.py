@@ -13,11 +13,24 @@ from dataclasses import dataclass
 import numpy as np
 
 METHODS = ("attention", "attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")
+LAYERS = "layers"  # asks for every decoder layer's attention of a model with several (a Transformer)
+LAYER_PREFIX = "attention_layer_"  # "attention_layer_K": decoder layer K's cross-attention, mean over heads
+
+
+def layer_method(layer: int) -> str:
+    """The method name of 1-based decoder ``layer``'s mean attention."""
+    return f"{LAYER_PREFIX}{layer}"
+
+
+def layer_of(method: str) -> int:
+    """The 1-based layer of a ``layer_method`` name, 0 for any other method."""
+    tail = method[len(LAYER_PREFIX):] if method.startswith(LAYER_PREFIX) else ""
+    return int(tail) if tail.isdigit() and len(tail) <= 2 else 0
 
 
 @dataclass(frozen=True)
 class Explanation:
-    method: str  # one of METHODS
+    method: str  # one of METHODS, or a layer_method
     source: np.ndarray  # (T, S) score of source token j for output token i
     prefix: np.ndarray  # (T, T) score of output token k for output token i; 0 where k >= i
     completeness_gap: float = float("nan")  # integrated gradients only: the largest relative gap over output tokens

@@ -12,6 +12,8 @@
   log p(y_i | x) - log p(y_i | baseline).
 - ``occlusion``: log p(y_i) minus its value with one source embedding, or one embedding of a
   word already written, set to zero (the same baseline).
+- ``attention_layer_K`` (a model with several attentions, a Transformer): decoder layer K's
+  cross-attention averaged over its heads, read as ``attention`` is; ``layer_methods`` names them.
 
 Every method explains log p(y_i) of the given output, read with teacher forcing; ``contrast``
 (a token id per output position) explains log p(y_i) - log p(contrast_i) instead ("why this word
@@ -25,7 +27,10 @@ import numpy as np
 import torch
 
 from model.core.decodable import Decodable
-from model.explaining.explanation import Explanation
+from model.corpus.vocab import BOS
+from model.decoding.cross_attention import has_heads
+from model.decoding.device import device_of
+from model.explaining.explanation import LAYERS, Explanation, layer_method, layer_of
 from model.explaining.forced_scoring import (attention_read, averaged_gradients, objective_gradients_many,
                                              output_logprobs)
 
@@ -124,6 +129,37 @@ def attention(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
     return attention_many(model, [(src_ids, out_ids)])[0].get("attention_norm" if norm else "attention")
 
 
+def layer_methods(model: Decodable) -> tuple[str, ...]:
+    """The ``attention_layer_K`` methods of a model with several attentions (none for one)."""
+    if not has_heads(model):
+        return ()
+    return tuple(layer_method(k + 1) for k in range(model.attention_layers))
+
+
+def expand_methods(model: Decodable, methods: Sequence[str]) -> list[str]:
+    """``methods`` with ``LAYERS`` replaced by the model's ``layer_methods`` (nothing for a model
+    with one attention), and layer methods it does not have left out."""
+    out = []
+    for method in methods:
+        if method == LAYERS:
+            out += [m for m in layer_methods(model) if m not in out]
+        elif (not layer_of(method) or method in layer_methods(model)) and method not in out:
+            out.append(method)
+    return out
+
+
+@torch.inference_mode()
+def layer_attention(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], layer: int) -> Explanation:
+    """1-based decoder ``layer``'s cross-attention averaged over its heads, read with teacher
+    forcing (row i: the step that outputs y_i)."""
+    dev = device_of(model)
+    memory = model.encode(torch.tensor([list(src_ids)], device=dev), torch.tensor([len(src_ids)], device=dev))
+    tgt_in = torch.tensor([[BOS, *out_ids[:-1]]], device=dev)
+    cross = model.forced_cross_attention(memory, tgt_in)[0, layer - 1].mean(0)  # (T, S)
+    T = len(out_ids)
+    return Explanation(layer_method(layer), cross.float().cpu().numpy(), np.zeros((T, T)))
+
+
 ATTENTION_BATCH = 64  # pairs whose attention is read in one batch
 
 
@@ -153,7 +189,10 @@ def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], me
               "gradient_x_input": lambda: gradient_x_input(model, src_ids, out_ids, contrast),
               "integrated_gradients": lambda: integrated_gradients(model, src_ids, out_ids, contrast),
               "occlusion": lambda: occlusion(model, src_ids, out_ids, contrast)}
-    found = {name: makers[name]() for name in methods}
+    layers = {m: layer_of(m) for m in methods if layer_of(m) and m in layer_methods(model)}
+    for name, layer in layers.items():
+        makers[name] = lambda layer=layer: layer_attention(model, src_ids, out_ids, layer) if contrast is None else None
+    found = {name: makers[name]() for name in methods if name in makers}
     return {name: e for name, e in found.items() if e is not None}
 
 

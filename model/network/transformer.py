@@ -231,6 +231,11 @@ class TransformerModel(nn.Module, Decodable):
                 nn.init.zeros_(param)
 
     @property
+    def attention_layers(self) -> int:
+        """Decoder layers, each with its own cross-attention (``Step.cross_attention``'s second axis)."""
+        return self.config.layers
+
+    @property
     def alignment_layer(self) -> int:
         """0-based decoder layer whose heads' mean is ``Step.alpha`` (config: 1-based, 0 the last)."""
         return (self.config.alignment_layer or self.config.layers) - 1

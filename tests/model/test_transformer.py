@@ -203,3 +203,26 @@ def test_a_config_asking_for_too_many_parameters_is_refused_on_load(tiny_checkpo
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="parameters, more than"):
         load_checkpoint(folder)
+
+
+def test_each_layers_attention_is_an_explanation_method_with_its_faithfulness(tiny_checkpoints, tmp_path):
+    from model.explaining.explanation import LAYERS
+    from model.explaining.faithfulness import measure
+    from model.explaining.methods import expand_methods, explain
+
+    translator = Translator.from_checkpoint(save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t"))
+    model = translator.model
+    assert expand_methods(model, ["attention", LAYERS, "occlusion"]) == ["attention", "attention_layer_1",
+                                                                         "attention_layer_2", "occlusion"]
+    rnn = Translator.from_checkpoint(tiny_checkpoints["rnnsearch"]).model
+    assert expand_methods(rnn, ["attention", LAYERS, "attention_layer_1"]) == ["attention"]
+    trace = translator.translate(["a dog runs in the park"], SearchConfig(beam=2))[0]
+    src, out = trace.source_ids, trace.target_ids
+    found = explain(model, src, out, expand_methods(model, ["attention", LAYERS]))
+    assert set(found) == {"attention", "attention_layer_1", "attention_layer_2"}
+    for layer in (1, 2):
+        np.testing.assert_allclose(found[f"attention_layer_{layer}"].source, trace.cross_attention[layer - 1].mean(0),
+                                   atol=1e-5)
+    np.testing.assert_allclose(found["attention"].source, found["attention_layer_2"].source, atol=1e-6)
+    measured = measure(model, src, out, found)
+    assert set(measured.methods) == set(found)

@@ -117,3 +117,10 @@ def test_the_alignment_page_draws_the_layer_by_head_grid_in_both_readings(transf
     attention = table[(table["model"] == "transformer-tiny") & (table["method"] == "attention")]["AER"].iloc[0]
     assert f"show: AER {attention:.3f}" in best
     assert grids[0]["z"][LAYERS - 1][HEADS] == pytest.approx(attention, abs=1e-3)  # last layer's mean is the default
+
+
+def test_the_explanations_tab_gives_each_layer_a_faithfulness_row(at):
+    open_tab(at, "Explanations")
+    assert "layers" in at.multiselect(key="explain_methods").value
+    (table,) = [d.value for d in at.dataframe if "attention, layer 1" in list(d.value.iloc[:, 0])]
+    assert {"attention, layer 1", "attention, layer 2", "random order"} <= set(table.iloc[:, 0])

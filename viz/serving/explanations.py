@@ -16,7 +16,7 @@ import numpy as np
 from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, Curves, Faithfulness, checkable, measure
 from model.explaining.faithfulness import heatmap_check as check_heatmap
-from model.explaining.methods import explain
+from model.explaining.methods import expand_methods, explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
@@ -49,7 +49,8 @@ def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tupl
 
     def compute() -> Explained:
         with QueuedSlot(settings)():
-            found = explain(result.translator.model, src, out, methods, other)
+            model = result.translator.model
+            found = explain(model, src, out, expand_methods(model, methods), other)
             measured = measure(result.translator.model, src, out, found)
             return Explained(found, measured.methods, measured.random, measured.curves, measured.random_curves)
 

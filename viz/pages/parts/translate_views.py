@@ -16,7 +16,7 @@ from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_at
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
-from model.explaining.explanation import METHODS
+from model.explaining.explanation import LAYERS, METHODS, layer_of
 from model.explaining.faithfulness import checkable
 from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
@@ -43,7 +43,7 @@ LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N
 PLAY_INTERVAL_S = 0.7
 METHOD_NAMES = {"attention": N_("attention α"), "attention_norm": N_("norm-weighted attention"),
                 "gradient_x_input": N_("gradient × input"), "integrated_gradients": N_("integrated gradients"),
-                "occlusion": N_("occlusion")}
+                "occlusion": N_("occlusion"), LAYERS: N_("each layer's attention (mean of its heads)")}
 DEFAULT_METHODS = ("attention", "attention_norm", "gradient_x_input", "occlusion")
 _STATUS_NAMES = (N_("pruned"), N_("kept"), N_("finished"), N_("best"))  # a beam node's status, shown through _()
 HOW_TO_READ = {  # shown through _()
@@ -458,8 +458,11 @@ def _compare(result: Decoded, new: Trace, moved: Optional[int], settings: AppSet
 def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
     offered = [m for m in METHODS if m not in ("attention", "attention_norm") or any(r.trace.attention is not None
                                                                                    for r in results)]
-    chosen = widgets.multiselect(_("Methods"), offered, default=[m for m in DEFAULT_METHODS if m in offered],
-                                 format_func=lambda m: _(METHOD_NAMES[m]), key="explain_methods")
+    layered = any(r.trace.cross_attention is not None for r in results)
+    offered += [LAYERS] if layered else []
+    chosen = widgets.multiselect(_("Methods"), offered,
+                                 default=[m for m in (*DEFAULT_METHODS, LAYERS) if m in offered],
+                                 format_func=method_label, key="explain_methods")
     if "integrated_gradients" in chosen:
         st.caption(_("Integrated gradients run 16 passes per output word, more where a word's scores do not yet add "
                      "up to its change in log-probability (to within 2%): several seconds for a long sentence."))
@@ -491,26 +494,33 @@ def contrast_ui(result: Decoded) -> Optional[tuple[int, int]]:
     return None if other is None else (step, other)
 
 
+def method_label(method: str) -> str:
+    """An explanation method's name in the reader's language (a layer's attention by its number)."""
+    if layer_of(method):
+        return _("attention, layer {layer}").format(layer=layer_of(method))
+    return _(METHOD_NAMES[method])
+
+
 def explanation_view(result: Decoded, found) -> None:
     trace = result.trace
     shown = st.radio(_("Show"), list(found.explanations), horizontal=True, key=f"explain_show_{result.name}",
-                     format_func=lambda m: _(METHOD_NAMES[m]))
+                     format_func=method_label)
     explanation = found.explanations[shown]
     source, _prefix = explanation.normalised()
     chart_ui(alignment_matrix(source, trace.source_tokens, trace.target_tokens,
                               title=_("{name}: {method}, source").format(name=ltr(result.name),
-                                                                         method=_(METHOD_NAMES[shown])),
+                                                                         method=method_label(shown)),
                               value_name=_("share")), key=f"explain_heat_{result.name}")
     chart_ui(shares_bar(explanation.shares(), trace.target_tokens,
                         _("{name}: source or words already written").format(name=ltr(result.name))),
              key=f"explain_shares_{result.name}")
-    rows = [[_(METHOD_NAMES[m]), round(float(found.explanations[m].shares()[:, 0].mean()), 3), f.deletion_area,
+    rows = [[method_label(m), round(float(found.explanations[m].shares()[:, 0].mean()), 3), f.deletion_area,
              f.insertion_area, f.comprehensiveness, f.sufficiency] for m, f in found.faithfulness.items()]
     rows.sort(key=lambda row: row[2])
     r = found.random
     rows.append([_("random order"), None, r.deletion_area, r.insertion_area, r.comprehensiveness, r.sufficiency])
     st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()).round(3), hide_index=True, key=f"explain_faith_{result.name}")
-    panels = curve_panels(found.curves, found.random_curves, {m: _(METHOD_NAMES[m]) for m in found.curves},
+    panels = curve_panels(found.curves, found.random_curves, {m: method_label(m) for m in found.curves},
                           _("{name}: faithfulness curves").format(name=ltr(result.name)))
     for panel, which in zip(panels, ("deletion", "insertion")):
         chart_ui(panel, key=f"explain_curves_{which}_{result.name}")
