@@ -81,7 +81,10 @@ def with_interval(hyps: Sequence[str], refs: Sequence[str], n_bootstrap: int = N
     """Corpus scores plus bootstrap mean and 95% half-interval for BLEU and chrF."""
     scores = corpus_scores(hyps, refs)
     for key, metric in (("bleu", BLEU()), ("chrf", CHRF())):
-        interval = bootstrap_interval(metric, metric.corpus_score(list(hyps), [list(refs)], n_bootstrap=n_bootstrap))
+        try:
+            interval = bootstrap_interval(metric, metric.corpus_score(list(hyps), [list(refs)], n_bootstrap=n_bootstrap))
+        except TypeError:  # sacreBLEU 2.x's chrF resampling mixes float32 and float in statistics.mean when
+            interval = None  # some resamples score 0: the score stands, without an interval
         scores[f"{key}_mean"], scores[f"{key}_ci95"] = (None, None) if interval is None else \
             (round(interval[0], 2), round(interval[1], 2))
     return scores

@@ -186,3 +186,17 @@ def test_the_bootstrap_interval_is_the_one_sacrebleu_prints():
     printed = BLEU().corpus_score(hyps, [refs], n_bootstrap=200).format()
     mean, half = map(float, re.search(r"μ = ([\d.]+) ± ([\d.]+)", printed).groups())
     assert (scores["bleu_mean"], scores["bleu_ci95"]) == (mean, half)
+
+
+def test_outputs_whose_resamples_sacrebleu_cannot_average_keep_their_scores():
+    """sacreBLEU's chrF resampling fails on some degenerate outputs (empty lines and repeats, as an
+    untrained model writes): the scores stand, without that interval."""
+    from model.scoring.evaluation import with_interval
+
+    hyps = ["", "bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu bleu",
+            "grandg ⁇  ⁇  ⁇  assis assis assis assis", ""]
+    refs = ["un chien court dans le parc", "le petit chat assis", "un homme mange une balle rouge",
+            "enfant joue sur la rue"]
+    scores = with_interval(hyps, refs, n_bootstrap=1000)
+    assert scores["sentences"] == 4 and scores["chrf"] >= 0 and scores["bleu"] == 0.0
+    assert scores["chrf_ci95"] is None or scores["chrf_ci95"] >= 0

@@ -13,11 +13,13 @@ LAYERS, HEADS = 2, 3
 
 @pytest.fixture(scope="module")
 def transformer_root(checkpoint_dir, tiny_checkpoints, tmp_path_factory):
-    """A checkpoint root with the tiny RNNsearch and a tiny Transformer (2 layers of 3 heads)."""
+    """A checkpoint root with the tiny RNNsearch and RNNencdec and a tiny Transformer (2 layers of
+    3 heads)."""
     import shutil
 
     root = tmp_path_factory.mktemp("with_transformer")
-    shutil.copytree(checkpoint_dir / "rnnsearch-tiny", root / "rnnsearch-tiny")
+    for name in ("rnnsearch-tiny", "rnnencdec-tiny"):
+        shutil.copytree(checkpoint_dir / name, root / name)
     save_tiny_transformer(tiny_checkpoints["rnnsearch"], root / "transformer-tiny", seed=5)
     return root
 
@@ -124,3 +126,23 @@ def test_the_explanations_tab_gives_each_layer_a_faithfulness_row(at):
     assert "layers" in at.multiselect(key="explain_methods").value
     (table,) = [d.value for d in at.dataframe if "attention, layer 1" in list(d.value.iloc[:, 0])]
     assert {"attention, layer 1", "attention, layer 2", "random order"} <= set(table.iloc[:, 0])
+
+
+def test_the_evaluate_page_scores_three_models_with_one_length_chart(transformer_root, monkeypatch):
+    from .test_evaluate_page import REF, SRC, _script, upload
+
+    settings = start_app(monkeypatch, "--checkpoints", transformer_root, "--data-dir", "/nonexistent")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    three = ["rnnsearch-tiny", "rnnencdec-tiny", "transformer-tiny"]
+    upload(at, SRC.encode(), REF.encode())
+    at.multiselect(key="eval_models").set_value(three).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value["model"]) == three
+    (chart,) = canvas(at, "lines")
+    assert [line["name"] for line in chart["lines"]] == three
+    at.number_input(key="eval_faith_n").set_value(2).run()
+    at.button(key="eval_faith_run").click().run()
+    assert not at.exception, at.exception
+    tables = [d.value for d in at.dataframe if "deletion (lower is better)" in d.value.columns]
+    assert len(tables) == 3 and {"attention, layer 1", "attention, layer 2"} <= set(tables[2]["method"])

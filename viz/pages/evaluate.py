@@ -12,7 +12,7 @@ from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, join_con
 from model.explaining.attention_ablation import ABLATIONS, Ablation
 from model.decoding.search import SearchConfig
 from model.core.errors import DataError, UserError
-from model.explaining.explanation import METHODS
+from model.explaining.explanation import LAYERS, METHODS
 from model.explaining.test_set import FIGURES
 from model.scoring.evaluation import (
     STRESS_K,
@@ -26,7 +26,7 @@ from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
-from viz.pages.parts.translate_views import DEFAULT_METHODS, METHOD_NAMES, faithfulness_headers
+from viz.pages.parts.translate_views import DEFAULT_METHODS, faithfulness_headers, method_label
 from viz.serving import evaluations, explanations, hosting, offered_models
 from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
@@ -122,7 +122,7 @@ def models_ui(models: list[offered_models.ModelInfo], settings: AppSettings) -> 
     """Checkpoints to evaluate: any of the language pair's, plus a folder typed by path
     (in production mode only one inside the root; see hosting.resolve_checkpoint)."""
     names = [m.name for m in models]
-    defaults = list(dict.fromkeys(offered_models.default_pair(models))) if models else []
+    defaults = offered_models.default_models(models) if models else []
     chosen = widgets.multiselect(_("Models"), names, default=defaults, key="eval_models")
     extra = st.text_input(_("Also evaluate the checkpoint folder at this path (optional)"), key="eval_extra").strip()
     if extra:
@@ -346,8 +346,10 @@ def faithfulness_ui(test: EvalSet, runs: list[ModelRun], settings: AppSettings) 
                  "the model used. The Translate page's Explanations tab shows the same for one sentence."))
     offered = [m for m in METHODS if m not in ("attention", "attention_norm")
                or any(r.traces and r.traces[0].attention is not None for r in runs)]
-    chosen = tuple(widgets.multiselect(_("Methods"), offered, default=[m for m in DEFAULT_METHODS if m in offered],
-                                       format_func=lambda m: _(METHOD_NAMES[m]), key="eval_faith_methods"))
+    offered += [LAYERS] if any(r.traces and r.traces[0].cross_attention is not None for r in runs) else []
+    chosen = tuple(widgets.multiselect(_("Methods"), offered,
+                                       default=[m for m in (*DEFAULT_METHODS, LAYERS) if m in offered],
+                                       format_func=method_label, key="eval_faith_methods"))
     limit = int(st.number_input(_("Sentences (the first ones)"), 1, min(FAITHFULNESS_MAX, len(test.src)),
                                 min(50, len(test.src)), key="eval_faith_n"))
     wanted = (content_digest(test), tuple(r.name for r in runs), chosen, limit)
@@ -370,7 +372,7 @@ def faithfulness_table_ui(found) -> None:
     def cell(row: dict, key: str) -> str:
         return f"{row[key].mean:.3f} ± {row[key].ci95:.3f}" if key in row else ""
 
-    rows = [[_(METHOD_NAMES[m]) if m in METHOD_NAMES else _("random order")] + [cell(row, k) for k in FIGURES]
+    rows = [[_("random order") if m == "random" else method_label(m)] + [cell(row, k) for k in FIGURES]
             for m, row in found.ranked() + [("random", found.random)]]
     st.markdown(f"**{md(found.model)}** · " + ngettext("{n} sentence", "{n} sentences", found.sentences).format(
         n=found.sentences))

@@ -117,6 +117,7 @@ def test_set_faithfulness(run: ModelRun, digest: str, methods: tuple[str, ...], 
         translator = load_translator(run.name, settings)
         pairs = [(t.source_ids, t.target_ids) for t in run.traces[:limit]]
         with QueuedSlot(settings)():
-            return faithfulness_table(translator.model, run.name, pairs, methods, progress=progress)
+            return faithfulness_table(translator.model, run.name, pairs, expand_methods(translator.model, methods),
+                                      progress=progress)
 
     return result_store(FAITHFULNESS_TABLES).get_or_compute((run.name, digest, methods, limit), compute)

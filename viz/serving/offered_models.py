@@ -140,3 +140,14 @@ def default_pair(models: list[ModelInfo]) -> tuple[str, str]:
     encdec = [m for group in (preferred, models) for m in group if m.arch == "rnnencdec" and m.name != first]
     second = (encdec or [m for m in models if m.name != first] or models)[0].name
     return first, second
+
+
+def default_models(models: list[ModelInfo]) -> list[str]:
+    """What a page that compares any number of models opens with: ``default_pair``, and beside it
+    a Transformer trained the same way (a card of the same pair), when there is one."""
+    pair = list(dict.fromkeys(default_pair(models)))
+    first = next(m for m in models if m.name == pair[0])
+    same = first.card.pair if first.card else None
+    transformers = [m.name for m in models if m.has_heads and m.name not in pair and m.card and same
+                    and m.card.pair == same]
+    return pair + transformers[:1]
