@@ -5,6 +5,8 @@ themselves.
     t = search.translate("I would like a cup of coffee, please.")
     t                                                  # the translation, its heatmap, a beam summary
     t.show("beam")                                     # also "alignment", "steps", "saliency", "explanations"
+    t.show("heads")                                    # a Transformer: every layer's every head; also
+    t.show("alignment", layer=2, head=3, shifted=True) # one head, or a layer's mean (head=None)
     t.explain("integrated_gradients").shares()        # each output word's share on the source and on the prefix
     compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
     mine = from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # a tutorial's model, live
@@ -25,6 +27,7 @@ from model.explaining.explanation import METHODS, Explanation
 from model.explaining.faithfulness import Comprehensiveness, attention_check, heatmap_check, measure
 from model.explaining.methods import explain
 from model.explaining.saliency import saliency
+from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_attention
 from model.decoding.search import SearchConfig
 from model.decoding.teacher_forcing import teacher_forcing
 from model.decoding.trace import Trace
@@ -38,7 +41,7 @@ from viz.figures.heatmap import alignment_heatmap, merge_to_words
 from viz.html_report import ATTENDED, SALIENT, check_note, check_sentence, steps_table
 from viz.serving.settings import default_checkpoint_root
 
-VIEWS = ("alignment", "beam", "steps", "saliency", "explanations", "neighbours")
+VIEWS = ("alignment", "beam", "steps", "saliency", "explanations", "neighbours", "heads")
 NEIGHBOURS = 10  # training sentences listed by show("neighbours")
 _PLOTLY_SHOWN = [False]  # plotly.js goes into the first figure a kernel shows
 
@@ -94,15 +97,22 @@ class Translation:
     def _repr_html_(self) -> str:
         return self._header() + self.show("alignment").html + self._beam_summary()
 
-    def show(self, view: str = "alignment") -> HTML:
+    def show(self, view: str = "alignment", layer: Optional[int] = None, head: Optional[int] = None,
+             shifted: bool = False) -> HTML:
         """One view of this translation: ``alignment`` (attention heatmap), ``beam`` (the search
         tree), ``steps`` (a table per output piece), ``saliency`` (gradient x input),
-        ``explanations`` (the methods' source maps and how faithful each is) or
+        ``explanations`` (the methods' source maps and how faithful each is),
         ``neighbours`` (the source among the model's training sentences: docs/sentence-space.md;
-        the first call per model encodes 20,000 of them, about half a minute on 2 cores)."""
+        the first call per model encodes 20,000 of them, about half a minute on 2 cores) or, for
+        a Transformer, ``heads`` (every layer's every head). For a Transformer, ``alignment``
+        takes ``layer`` (1-based; default the one its card names), ``head`` (1-based; default
+        the mean of the layer's heads) and ``shifted`` (each word's row read where it is the
+        decoder's input)."""
         if view not in VIEWS:
             raise UnknownView(f"no view {view!r}; choose one of: {', '.join(VIEWS)}")
         trace = self.trace
+        if view == "heads" or (view == "alignment" and (layer or head or shifted)):
+            return HTML(self._heads(view == "heads", layer, head, shifted))
         if view == "neighbours":
             return HTML(self._neighbours())
         if view == "beam":
@@ -122,6 +132,28 @@ class Translation:
                         "Try <code>show(\"saliency\")</code>.</p>")
         return HTML(self._heatmap(trace.attention, f"{self.model}: attention α", f"{self.model}_attention")
                     + self._attention_check())
+
+    def _heads(self, every: bool, layer: Optional[int], head: Optional[int], shifted: bool) -> str:
+        trace = self.trace
+        if trace.cross_attention is None:
+            raise UnknownView(f"{self.model} has one attention, not layers and heads: use show(\"alignment\")")
+        cross = shifted_cross_attention(self.translator.model, trace.source_ids, trace.target_ids) if shifted \
+            else trace.cross_attention
+        layers, heads = cross.shape[:2]
+        if every:
+            return "".join(self._heatmap(reading(cross, HeadChoice(k, h, shifted)),
+                                         f"{self.model}: {HeadChoice(k, h, shifted).label()}",
+                                         f"{self.model}_layer{k + 1}_head{h + 1}")
+                           for k in range(layers) for h in range(heads))
+        default = getattr(self.translator.model, "alignment_layer", layers - 1) + 1
+        layer = default if layer is None else layer
+        if not 1 <= layer <= layers or (head is not None and not 1 <= head <= heads):
+            raise UnknownView(f"{self.model} has layers 1..{layers} of heads 1..{heads}")
+        choice = HeadChoice(layer - 1, None if head is None else head - 1, shifted)
+        matrix = reading(cross, choice)
+        check = self._check(matrix)
+        return (self._heatmap(matrix, f"{self.model}: {choice.label()}", f"{self.model}_{choice.label()}")
+                + ("" if check is None else check_note(check)))
 
     def _attention_check(self) -> str:
         """How faithful the heatmap is for this sentence (docs/explanations.md, "Under every attention heatmap")."""

@@ -67,3 +67,17 @@ def test_device_cpu_or_auto_without_cuda_decode_as_before_and_cuda_without_one_i
     with pytest.raises(SystemExit, match="2"):
         run(monkeypatch, capsys, "x\n", "--checkpoint", checkpoint, "--device", "tpu")
     assert "argument --device: invalid choice: 'tpu'" in capsys.readouterr().err
+
+
+def test_a_transformers_json_trace_carries_every_layer_and_head(tiny_checkpoints, monkeypatch, capsys, tmp_path):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")
+    code, out, _ = run(monkeypatch, capsys, "a dog runs\n", "--checkpoint", str(folder), "--json")
+    trace = json.loads(out)
+    assert code == 0 and set(trace) == KEYS | {"cross_attention"} and trace["model"] == "transformer"
+    cross = trace["cross_attention"]  # [layer][head][i][j]
+    assert len(cross) == 2 and {len(layer) for layer in cross} == {3}
+    assert all(len(head) == len(trace["target_tokens"]) and len(head[0]) == len(trace["source_tokens"])
+               for layer in cross for head in layer)
+    assert all(abs(sum(row) - 1) < 1e-4 for layer in cross for head in layer for row in head)

@@ -62,11 +62,15 @@ def test_every_view_renders_and_an_unknown_one_names_them(models):
     search, encdec = models
     t = search.translate("<b>a</b> dog", words=True)
     for view in VIEWS:
+        if view == "heads":  # a Transformer's view: an RNN says what it has instead
+            with pytest.raises(UnknownView, match="has one attention, not layers and heads"):
+                t.show(view)
+            continue
         assert t.show(view).html
     assert "<b>a</b>" not in t.show("steps").html  # user text escaped
     assert "no attention" in encdec.translate("a dog").show("alignment").html
     assert "heatmap" in encdec.translate("a dog").show("saliency").html  # RNNencdec still gets saliency
-    with pytest.raises(UnknownView, match="no view .tree.; choose one of: alignment, beam, steps, saliency, explanations, neighbours"):
+    with pytest.raises(UnknownView, match="no view .tree.; choose one of: alignment, beam, steps, saliency, explanations, neighbours, heads"):
         t.show("tree")
 
 
@@ -228,3 +232,16 @@ def test_a_translation_explains_itself_and_shows_how_faithful_each_method_is(tin
         encdec.translate("a dog runs").explain("attention")
     with pytest.raises(UnknownView, match="no method 'lime'"):
         search.translate("a dog").explain("lime")
+
+
+def test_a_transformer_shows_every_head_one_head_and_a_layer(tiny_checkpoints, tmp_path):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    t = load(save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")).translate("a dog runs")
+    every = t.show("heads").html
+    assert all(f"layer {k}, head {h}" in every for k in (1, 2) for h in (1, 2, 3))
+    assert "layer 2 (mean of heads)" in t.show("alignment", layer=2).html
+    one = t.show("alignment", layer=1, head=3, shifted=True).html
+    assert "layer 1, head 3, shifted" in one and "How faithful" in one
+    with pytest.raises(UnknownView, match="layers 1..2 of heads 1..3"):
+        t.show("alignment", layer=3)

@@ -161,3 +161,37 @@ def test_figures_drawn_by_two_threads_at_once_are_each_complete():
 def _raw(params) -> dict:
     """rcParams as stored: reading ``params["backend"]`` would resolve an automatic backend."""
     return dict(dict.items(params))
+
+
+@pytest.mark.parametrize("flags, title", [
+    (["--layer", "1"], "layer 1 (mean of heads)"),
+    (["--layer", "2", "--head", "3", "--shifted"], "layer 2, head 3, shifted"),
+    (["--heads"], "every layer and head"),
+])
+def test_the_command_draws_a_transformers_head_layer_or_every_head(tmp_path, tiny_checkpoints, capsys, flags, title):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")
+    out = tmp_path / "heads.svg"
+    assert main(["alignment", "--checkpoint", str(folder), "--text", "a dog runs", *flags, str(out)]) == 0
+    assert title in out.read_text()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--layer", "3"], "--layer must be 1..2"),
+    (["--layer", "1", "--head", "4"], "--head must be 1..3"),
+    (["--heads", "--words"], "leave out --words"),
+])
+def test_the_command_refuses_a_head_the_transformer_lacks(tmp_path, tiny_checkpoints, capsys, flags, message):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")
+    assert main(["alignment", "--checkpoint", str(folder), "--text", "a dog runs", *flags,
+                 str(tmp_path / "x.pdf")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_command_says_an_rnn_has_no_heads(tmp_path, tiny_checkpoints, capsys):
+    assert main(["alignment", "--checkpoint", str(tiny_checkpoints["rnnsearch"]), "--text", "a dog runs", "--heads",
+                 str(tmp_path / "x.pdf")]) == 2
+    assert "has one attention, not layers and heads" in capsys.readouterr().err

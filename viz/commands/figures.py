@@ -15,10 +15,12 @@ from matplotlib.figure import Figure
 from model.core.errors import UserError
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.explaining.faithfulness import attention_check
+from model.decoding.cross_attention import HeadChoice, shifted_cross_attention
+from model.decoding.cross_attention import reading as reading_of
+from model.explaining.faithfulness import attention_check, heatmap_check
 from viz.figures import print_figures
 from viz.figures.heatmap import merge_to_words
-from viz.figures.print_figures import alignment_figure, card_series, length_figure, report_series, save
+from viz.figures.print_figures import alignment_figure, card_series, heads_figure, length_figure, report_series, save
 from viz.html_report import check_sentence
 
 
@@ -30,6 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     align.add_argument("--text", required=True)
     align.add_argument("--beam", type=int, default=5)
     align.add_argument("--words", action="store_true", help="whole words instead of subword pieces")
+    align.add_argument("--layer", type=int, help="a Transformer: this decoder layer's cross-attention (1-based; "
+                                                 "the mean of its heads unless --head is given)")
+    align.add_argument("--head", type=int, help="a Transformer: this head of --layer (1-based)")
+    align.add_argument("--heads", action="store_true", help="a Transformer: every layer's every head, side by side")
+    align.add_argument("--shifted", action="store_true",
+                       help="a Transformer: read each word's row at the step where it is the decoder's input")
     align.add_argument("out")
     length = sub.add_parser("length", help="Figure 2: BLEU against sentence length")
     length.add_argument("report", nargs="?", help="a model.evaluate report folder")
@@ -38,7 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     length.add_argument("out")
     args = parser.parse_args(argv)
     try:
-        if args.figure == "alignment":
+        if args.figure == "alignment" and (args.layer or args.head or args.heads or args.shifted):
+            fig = _heads_from_checkpoint(args.checkpoint, args.text, args.beam, args.words, args.layer, args.head,
+                                         args.heads, args.shifted)
+        elif args.figure == "alignment":
             fig = _alignment_from_checkpoint(args.checkpoint, args.text, args.beam, args.words)
         elif args.card:
             series, test_set = card_series([Path(c) for c in args.card], args.test_set)
@@ -65,6 +76,36 @@ def _alignment_from_checkpoint(checkpoint: str, text: str, beam: int, words: boo
     if words:
         matrix, src, tgt = merge_to_words(matrix, src, tgt)
     return alignment_figure(matrix, src, tgt, note=note)
+
+
+def _heads_from_checkpoint(checkpoint: str, text: str, beam: int, words: bool, layer, head, every: bool,
+                           shifted: bool) -> Figure:
+    """A Transformer's cross-attention: one head, a layer's mean, or every head (``every``)."""
+    translator = Translator.from_checkpoint(checkpoint)
+    (trace,) = translator.translate([text], SearchConfig(beam=beam))
+    if trace.cross_attention is None:
+        raise ValueError(f"{checkpoint} has one attention, not layers and heads: draw it without --layer, --head, "
+                         "--heads and --shifted")
+    cross = shifted_cross_attention(translator.model, trace.source_ids, trace.target_ids) if shifted \
+        else trace.cross_attention
+    layers, heads = cross.shape[:2]
+    reading = ", shifted" if shifted else ""
+    if every:
+        if words:
+            raise ValueError("--heads draws subword pieces; leave out --words")
+        return heads_figure(cross, trace.source_tokens, trace.target_tokens, f"every layer and head{reading}")
+    if layer is None or not 1 <= layer <= layers:
+        raise ValueError(f"--layer must be 1..{layers} for this model")
+    if head is not None and not 1 <= head <= heads:
+        raise ValueError(f"--head must be 1..{heads} for this model")
+    choice = HeadChoice(layer - 1, None if head is None else head - 1, shifted)
+    matrix, src, tgt = reading_of(cross, choice), trace.source_tokens, trace.target_tokens
+    check = heatmap_check(translator.model, trace.source_ids, trace.target_ids, matrix)
+    note = "" if check is None else check_sentence(check)
+    print(note)
+    if words:
+        matrix, src, tgt = merge_to_words(matrix, src, tgt)
+    return alignment_figure(matrix, src, tgt, title=choice.label(), note=note)
 
 
 if __name__ == "__main__":

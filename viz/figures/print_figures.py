@@ -96,6 +96,47 @@ def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: S
     return fig
 
 
+def heads_figure(cross: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str = "",
+                 note: str = "") -> Figure:
+    """Every layer's every head side by side in Figure 3's look: ``cross`` (layers, heads,
+    tgt_len, src_len), a row of small matrices per layer, source words along the top row, output
+    words down the first column."""
+    cross = np.asarray(cross, dtype=float)
+    with _styled():
+        return _draw_heads(cross, src_tokens, tgt_tokens, title, note)
+
+
+def _draw_heads(cross: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str,
+                note: str) -> Figure:
+    from matplotlib.figure import Figure
+
+    layers, heads, rows, cols = cross.shape
+    cell = 0.16  # inches a cell: small multiples
+    fig = Figure(figsize=(heads * (cell * cols + 0.3) + 1.2, layers * (cell * rows + 0.3) + 1.4 + (0.3 if note else 0)))
+    axes = fig.subplots(layers, heads, squeeze=False)
+    for k in range(layers):
+        for h in range(heads):
+            ax = axes[k][h]
+            ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, cross[k, h], cmap="gray_r",
+                          vmin=0.0, vmax=1.0)
+            ax.set_xlim(-0.5, cols - 0.5)
+            ax.set_ylim(rows - 0.5, -0.5)
+            ax.set_aspect("equal")
+            ax.tick_params(length=0, labelsize=5)
+            ax.set_xticks(range(cols), [_label(t) for t in src_tokens] if k == 0 else [""] * cols, rotation=90)
+            ax.set_yticks(range(rows), [_label(t) for t in tgt_tokens] if h == 0 else [""] * rows)
+            ax.xaxis.tick_top()
+            ax.set_xlabel(f"layer {k + 1}, head {h + 1}", fontsize=6)
+            for side in ax.spines.values():
+                side.set_linewidth(0.3)
+    if title:
+        fig.suptitle(title.replace("$", r"\$"))
+    if note:
+        fig.text(0.02, 0.01, note.replace("$", r"\$"), fontsize=7, va="bottom", ha="left")
+    fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
+    return fig
+
+
 def length_figure(series: dict[str, Sequence[tuple[float, float]]], xlabel: str = "Sentence length",
                   title: str = "") -> Figure:
     """Figure 2's look: BLEU against sentence length, one black line per model, told apart by
