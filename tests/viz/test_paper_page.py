@@ -13,7 +13,8 @@ from model.decoding.translator import Translator
 from ..conftest import make_pairs, open_tab, start_app, write_corpus
 from .test_translate_page import canvas
 
-SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: alignments", "Table 1: BLEU"]
+SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: alignments", "Table 1: BLEU",
+            "What came next: the Transformer"]
 
 
 def _paper(settings):
@@ -117,3 +118,34 @@ def test_figure_3_shows_the_measured_alignment_from_the_cards(paper_root):
     heatmaps = [h for h in canvas(at, "matrix") if h["download"]["filename"].startswith("paper_fig3_")]
     checks = [c.value for c in at.caption if c.value.startswith("How faithful: removing the most-attended")]
     assert heatmaps and len(checks) == len(heatmaps)  # each of Figure 3's heatmaps says how faithful it is
+
+
+def test_what_came_next_sets_the_transformer_beside_rnnsearch_from_the_cards(paper_root, tiny_checkpoints):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    root = paper_root.checkpoints
+    folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], root / "transformer-tiny")
+    stress = [{"k": k, "items": 30 // k, "source_words": 5.5 * k, "bleu": 62 - k, "length_ratio": 1.0}
+              for k in (1, 2, 3, 4)]
+    heads = [{"model": "transformer-tiny", "method": "heads", "extraction": "target", "aer": 0.3 + 0.1 * layer
+              + 0.01 * (head or 0), "precision": 0.5, "recall": 0.5, "sentences": 9, "layer": layer, "head": head,
+              "shifted": shifted} for shifted in (False, True) for layer in (1, 2) for head in (None, 1, 2, 3)]
+    card = {"name": "transformer-tiny", "arch": "transformer", "pair": "everyday", "trained_on": "toy sentences",
+            "length_stress": {"data/test_2016_flickr": stress},
+            "alignment": {"toy-gold": {"sentences": 9, "rows": heads + [
+                {"model": "transformer-tiny", "method": "attention", "extraction": "target", "aer": 0.5,
+                 "precision": 0.5, "recall": 0.5, "sentences": 9}]}}}
+    (folder / "card.json").write_text(json.dumps(card))
+    at = AppTest.from_function(_paper, args=(paper_root,), default_timeout=120).run()
+    open_section(at, SECTIONS[4])
+    assert any("Vaswani et al." in m.value for m in at.markdown)
+    sides = [h for h in canvas(at, "matrix") if h["palette"] == "greys"]
+    assert len(sides) == 2  # the same sentence through RNNsearch and the Transformer
+    (lengths,) = canvas(at, "lines")
+    assert [line["name"] for line in lengths["lines"]] == ["rnnsearch-tiny", "rnnencdec-tiny", "transformer-tiny"]
+    (kept,) = [c.value for c in at.caption if c.value.startswith("Joining 4 test sentences")]
+    assert "rnnsearch-tiny keeps 100%" in kept and "rnnencdec-tiny 54%" in kept and "transformer-tiny 95%" in kept
+    (grid,) = [h for h in canvas(at, "matrix") if h["title"].startswith("toy-gold: AER by layer and head")]
+    assert grid["z"][0] == [0.41, 0.42, 0.43, 0.4] and grid["y_labels"] == ["layer 1", "layer 2"]
+    (said,) = [c.value for c in at.caption if c.value.startswith("On toy-gold, the best-aligning")]
+    assert "layer 1, mean of its heads (AER 0.400)" in said and "scores 0.500" in said and "attention 0.500" in said

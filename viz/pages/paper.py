@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from model.corpus.test_sets import EvalSet, join_consecutive
+from model.scoring.attention_alignment import best_head, head_grid
 from model.scoring.evaluation import STRESS_K
 from viz.figures.heatmap import alignment_matrix
 from viz.figures.length_chart import length_lines, stress_lines
@@ -28,7 +29,9 @@ from viz.serving.settings import AppSettings
 PAPER_URL = "https://arxiv.org/abs/1409.0473"
 PAPER_TITLE = "Neural Machine Translation by Jointly Learning to Align and Translate"  # a citation: not translated
 SECTIONS = {"model": N_("The model (§3, App. A)"), "figure2": N_("Figure 2: long sentences"),
-            "figure3": N_("Figure 3: alignments"), "table1": N_("Table 1: BLEU")}
+            "figure3": N_("Figure 3: alignments"), "table1": N_("Table 1: BLEU"),
+            "next": N_("What came next: the Transformer")}
+TRANSFORMER_URL = "https://arxiv.org/abs/1706.03762"
 PAPER_SENTENCES = {  # Figure 3 (a)-(d), detokenised: the English sources, and the French the figure shows
     "en": ["The agreement on the European Economic Area was signed in August 1992.",
            "It should be noted that the marine environment is the least known of environments.",
@@ -71,7 +74,8 @@ def render(settings: AppSettings) -> None:
     attention_models = [search] + [m.name for m in mine if m.has_attention and m.name != search]
     views = {"model": lambda: paper_equations.render(search, encdec, sentence, settings, attention_models),
              "figure2": lambda: figure2(search, encdec, pair, settings),
-             "figure3": lambda: figure3(search, encdec, src_lang, settings), "table1": lambda: table1(models, settings)}
+             "figure3": lambda: figure3(search, encdec, src_lang, settings), "table1": lambda: table1(models, settings),
+             "next": lambda: what_came_next(search, encdec, mine, sentence, settings)}
     tabs = widgets.tabs_ui(SECTIONS, key="paper_section")
     for (slug, view), tab in zip(views.items(), tabs):
         if tab.open is not False:
@@ -192,6 +196,104 @@ def measured_alignment(search: str, encdec: str, settings: AppSettings) -> None:
                   "measures the same over a whole test set."))
     st.page_link(nav.link("translate"), label=_("Compare the explanations of a translation"),
                  query_params={"tab": "explanations", **widgets.app_params()}, icon=":material/arrow_forward:")
+
+
+def what_came_next(search: str, encdec: str, mine: list[ModelInfo], sentence: str, settings: AppSettings) -> None:
+    """The Transformer (Vaswani et al. 2017) trained the same way: the same sentence through it
+    and RNNsearch, the length chart of all three models, and its layer x head AER grid, each with
+    sentences made from the figures shown."""
+    st.markdown(_("**What came next.** Two years later, Vaswani et al. ([arXiv 1706.03762]({url})) dropped the "
+                  "recurrence and kept the attention: in the Transformer every layer attends, the decoder's "
+                  "cross-attention is RNNsearch's soft search split into several heads, and there is one in every "
+                  "decoder layer. The Transformer offered here was trained by the same code on the same data, with "
+                  "the same recipe and number of updates as the two RNNs (its card says where it differs).")
+                .format(url=TRANSFORMER_URL))
+    first = next((m for m in mine if m.name == search), None)
+    pair = first.card.pair if first and first.card else None
+    transformers = [m for m in mine if m.has_heads]
+    transformer = next((m for m in transformers if m.card and pair and m.card.pair == pair),
+                       transformers[0] if transformers else None)
+    if transformer is None:
+        st.info(_("No Transformer of this language pair is offered on this server. Train one with the command "
+                  "below and start the app with its folder among the checkpoints."))
+        st.code("python -m model.train --preset transformer", language="bash")
+        return
+    name = transformer.name
+    st.subheader(_("One sentence, two kinds of attention"))
+    for column, model in zip(st.columns(2), (search, name)):
+        with column:
+            decoded = paper_equations.decode(model, sentence, settings)
+            trace = decoded.trace
+            st.markdown(f"**{md(model)}**")
+            st.text(trace.translation)
+            if trace.attention is not None:
+                chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens, grayscale=True),
+                         key=f"paper_next_{model}")
+                translate_views.attention_check_ui(model, decoded.translator, trace, settings, short=True)
+    layer = getattr(paper_equations.decode(name, sentence, settings).translator.model, "alignment_layer", 0) + 1
+    st.caption(_("Left, RNNsearch's α; right, the Transformer's cross-attention of layer {layer}, averaged over its "
+                 "heads (the layer its card names). The Translate page shows every layer and head of it.")
+               .format(layer=layer))
+    st.page_link(nav.link("translate"), label=_("Every layer and head on the Translate page"),
+                 query_params={**_translate_link(name, sentence, settings), **widgets.app_params()},
+                 icon=":material/arrow_forward:")
+    length_three(search, encdec, name, settings)
+    head_grid_from_card(search, name, settings)
+
+
+def length_three(search: str, encdec: str, transformer: str, settings: AppSettings) -> None:
+    """Figure 2 with the Transformer: the three models' length stress tests from their cards."""
+    st.subheader(_("Long sentences, three models"))
+    tables = {n: (_card(n, settings).length_stress if _card(n, settings) else {}) for n in (search, encdec, transformer)}
+    shared = [t for t in tables[search] if all(t in rows for rows in tables.values())]
+    if not shared:
+        st.info(_("The three models' cards share no length stress test."))
+        return
+    test_set = shared[0]
+    rows = {n: table[test_set] for n, table in tables.items()}
+    chart_ui(stress_lines(rows, _("BLEU by source length, {test_set} (from the model cards)").format(
+        test_set=ltr(test_set))), key="paper_next_lengths")
+    last_k = min(max(r.k for r in model_rows) for model_rows in rows.values())
+    kept = {n: next(r.bleu for r in model_rows if r.k == last_k) / max(next(r.bleu for r in model_rows if r.k == 1), 1e-9)
+            for n, model_rows in rows.items()}
+    st.caption(_("Joining {k} test sentences at a time, {search} keeps {a:.0%} of its BLEU on single sentences, "
+                 "{encdec} {b:.0%} and {transformer} {c:.0%}. Above 100%, joined sentences score higher than single "
+                 "ones (BLEU's brevity penalty and n-gram matches over a longer text); a fall marks a model that "
+                 "loses long inputs.").format(k=last_k, search=ltr(search), encdec=ltr(encdec),
+                                              transformer=ltr(transformer), a=kept[search], b=kept[encdec],
+                                              c=kept[transformer]))
+
+
+def head_grid_from_card(search: str, transformer: str, settings: AppSettings) -> None:
+    """The Transformer's layer x head AER grid on each gold set its card records, beside RNNsearch's."""
+    st.subheader(_("Which layer and head align?"))
+    card, search_card = _card(transformer, settings), _card(search, settings)
+    results = card.alignment if card else {}
+    if not results:
+        st.info(_("The Transformer's card holds no alignment measurement; the Alignment page measures one."))
+        return
+    for gold, result in results.items():
+        how = next((r.extraction for r in result.rows if r.method == "heads"), None)
+        if how is None:
+            continue
+        grid_aer = head_grid(result.rows, transformer, how, False)
+        heads = [_("head {head}").format(head=h + 1) for h in range(grid_aer.shape[1] - 1)] + [_("mean")]
+        layers = [_("layer {layer}").format(layer=k + 1) for k in range(grid_aer.shape[0])]
+        chart_ui(alignment_matrix(grid_aer, heads, layers, title=_("{gold}: AER by layer and head").format(
+            gold=ltr(gold)), zmax=1.0, value_name="AER"), key=f"paper_next_grid_{gold}")
+        best = best_head(result.rows, transformer, how)
+        theirs = [r.aer for r in (search_card.alignment.get(gold).rows if search_card and gold in search_card.alignment
+                                  else ()) if r.model == search and r.method == "attention" and r.extraction == how]
+        default = [r.aer for r in result.rows if r.model == transformer and r.method == "attention"
+                   and r.extraction == how]
+        which = (_("layer {layer}, head {head}").format(layer=best.layer, head=best.head) if best.head else
+                 _("layer {layer}, mean of its heads").format(layer=best.layer)) + (_(", shifted") if best.shifted
+                                                                                     else "")
+        st.caption(_("On {gold}, the best-aligning reading is {which} (AER {best:.3f}); the layer the Transformer's "
+                     "views show scores {default}, RNNsearch's attention {search}. Darker cells align worse; the "
+                     "Alignment page shows the shifted reading too.").format(
+            gold=ltr(gold), which=which, best=best.aer, default=f"{default[0]:.3f}" if default else "–",
+            search=f"{theirs[0]:.3f}" if theirs else "–"))
 
 
 def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> None:
