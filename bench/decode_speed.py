@@ -1,6 +1,7 @@
 """Decoding speed of the shipped checkpoints.
 
     python bench/decode_speed.py [--repeats 15] [--names everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr]
+    python bench/decode_speed.py --models everyday-rnnsearch-en-fr,everyday-transformer-en-fr [--rounds 4]
 
 Prints JSON lines:
 - batch: beam-5 translation of test_2016_flickr (1,000 sentences) through
@@ -13,6 +14,11 @@ Prints JSON lines:
   calls, on tensors of the same shapes and in the same order, are replayed and timed: what the
   arithmetic costs on this machine. Decodes and replays alternate, and the ratio is the median
   of each pair's, so the machine's drift reaches both alike. Their GFLOP count is printed too.
+
+``--models`` compares models (names under checkpoints/ or folders) in one process, taking turns
+round by round: the 27-word sentence decoded as the page does (beam 5, full traces; median of 5)
+and 1,000 test_2016_flickr captions decoded as the command line does (beam 5, no traces, 64 a
+batch, in-process), each model's median and its ratio to the first model's.
 """
 from __future__ import annotations
 
@@ -107,13 +113,45 @@ def products(translators: list[Translator], repeats: int) -> dict:
             "product_calls": len(found.calls), "gflop": round(found.gflop, 3), "threads": torch.get_num_threads()}
 
 
+def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> dict:
+    """``--models``: each model's interactive and batch decoding, taking turns (``alternate``)."""
+    from bench.common import alternate
+
+    translators = {folder.name: Translator.from_checkpoint(folder) for folder in folders}
+    traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
+    for tr in translators.values():
+        tr.translate(captions[:64], plain, batch_size=64)  # warm
+    works = {"interactive_traced_27_words_s": lambda name: statistics.median(
+                 seconds(lambda: translators[name].translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
+             "batch_beam5_s": lambda name: seconds(lambda: translators[name].translate(captions, plain, batch_size=64))}
+    found = alternate({name: lambda: None for name in translators}, works, rounds)
+    first = next(iter(translators))
+    return {"bench": "model_comparison", "sentences": len(captions), "rounds": rounds,
+            "threads": torch.get_num_threads(),
+            "models": {name: {"interactive_ms": round(found["interactive_traced_27_words_s"][name] * 1000, 1),
+                              "batch_sentences_per_s": round(len(captions) / found["batch_beam5_s"][name], 1),
+                              "interactive_vs_first": round(found["interactive_traced_27_words_s"][name]
+                                                            / found["interactive_traced_27_words_s"][first], 2),
+                              "batch_speed_vs_first": round(found["batch_beam5_s"][first]
+                                                            / found["batch_beam5_s"][name], 2)}
+                       for name in translators}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--names", default=NAMES, help="comma-separated checkpoint folders under checkpoints/")
     parser.add_argument("--only-products", action="store_true", help="only the decode beside its products")
+    parser.add_argument("--models", help="comma-separated names under checkpoints/ or folders: compare them in turns")
+    parser.add_argument("--rounds", type=int, default=4, help="--models: rounds of turns")
+    parser.add_argument("--sentences", type=int, default=1000, help="--models: captions decoded per batch work")
     args = parser.parse_args()
     names = args.names.split(",")
+    if args.models:
+        folders = [Path(m) if Path(m).is_dir() else CHECKPOINTS / m for m in args.models.split(",")]
+        sentences, _, origin = corpus("test_2016_flickr")
+        print(json.dumps({**model_comparison(folders, sentences[:args.sentences], args.rounds), "data": origin}))
+        return
     if args.only_products:
         print(json.dumps(products([Translator.from_checkpoint(CHECKPOINTS / n) for n in names], args.repeats)))
         return

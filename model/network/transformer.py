@@ -191,8 +191,8 @@ class DecoderCache:
 
 
 class TransformerModel(nn.Module, Decodable):
-    """Encoder-decoder Transformer sized by ``ModelConfig``: ``emb_dim`` is d_model, ``layers``
-    encoder and as many decoder layers, ``heads`` heads each, ``ff_dim`` inner units of each FFN."""
+    """Encoder-decoder Transformer sized by ``ModelConfig``: ``emb_dim`` is d_model, ``enc_layers``
+    encoder and ``dec_layers`` decoder layers, ``heads`` heads each, ``ff_dim`` inner units of each FFN."""
 
     def __init__(self, config: ModelConfig, initialise: bool = True):
         super().__init__()
@@ -204,11 +204,11 @@ class TransformerModel(nn.Module, Decodable):
         self.d_model = d
         self.encoder = nn.Module()
         self.encoder.embed = embedding(config.src_vocab_size, d, initialise)
-        self.encoder.layers = nn.ModuleList(EncoderLayer(d, h, f, config.dropout) for _ in range(config.layers))
+        self.encoder.layers = nn.ModuleList(EncoderLayer(d, h, f, config.dropout) for _ in range(config.enc_layers))
         self.encoder.norm = nn.LayerNorm(d)
         self.decoder = nn.Module()
         self.decoder.embed = embedding(config.tgt_vocab_size, d, initialise)
-        self.decoder.layers = nn.ModuleList(DecoderLayer(d, h, f, config.dropout) for _ in range(config.layers))
+        self.decoder.layers = nn.ModuleList(DecoderLayer(d, h, f, config.dropout) for _ in range(config.dec_layers))
         self.decoder.norm = nn.LayerNorm(d)
         self.decoder.W_o = TiedOutput(self.decoder.embed)
         self.dropout = Dropout(config.dropout)
@@ -233,23 +233,23 @@ class TransformerModel(nn.Module, Decodable):
     @property
     def attention_layers(self) -> int:
         """Decoder layers, each with its own cross-attention (``Step.cross_attention``'s second axis)."""
-        return self.config.layers
+        return self.config.dec_layers
 
     @property
     def alignment_layer(self) -> int:
         """0-based decoder layer whose heads' mean is ``Step.alpha`` (config: 1-based, 0 the last)."""
-        return (self.config.alignment_layer or self.config.layers) - 1
+        return (self.config.alignment_layer or self.config.dec_layers) - 1
 
     @property
     def description(self) -> ModelDescription:
         cfg = self.config
-        summary = (f"Transformer ({NORM}-norm): {cfg.layers} encoder and {cfg.layers} decoder layers, {cfg.heads} heads, "
-                   f"d_model {cfg.emb_dim}, feed-forward {cfg.ff_dim}; one attention matrix = layer "
+        summary = (f"Transformer ({NORM}-norm): {cfg.enc_layers} encoder and {cfg.dec_layers} decoder layers, "
+                   f"{cfg.heads} heads, d_model {cfg.emb_dim}, feed-forward {cfg.ff_dim}; one attention matrix = layer "
                    f"{self.alignment_layer + 1}'s mean over heads")
         differences = (
             "No recurrence: the encoder's annotations come from self-attention layers over all source words at once, "
             "with sinusoidal position encodings instead of reading order.",
-            f"Each of the {cfg.layers} decoder layers has its own cross-attention with {cfg.heads} heads: scaled "
+            f"Each of the {cfg.dec_layers} decoder layers has its own cross-attention with {cfg.heads} heads: scaled "
             "dot products softmax(q k / sqrt(d_k)) (Vaswani et al. 2017, eq. 1), not the paper's additive e_ij.",
             "There is no decoder state s_i carried from step to step: each step re-reads every word written so far "
             "(masked self-attention, kept as a cache of keys and values).",

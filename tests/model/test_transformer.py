@@ -185,8 +185,8 @@ def test_a_checkpoint_round_trip_decodes_the_same(tiny_checkpoints, tmp_path):
 @pytest.mark.parametrize("changes, message", [
     (dict(heads=4), "must divide emb_dim"),
     (dict(heads=0), "heads=0 is outside"),
-    (dict(layers=0), "layers=0 is outside"),
-    (dict(layers=10_000), "layers=10000 is outside"),
+    (dict(enc_layers=0), "enc_layers=0 is outside"),
+    (dict(dec_layers=10_000), "dec_layers=10000 is outside"),
     (dict(ff_dim=10**9), "ff_dim=1000000000 is outside"),
     (dict(alignment_layer=3), "alignment_layer=3 is outside"),
     (dict(heads=True), "heads=True"),
@@ -199,7 +199,7 @@ def test_hostile_configs_are_refused_before_allocating(changes, message):
 def test_a_config_asking_for_too_many_parameters_is_refused_on_load(tiny_checkpoints, tmp_path):
     folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")
     config = json.loads((folder / "config.json").read_text())
-    config["model"].update(emb_dim=8192, heads=8, layers=24, ff_dim=32768)
+    config["model"].update(emb_dim=8192, heads=8, enc_layers=24, dec_layers=24, ff_dim=32768)
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match="parameters, more than"):
         load_checkpoint(folder)

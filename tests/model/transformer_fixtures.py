@@ -1,4 +1,4 @@
-"""Tiny Transformers for tests: random weights, sizes all different (3 heads of width 5, 2 layers)."""
+"""Tiny Transformers for tests: random weights, sizes all different (3 heads of width 5, 3 encoder and 2 decoder layers)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from model.checkpoints.folder import load_checkpoint, save_checkpoint
 from model.core.config import ModelConfig
 from model.network.transformer import TransformerModel
 
-SIZES = dict(arch="transformer", src_vocab_size=23, tgt_vocab_size=29, emb_dim=15, heads=3, layers=2, ff_dim=7,
+SIZES = dict(arch="transformer", src_vocab_size=23, tgt_vocab_size=29, emb_dim=15, heads=3, enc_layers=3, dec_layers=2, ff_dim=7,
              dropout=0.0)
 
 
