@@ -44,9 +44,9 @@ def test_the_heatmap_follows_the_layer_and_head_picked(at, transformer_root):
     assert any("Layers and heads." in c.value for c in at.caption)
     first = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
     assert len(first) == 1 and "layer 2, mean of its heads" in first[0]["title"]  # the last layer by default
-    at.radio(key="heads_kind_transformer-tiny").set_value("one").run()
-    at.selectbox(key="heads_layer_transformer-tiny").set_value(0).run()
-    at.selectbox(key="heads_head_transformer-tiny").set_value(2).run()
+    at.radio(key="heads_kind").set_value("one").run()
+    at.selectbox(key="heads_layer").set_value(1).run()
+    at.selectbox(key="heads_head").set_value(3).run()
     assert not at.exception, at.exception
     (one,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
     assert "layer 1, head 3" in one["title"] and one["z"] != first[0]["z"]
@@ -58,16 +58,16 @@ def test_the_heatmap_follows_the_layer_and_head_picked(at, transformer_root):
 
 
 def test_every_head_of_a_layer_is_drawn_side_by_side(at):
-    at.radio(key="heads_kind_transformer-tiny").set_value("every").run()
+    at.radio(key="heads_kind").set_value("every").run()
     assert not at.exception, at.exception
     titles = [m["title"] for m in matrices(at)]
     assert [t for t in titles if t.startswith("layer 2, head")] == [f"layer 2, head {h}" for h in (1, 2, 3)]
 
 
 def test_the_shifted_reading_reads_the_next_step(at):
-    at.radio(key="heads_kind_transformer-tiny").set_value("one").run()
+    at.radio(key="heads_kind").set_value("one").run()
     plain = [m for m in matrices(at) if "transformer-tiny" in m["title"]][0]
-    at.toggle(key="heads_shifted_transformer-tiny").set_value(True).run()
+    at.toggle(key="heads_shifted").set_value(True).run()
     assert not at.exception, at.exception
     (shifted,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
     assert shifted["title"].endswith(", shifted") and len(shifted["z"]) == len(plain["z"])
@@ -146,3 +146,29 @@ def test_the_evaluate_page_scores_three_models_with_one_length_chart(transformer
     assert not at.exception, at.exception
     tables = [d.value for d in at.dataframe if "deletion (lower is better)" in d.value.columns]
     assert len(tables) == 3 and {"attention, layer 1", "attention, layer 2"} <= set(tables[2]["method"])
+
+
+@pytest.mark.parametrize("param, title", [("1.3s", "layer 1, head 3, shifted"), ("2", "layer 2, mean of its heads"),
+                                          ("0.2", "layer 2, head 2"), ("9.9", "layer 2, head 3")])
+def test_a_link_reopens_the_layer_and_head_and_the_page_writes_them_back(transformer_root, monkeypatch, param, title):
+    start_app(monkeypatch, "--checkpoints", transformer_root)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(src="a dog runs", right="transformer-tiny", heads=param)
+    at.run()
+    assert not at.exception, at.exception
+    (shown,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
+    assert shown["title"].endswith(title)
+    at.radio(key="heads_kind").set_value("every").run()
+    assert at.query_params["heads"].endswith(".all" + ("s" if param.endswith("s") else ""))
+
+
+@pytest.mark.parametrize("param", ["x", "1.0", "1.3.4", "123", "-1", "1.alls"[:3] + "x"])
+def test_a_malformed_heads_parameter_falls_back_with_a_notice(transformer_root, monkeypatch, param):
+    start_app(monkeypatch, "--checkpoints", transformer_root)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(src="a dog runs", right="transformer-tiny", heads=param)
+    at.run()
+    assert not at.exception, at.exception
+    assert any("'heads' value was not usable" in w.value for w in at.warning)
+    (shown,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
+    assert "layer 2, mean of its heads" in shown["title"]

@@ -22,7 +22,7 @@ from viz.pages.parts.examples import examples
 from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
 from viz.pages.parts.serving_ui import decode_for_page, translator_for_page
-from viz.pages.parts.url_state import View
+from viz.pages.parts.url_state import HeadsPick, View
 from viz.serving import decodes, explanations, hosting, offered_models
 from viz.serving.decodes import Decoded, Request
 from viz.serving.offered_models import ModelInfo
@@ -117,6 +117,8 @@ def apply_view(view: View, only: Optional[set] = None) -> None:
     for field, key in STATE_KEYS.items():
         if only is None or field in only:
             st.session_state[key] = getattr(view, field)
+    if only is None or "heads" in only:
+        translate_views.apply_heads(HeadsPick.from_param(view.heads) or HeadsPick())
 
 
 def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -> None:
@@ -131,7 +133,8 @@ def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -
     if first or (params and params != state.get("view_written")):
         view, notices = url_state.parse(params, pairs, defaults_for, default_pair, MAX_BEAM)
         new_pair = not first and view.pair != state.get("direction")
-        apply_view(view, None if new_pair else {f for f, key in STATE_KEYS.items() if f in params or key not in state})
+        fields = {f for f, key in (*STATE_KEYS.items(), ("heads", "heads_layer")) if f in params or key not in state}
+        apply_view(view, None if new_pair else fields)
         if first or "tab" in params:
             state["tab"] = translate_views.LABELS[view.tab]
         state.update(view_restored=True, view_notices=notices)
@@ -145,7 +148,7 @@ def current_view(tab: str) -> View:
     state = st.session_state
     return View(pair=state["direction"], src=state.get("source", ""), left=state["model_left"],
                 right=state["model_right"], beam=state["beam"], lp=round(state["lp"], 1), tab=tab,
-                step=state.get("step", 1))
+                step=state.get("step", 1), heads=translate_views.heads_pick().param())
 
 
 def share_ui(view: View, defaults: View, default_pair: str) -> None:

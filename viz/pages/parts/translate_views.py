@@ -31,7 +31,7 @@ from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
-from viz.pages.parts.url_state import TABS
+from viz.pages.parts.url_state import TABS, HeadsPick
 from viz.serving import explanations, statistical_overlay, teacher_forcing
 from viz.serving.decodes import Decoded, Request
 from viz.serving.settings import AppSettings
@@ -157,14 +157,17 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                       "into one fixed vector. See the Explanations tab for what its output depends on.")
                     .format(name=ltr(md(result.name))))
     attended = [r for r in results if r.trace.attention is not None]
-    if any(r.trace.cross_attention is not None for r in attended):
+    layered = [r for r in attended if r.trace.cross_attention is not None]
+    picked = None
+    if layered:
         st.caption(_(HEADS_HOW_TO_READ))
+        picked = heads_ui(layered)
     for column, result in zip(st.columns(max(len(attended), 1)), attended):
         with column:  # one heatmap gets the full width: long sentences stay readable
             trace = result.trace
             matrix, title = trace.attention, _("{name}: attention α").format(name=ltr(result.name))
             if trace.cross_attention is not None:
-                choice, every_head = heads_ui(result)
+                choice, every_head = choice_for(picked, result)
                 cross = heads_of(result, choice.shifted)
                 if every_head:
                     heads_grid_ui(result, cross, choice, words or overlay, gray)
@@ -195,24 +198,47 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
                                  reading(heads_of(result, choice.shifted), choice), settings)
 
 
-def heads_ui(result: Decoded) -> tuple[HeadChoice, bool]:
-    """The layer, head and reading of a model with several attentions (``Trace.cross_attention``);
-    returns the choice and whether every head of the layer is to be shown."""
+def choice_for(pick: HeadsPick, result: Decoded) -> tuple[HeadChoice, bool]:
+    """``pick`` for ``result``'s model (a layer or head it lacks: its last one): the choice, and
+    whether every head of the layer is to be shown."""
     layers, heads = result.trace.cross_attention.shape[:2]
-    default = result.translator.model.alignment_layer if hasattr(result.translator.model, "alignment_layer") \
-        else layers - 1
-    name = result.name
+    own = getattr(result.translator.model, "alignment_layer", layers - 1)
+    layer = own if pick.layer == 0 else min(pick.layer, layers) - 1
+    head = min(pick.head, heads) - 1 if pick.kind == "one" else None
+    return HeadChoice(layer, head, pick.shifted), pick.kind == "every"
+
+
+def apply_heads(pick: HeadsPick) -> None:
+    """Put ``pick`` into the picker's widgets' state (a link's view)."""
+    st.session_state.update(heads_layer=pick.layer, heads_kind=pick.kind, heads_head=pick.head,
+                            heads_shifted=pick.shifted)
+
+
+def heads_pick() -> HeadsPick:
+    """The pick the picker's widgets hold now (the default before they are drawn)."""
+    state = st.session_state
+    return HeadsPick(int(state.get("heads_layer", 0)), state.get("heads_kind", "mean"), int(state.get("heads_head", 1)),
+                     bool(state.get("heads_shifted", False)))
+
+
+def heads_ui(layered: list[Decoded]) -> HeadsPick:
+    """One picker of layer, heads and reading for every model with several attentions
+    (``Trace.cross_attention``) on the page."""
+    layers = max(r.trace.cross_attention.shape[0] for r in layered)
+    heads = max(r.trace.cross_attention.shape[1] for r in layered)
+    state = st.session_state
+    for key, top in (("heads_layer", layers), ("heads_head", heads)):  # a link may name one these models lack
+        if key in state and not 0 <= int(state[key]) <= top:
+            state[key] = min(max(int(state[key]), 1 if key == "heads_head" else 0), top)
     left, middle, right = st.columns(3)
-    layer = left.selectbox(_("Layer"), range(layers), index=default, key=f"heads_layer_{name}",
-                           format_func=lambda i: str(i + 1))
+    left.selectbox(_("Layer"), range(layers + 1), key="heads_layer",
+                   format_func=lambda i: _("the one its views show") if i == 0 else str(i))
     shown = {"mean": _("mean of the heads"), "one": _("one head"), "every": _("every head")}
-    kind = middle.radio(_("Heads"), list(shown), format_func=shown.get, key=f"heads_kind_{name}")
-    head = None
+    kind = middle.radio(_("Heads"), list(shown), format_func=shown.get, key="heads_kind")
     if kind == "one":
-        head = right.selectbox(_("Head"), range(heads), key=f"heads_head_{name}", format_func=lambda i: str(i + 1))
-    shifted = st.toggle(_("Shifted reading (the step where the word is the decoder's input)"),
-                        key=f"heads_shifted_{name}")
-    return HeadChoice(int(layer), None if head is None else int(head), shifted), kind == "every"
+        right.selectbox(_("Head"), range(1, heads + 1), key="heads_head")
+    st.toggle(_("Shifted reading (the step where the word is the decoder's input)"), key="heads_shifted")
+    return heads_pick()
 
 
 def choice_text(choice: HeadChoice) -> str:

@@ -9,8 +9,9 @@ what equals its pair's defaults so links stay short.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, fields, replace
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Optional
 from urllib.parse import urlencode
 
 from viz.i18n import _, ltr, ngettext
@@ -33,6 +34,43 @@ class View:
     lp: float  # length normalisation lambda
     tab: str  # the open tab, one of TABS
     step: int  # the step shown in the step-by-step tab (1-based)
+    heads: str = ""  # a Transformer's layer and heads in the Alignment tab: ``HeadsPick.param``; "" the default
+
+
+@dataclass(frozen=True)
+class HeadsPick:
+    """What the Alignment tab's layer and head picker asks for, for every model with several
+    attentions on the page: ``layer`` 1-based (0: each model's own default, the one its card
+    names), ``kind`` "mean" (of the layer's heads), "one" (head ``head``, 1-based) or "every"
+    (every head side by side), and the reading (``shifted``: at the step where the word is the
+    decoder's input)."""
+
+    layer: int = 0
+    kind: str = "mean"
+    head: int = 1
+    shifted: bool = False
+
+    def param(self) -> str:
+        """The link's ``heads`` value: "" for the default, else LAYER[.HEAD|.all][s], e.g. "2.3s"."""
+        if self == HeadsPick():
+            return ""
+        what = {"mean": "", "one": f".{self.head}", "every": ".all"}[self.kind]
+        return f"{self.layer}{what}{'s' if self.shifted else ''}"
+
+    @classmethod
+    def from_param(cls, text: str) -> Optional["HeadsPick"]:
+        """The pick a link's ``heads`` value names; None when it is malformed."""
+        if text == "":
+            return cls()
+        found = re.fullmatch(r"(\d{1,2})(?:\.(\d{1,2}|all))?(s?)", text)
+        if not found:
+            return None
+        layer, what, shifted = int(found[1]), found[2], bool(found[3])
+        if what is None:
+            return cls(layer, "mean", 1, shifted)
+        if what == "all":
+            return cls(layer, "every", 1, shifted)
+        return cls(layer, "one", int(what), shifted) if int(what) >= 1 else None
 
 
 def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_for: Callable[[str], View],
@@ -55,6 +93,7 @@ def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_fo
         "lp": lambda v: _number(v, float, 0.0, 2.0),
         "tab": lambda v: OLD_TABS.get(v, v) if OLD_TABS.get(v, v) in TABS else None,
         "step": lambda v: _number(v, int, 1, 10_000),
+        "heads": lambda v: v if HeadsPick.from_param(v) is not None else None,
     }
     values = {}
     for name, check in checks.items():
