@@ -1,6 +1,7 @@
 """Real-browser harness: start ``streamlit run app.py`` on a free port, drive Debian's Chromium."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -53,15 +54,15 @@ def align_dir(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def app_url(checkpoint_dir, align_dir, tmp_path_factory):
+@contextlib.contextmanager
+def served(checkpoints: Path, log: Path, *flags: str):
+    """``streamlit run app.py --checkpoints CHECKPOINTS FLAGS`` on a free port, its URL while inside."""
     port = free_port()
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
     with open(log, "wb") as handle:
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--", "--checkpoints", str(checkpoint_dir), "--align-dir", str(align_dir), "--no-warm"],
+             "--", "--checkpoints", str(checkpoints), *flags, "--no-warm"],
             cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -78,6 +79,13 @@ def app_url(checkpoint_dir, align_dir, tmp_path_factory):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def app_url(checkpoint_dir, align_dir, tmp_path_factory):
+    with served(checkpoint_dir, tmp_path_factory.mktemp("server") / "streamlit.log", "--align-dir",
+                str(align_dir)) as url:
+        yield url
 
 
 @pytest.fixture

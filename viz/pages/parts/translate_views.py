@@ -238,7 +238,19 @@ def heads_ui(layered: list[Decoded]) -> HeadsPick:
     if kind == "one":
         right.selectbox(_("Head"), range(1, heads + 1), key="heads_head")
     st.toggle(_("Shifted reading (the step where the word is the decoder's input)"), key="heads_shifted")
-    return heads_pick()
+    pick = heads_pick()
+    write_heads_param(pick.param())  # the tab reruns alone (a fragment): the page's URL update does not run
+    return pick
+
+
+def write_heads_param(value: str) -> None:
+    """Keep the URL's ``heads`` in step with the picker, as the page's own write would."""
+    written = st.session_state.setdefault("view_written", {})
+    if value:
+        st.query_params["heads"] = written["heads"] = value
+    elif "heads" in st.query_params:
+        del st.query_params["heads"]
+        written.pop("heads", None)
 
 
 def choice_text(choice: HeadChoice) -> str:
