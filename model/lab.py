@@ -1,0 +1,71 @@
+"""``python -m model.lab`` (``nmt-lab``): train RNNencdec and RNNsearch on a toy task for a time
+budget and test them by input length (model/experiments/lab_run.py).
+
+    python -m model.lab --task reverse --arch rnnsearch,rnnencdec --seconds 60 \\
+        --train-lengths 1-20 --test-lengths 1-30 --seed 1 --json
+
+Prints a table of exact-match accuracy by input length, one column per model (``--json``: one JSON
+object with the task, seed, lengths and, per model, its parameters, seconds, updates, loss curve
+and ``by_length`` {"LENGTH": {"n", "exact"}}).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from model.argtypes import run_command
+from model.experiments.lab_run import ARCHS, LabResult, LabSettings, run_lab
+from model.experiments.tasks import TASKS
+
+
+def table(result: LabResult) -> str:
+    """Exact match (%) by test length, a column per model, with each model's updates and time."""
+    archs = list(result.models)
+    lines = [f"task {result.settings.task}, trained on lengths {result.settings.train_lengths}, "
+             f"seed {result.settings.seed}",
+             "length " + "".join(f"{a:>12}" for a in archs)]
+    lengths = sorted({n for m in result.models.values() for n in m.by_length})
+    for n in lengths:
+        cells = [result.models[a].by_length.get(n) for a in archs]
+        lines.append(f"{n:>6} " + "".join(f"{c.exact * 100:11.1f}%" if c else f"{'-':>12}" for c in cells))
+    lines.append("updates " + "".join(f"{result.models[a].updates:>11}" for a in archs))
+    lines.append("seconds " + "".join(f"{result.models[a].seconds:>11.1f}" for a in archs))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.lab", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    defaults = LabSettings()
+    parser.add_argument("--task", default=defaults.task, choices=list(TASKS))
+    parser.add_argument("--arch", default=",".join(defaults.archs),
+                        help=f"comma-separated, of {', '.join(ARCHS)} (default {','.join(defaults.archs)})")
+    parser.add_argument("--seconds", type=float, default=defaults.seconds, help="training time per model")
+    parser.add_argument("--train-lengths", default=defaults.train_lengths, help="source lengths to train on, e.g. 1-20")
+    parser.add_argument("--test-lengths", default=defaults.test_lengths, help="source lengths to test on, e.g. 1-30")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--emb", type=int, default=defaults.emb, help="embedding size")
+    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="GRU units (a Transformer's d_model)")
+    parser.add_argument("--lr", type=float, default=defaults.lr, help="Adam's learning rate")
+    parser.add_argument("--everyday", type=Path, help="the everyday task's Tatoeba pair file "
+                        "(default data/tatoeba/eng-fra.tsv.gz)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    settings = LabSettings(task=args.task, archs=tuple(a for a in args.arch.split(",") if a), seconds=args.seconds,
+                           train_lengths=args.train_lengths, test_lengths=args.test_lengths, seed=args.seed,
+                           emb=args.emb, hidden=args.hidden, lr=args.lr)
+
+    def work() -> str:
+        progress = lambda arch, m: print(f"{arch}: {m.updates} updates, loss {m.curve[-1][1]:.3f}",  # noqa: E731
+                                         file=sys.stderr, flush=True) if m.updates % 200 == 0 else None
+        result = run_lab(settings, progress=progress, everyday_path=args.everyday)
+        return json.dumps(result.to_json()) if args.json else table(result)  # printed by run_command
+
+    return run_command(work)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
