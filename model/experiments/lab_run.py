@@ -193,15 +193,16 @@ def score_by_length(trained: TrainedModel, tests: dict, text_task: bool) -> dict
 
 def run_lab(settings: LabSettings, clock: Callable[[], float] = time.perf_counter,
             stop: Callable[[], bool] = lambda: False, progress: Optional[Progress] = None,
-            everyday_path: Optional[Path] = None, threads: int = 1) -> LabResult:
-    """Train every model of ``settings`` in turn, each for the same time, and test them by length."""
+            everyday_path: Optional[Path] = None, threads: Optional[int] = 1) -> LabResult:
+    """Train every model of ``settings`` in turn, each for the same time, and test them by length,
+    on ``threads`` torch threads (None: leave the process's setting alone, as a server must)."""
     train_lengths, test_lengths = settings.check()
     task = make_task(settings.task, everyday_path)
     vocabs = (TokenVocab(task.source_symbols, chars=settings.task == "dates"),
               TokenVocab(task.target_symbols, chars=settings.task == "dates"))
     tests = held_out_pairs(task, test_lengths, TEST_PER_LENGTH, settings.seed)
     previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
+    torch.set_num_threads(threads or previous)
     try:
         models = {}
         for arch in settings.archs:

@@ -140,6 +140,7 @@ def _visits():
     yield "evaluate", "evaluate", "evaluate"
     yield "alignment", "alignment", "align"
     yield "sentence space", "sentence_space", None
+    yield "lab", "lab", None
     yield "models", "models", None
 
 

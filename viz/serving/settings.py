@@ -55,6 +55,7 @@ class AppSettings:
     server_address: str = ""  # Streamlit's server.address ("" when unset): the hosting rules read it
     cache_dir: Optional[Path] = field(default_factory=default_cache_dir)  # sentence spaces on disk; None: none kept
     warm: bool = True  # build the offered models' sentence spaces in the background when the server starts
+    lab_slots: int = field(default_factory=default_decode_slots)  # Lab trainings run at once (one core each); the rest queue
 
     def __post_init__(self):
         if self.decode_slots < 1:
@@ -105,6 +106,8 @@ def parser() -> argparse.ArgumentParser:
                    help="where sentence spaces are kept between runs (default: ~/.cache/inside-attention-nmt/"
                         "sentence-spaces, or under $XDG_CACHE_HOME)")
     p.add_argument("--no-cache", action="store_true", help="keep no sentence space on disk")
+    p.add_argument("--lab-slots", type=_slots, default=None, metavar="N",
+                   help="Lab trainings run at once, one core each; the rest queue (default: one per core)")
     p.add_argument("--no-warm", action="store_true",
                    help="do not build the sentence spaces in the background at start (only on first use)")
     return p
@@ -116,7 +119,8 @@ def parse_settings(argv: Sequence[str], server_address: str = "") -> AppSettings
     SettingsError with argparse's message."""
     args, _ = parser().parse_known_args(list(argv))
     chosen = {name: value for name, value in (("checkpoints", args.checkpoints), ("decode_slots", args.decode_slots),
-                                              ("align_dir", args.align_dir), ("cache_dir", args.cache_dir))
+                                              ("align_dir", args.align_dir), ("cache_dir", args.cache_dir),
+                                              ("lab_slots", args.lab_slots))
               if value is not None}
     if args.no_cache:
         chosen["cache_dir"] = None

@@ -1,0 +1,136 @@
+"""The Lab page and the server's Lab queue: AppTest runs with a training that counts instead of
+timing, and the queue driven by a training that waits on events."""
+import threading
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from model.experiments.lab_run import LabResult, LabSettings, run_lab
+from viz.serving.lab_trainings import LabBusy, LabQueue
+
+from ..conftest import start_app
+from .test_translate_page import canvas
+
+
+def _script(settings):
+    from viz.pages import lab as lab_page
+
+    lab_page.render(settings)
+
+
+class CountingClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def counted_run(settings, **kwargs):
+    """``run_lab`` on a clock that moves a second a reading: a budget of N seconds is some N updates."""
+    return run_lab(settings, clock=CountingClock(), **kwargs)
+
+
+@pytest.fixture
+def queue(monkeypatch):
+    from viz.pages import lab as lab_page
+
+    found = LabQueue(2, runner=counted_run, lowest_priority=False)
+    monkeypatch.setattr(lab_page, "lab_queue", lambda slots: found)
+    return found
+
+
+@pytest.fixture
+def settings(checkpoint_dir, monkeypatch):
+    return start_app(monkeypatch, "--checkpoints", checkpoint_dir)
+
+
+def test_train_shows_the_loss_the_attention_and_exact_match_by_length(settings, queue):
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120)
+    at.query_params.update(task="reverse", arch="rnnsearch,rnnencdec", seconds="12", train="1-4", test="1-6",
+                           seed="3", hidden="16")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="lab_task").value == "reverse" and at.text_input(key="lab_test").value == "1-6"
+    at.button(key="lab_run").click().run()
+    assert not at.exception, at.exception
+    (job,) = queue.jobs.values()
+    assert queue.wait_for(lambda: not job.active, timeout=60) and job.state == "done"
+    at.run()
+    assert not at.exception, at.exception
+    by_length = [c for c in canvas(at, "lines") if c["title"] == "Share of test inputs output exactly right"]
+    assert len(by_length) == 1 and [line["name"] for line in by_length[0]["lines"]] == ["rnnsearch", "rnnencdec"]
+    assert [len(line["x"]) for line in by_length[0]["lines"]] == [6, 6]
+    assert any(c["title"] == "Training loss" for c in canvas(at, "lines"))
+    probes = [m for m in canvas(at, "matrix") if m["title"] == "rnnsearch: attention"]
+    assert len(probes) == 1  # RNNencdec has none
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["rnnsearch", "rnnencdec"]
+    assert at.query_params["arch"] == "rnnsearch,rnnencdec" and at.query_params["train"] == "1-4"
+
+
+def test_the_same_settings_share_one_training_and_a_second_one_waits_for_the_first(queue):
+    settings = LabSettings(archs=("rnnencdec",), seconds=3, train_lengths="1-3", test_lengths="1-3", hidden=8, emb=8)
+    a = queue.submit(settings, "student a")
+    assert queue.submit(settings, "student b") is a  # thirty students, one training
+    assert queue.wait_for(lambda: not a.active, timeout=60) and a.state == "done"
+    assert queue.submit(settings, "student c") is a  # kept: the result at once
+
+
+class GatedRunner:
+    """A training that starts, then waits for its gate: tests see the queue while trainings run."""
+
+    def __init__(self):
+        self.gates, self.started, self.lock = {}, [], threading.Lock()
+
+    def __call__(self, settings, stop, progress, threads):
+        gate = self.gates.setdefault(settings.seed, threading.Event())
+        with self.lock:
+            self.started.append(settings.seed)
+        while not gate.wait(0.01):
+            if stop():
+                break
+        return LabResult(settings, {})
+
+
+def test_the_queue_admits_in_order_and_never_more_than_its_slots():
+    runner = GatedRunner()
+    queue = LabQueue(2, runner=runner, lowest_priority=False)
+    jobs = [queue.submit(LabSettings(seed=seed), f"session {seed}") for seed in range(5)]
+    assert queue.wait_for(lambda: len(runner.started) == 2, timeout=10)
+    assert [j.state for j in jobs] == ["running", "running", "queued", "queued", "queued"]
+    assert [queue.position(j) for j in jobs] == [0, 0, 1, 2, 3]
+    runner.gates.setdefault(1, threading.Event()).set()  # the second one ends: the third starts, not the fifth
+    assert queue.wait_for(lambda: len(runner.started) == 3, timeout=10)
+    # the first two start together (in either order); the third only after one of them ended
+    assert sorted(runner.started[:2]) == [0, 1] and runner.started[2] == 2
+    assert queue.running == 2 and [queue.position(j) for j in jobs[3:]] == [1, 2]
+    queue.stop(jobs[3])  # leaving the queue: the one behind moves up
+    assert jobs[3].state == "stopped" and queue.position(jobs[4]) == 1
+    for seed in (0, 2, 4):
+        runner.gates.setdefault(seed, threading.Event()).set()
+    assert queue.wait_for(lambda: all(not j.active for j in jobs), timeout=10)
+    assert runner.started[2:] == [2, 4] and queue.running == 0
+
+
+def test_a_session_has_one_training_at_a_time_and_stop_ends_it():
+    runner = GatedRunner()
+    queue = LabQueue(1, runner=runner, lowest_priority=False)
+    first = queue.submit(LabSettings(seed=1), "me")
+    with pytest.raises(LabBusy, match="still"):
+        queue.submit(LabSettings(seed=2), "me")
+    assert queue.wait_for(lambda: runner.started == [1], timeout=10)
+    queue.stop(first)
+    assert queue.wait_for(lambda: first.state == "stopped", timeout=10)
+    assert queue.submit(LabSettings(seed=2), "me").state in ("queued", "running")
+
+
+def test_a_training_that_fails_says_why_and_frees_its_place():
+    def broken(settings, **kwargs):
+        raise RuntimeError("out of memory")
+
+    queue = LabQueue(1, runner=broken, lowest_priority=False)
+    job = queue.submit(LabSettings(seed=9), "me")
+    assert queue.wait_for(lambda: job.state == "failed", timeout=10)
+    assert "out of memory" in job.error and queue.running == 0

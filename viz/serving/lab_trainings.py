@@ -1,0 +1,193 @@
+"""The Lab's trainings on one server, shared by every session.
+
+- At most ``--lab-slots`` trainings run at once (one core each, the thread at the lowest
+  priority, so translations keep their speed); the others wait in a queue, first come first
+  served, and each session sees its place in it.
+- A session has one training at a time: asking for another while its own waits or runs is
+  refused with a reason (``LabBusy``).
+- An experiment trains once: its settings' key names it, so thirty students pressing Train on
+  the teacher's settings share one training and all see its progress and result at once.
+- Stop ends a training early; what the models learnt so far is kept and tested.
+
+``LabQueue`` takes the training function as an argument (``run_lab`` by default), so the tests
+drive it with one that waits on events instead of training.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from model.core.errors import UserError
+from model.decoding.search import SearchConfig
+from model.decoding.trace import Trace
+from model.experiments.lab_run import LabResult, LabSettings, TrainedModel, run_lab
+from model.experiments.tasks import Lengths, held_out_pairs, make_task
+
+PROBE_EVERY_S = 2.0  # seconds of training between two decodes of the probe input
+KEPT = 32  # finished experiments kept for sessions that ask for them again
+
+
+class LabBusy(UserError):
+    """A session asked for a second training while its first still waits or runs."""
+
+
+@dataclass
+class Job:
+    """One experiment on the server: its state and what its trainings have shown so far."""
+
+    key: str
+    settings: LabSettings
+    owner: str  # the session that asked for it first
+    state: str = "queued"  # queued, running, done, stopped, failed
+    models: dict = field(default_factory=dict)  # arch -> TrainedModel while training (curve, updates)
+    probes: dict = field(default_factory=dict)  # arch -> Trace of the probe input, from the latest decode
+    probe_text: str = ""  # the input decoded while training
+    result: Optional[LabResult] = None
+    error: str = ""
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    version: int = 0  # grows with every change, for pages that redraw only on news
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("queued", "running")
+
+
+Runner = Callable[..., LabResult]
+
+
+class LabQueue:
+    """The server's Lab trainings (module docstring)."""
+
+    def __init__(self, slots: int, runner: Runner = run_lab, lowest_priority: bool = True):
+        self.slots, self.runner, self.lowest_priority = max(1, slots), runner, lowest_priority
+        self.lock = threading.Condition()
+        self.jobs: "collections.OrderedDict[str, Job]" = collections.OrderedDict()
+        self.waiting: collections.deque = collections.deque()
+        self.running = 0
+
+    def submit(self, settings: LabSettings, session: str) -> Job:
+        """The experiment ``settings`` asks for: the one already waiting, running or done with the
+        same key, else a new one in the queue. LabBusy when ``session`` has another one active."""
+        settings.check()
+        key = settings.key()
+        with self.lock:
+            found = self.jobs.get(key)
+            if found is not None and found.state in ("queued", "running", "done"):
+                self.jobs.move_to_end(key)
+                return found
+            mine = [j for j in self.jobs.values() if j.owner == session and j.active]
+            if mine:
+                raise LabBusy("your training is still {state}: stop it or wait for it to end before starting "
+                              "another", state=mine[0].state)
+            job = Job(key, settings, session)
+            self.jobs[key] = job
+            self.waiting.append(job)
+            self._forget_old()
+            self._start_waiting()
+            return job
+
+    def position(self, job: Job) -> int:
+        """``job``'s place in the queue, 1 for the next to start; 0 once it is not waiting."""
+        with self.lock:
+            return self.waiting.index(job) + 1 if job in self.waiting else 0
+
+    def stop(self, job: Job) -> None:
+        """End ``job``'s training (keeping what was learnt), or take it out of the queue."""
+        with self.lock:
+            job.stop_event.set()
+            if job in self.waiting:
+                self.waiting.remove(job)
+                self._change(job, state="stopped")
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Until ``predicate()`` holds (checked at every change), at most ``timeout`` seconds."""
+        with self.lock:
+            return self.lock.wait_for(predicate, timeout)
+
+    # ---- inside
+
+    def _change(self, job: Job, **values) -> None:
+        for name, value in values.items():
+            setattr(job, name, value)
+        job.version += 1
+        self.lock.notify_all()
+
+    def _start_waiting(self) -> None:
+        while self.waiting and self.running < self.slots:
+            job = self.waiting.popleft()
+            self.running += 1
+            self._change(job, state="running")
+            threading.Thread(target=self._train, args=(job,), daemon=True, name=f"lab-{job.key}").start()
+
+    def _forget_old(self) -> None:
+        finished = [k for k, j in self.jobs.items() if not j.active]
+        for key in finished[:max(0, len(finished) - KEPT)]:
+            del self.jobs[key]
+
+    def _train(self, job: Job) -> None:
+        if self.lowest_priority:
+            try:  # this thread only: Linux gives each thread its own nice value
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            except (AttributeError, OSError):
+                pass
+        try:
+            probe = _probe_text(job.settings)
+            with self.lock:
+                job.probe_text = probe
+            last_probe = [0.0]
+
+            def progress(arch: str, trained: TrainedModel) -> None:
+                trace = None
+                if time.monotonic() - last_probe[0] >= PROBE_EVERY_S and probe:
+                    last_probe[0] = time.monotonic()
+                    trace = _decode_probe(trained, probe)
+                with self.lock:
+                    job.models[arch] = trained
+                    if trace is not None:
+                        job.probes[arch] = trace
+                    self._change(job)
+
+            result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=None)
+            with self.lock:
+                for arch, trained in result.models.items():
+                    job.models[arch] = trained
+                    job.probes[arch] = _decode_probe(trained, probe) if probe else None
+                stopped = job.stop_event.is_set()
+                self._change(job, result=result, state="stopped" if stopped else "done")
+        except Exception as exc:  # a bug in a training must not take the queue down: the job says why
+            with self.lock:
+                self._change(job, state="failed", error=f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            with self.lock:
+                self.running -= 1
+                self._start_waiting()
+                self.lock.notify_all()
+
+
+def _probe_text(settings: LabSettings) -> str:
+    """The input decoded while training: a held-out input of the middle training length."""
+    lengths = Lengths.parse(settings.train_lengths)
+    task = make_task(settings.task) if settings.task != "everyday" else None
+    if task is None:
+        return ""
+    middle = Lengths((lengths.low + lengths.high) // 2, lengths.high)
+    found = held_out_pairs(task, middle, 1, settings.seed + 100)
+    pairs = next((p for p in found.values() if p), [])
+    if not pairs:
+        return ""
+    tokens = pairs[0][0]
+    return "".join(" " if t == "▁" else t for t in tokens) if settings.task == "dates" else " ".join(tokens)
+
+
+def _decode_probe(trained: TrainedModel, text: str) -> Optional[Trace]:
+    """The probe input's greedy decode with its attention, the model left as it was found."""
+    model = trained.translator.model
+    training = model.training
+    try:
+        return trained.translator.translate([text], SearchConfig(beam=1, topk=1))[0]
+    finally:
+        model.train(training)
