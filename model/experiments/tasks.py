@@ -177,7 +177,7 @@ class Dates(Task):
         return None
 
     def lengths_made(self, lengths):
-        return [n for n in lengths.values() if 8 <= n <= 28]  # "1 May 1958" .. "the 23rd of September 1958"
+        return [n for n in lengths.values() if 10 <= n <= 26]  # "1 May 1958" .. "the 30th of September 1958"
 
 
 class Everyday(Task):
