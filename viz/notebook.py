@@ -11,6 +11,8 @@ themselves.
     compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
     mine = from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # a tutorial's model, live
     mine.teacher_forcing("Je suis content.", "I am happy.")   # its choices given the reference, and its own
+    models = lab("reverse", seconds=60)                # train both models on a toy task (docs/lab.md)
+    models["rnnsearch"].translate("3 14 15 9 26")      # every view of a model you just trained
 
 Figures are plotly; the first one shown in a kernel embeds plotly.js, so notebooks work offline.
 """
@@ -278,6 +280,7 @@ class Model:
     translator: Translator
     folder: Optional[Path] = None
     tutorial: Optional[TutorialImport] = None  # what from_tutorial read from the notebook's objects
+    lab: Optional[object] = None  # a Lab model's training and test record (model/experiments/lab_run.py · TrainedModel)
 
     def teacher_forcing(self, text: str, reference: str) -> HTML:
         """What the model predicts given ``reference``'s prefix (teacher forcing, as in training)
@@ -328,6 +331,20 @@ def load(name_or_path: str | Path) -> Model:
         path = default_checkpoint_root() / str(name_or_path)
     translator = Translator.from_checkpoint(path)
     return Model(path.name, translator, path)
+
+
+def lab(task: str = "reverse", archs: Sequence[str] = ("rnnsearch", "rnnencdec"), seconds: float = 60.0,
+        train_lengths: str = "1-20", test_lengths: str = "1-30", seed: int = 1, **sizes) -> dict[str, Model]:
+    """A Lab experiment (docs/lab.md): each of ``archs`` trained on ``task`` for ``seconds`` on one
+    thread, tested by input length; {arch: Model} whose ``translate(...)`` show themselves, each with
+    its ``lab`` record (updates, loss curve, exact match by length: ``model.lab.by_length``).
+    ``sizes``: ``emb``, ``hidden``, ``lr``."""
+    from model.experiments.lab_run import LabSettings, run_lab
+
+    result = run_lab(LabSettings(task=task, archs=tuple(archs), seconds=float(seconds), train_lengths=train_lengths,
+                                 test_lengths=test_lengths, seed=seed, **sizes))
+    return {arch: Model(f"lab-{task}-{arch}", trained.translator, None, lab=trained)
+            for arch, trained in result.models.items()}
 
 
 def from_tutorial(kind: str, *objects, name: str = "") -> Model:

@@ -245,3 +245,16 @@ def test_a_transformer_shows_every_head_one_head_and_a_layer(tiny_checkpoints, t
     assert "layer 1, head 3, shifted" in one and "How faithful" in one
     with pytest.raises(UnknownView, match="layers 1..2 of heads 1..3"):
         t.show("alignment", layer=3)
+
+
+def test_a_lab_experiment_returns_models_that_show_themselves():
+    from viz.notebook import lab
+
+    models = lab("copy", archs=("rnnsearch", "rnnencdec"), seconds=0.3, train_lengths="1-3", test_lengths="2-4",
+                 hidden=8, emb=6)
+    assert list(models) == ["rnnsearch", "rnnencdec"]
+    for arch, model in models.items():
+        assert model.lab.updates >= 1 and sorted(model.lab.by_length) == [2, 3, 4]
+        t = model.translate("3 14 7")
+        assert t.trace.source_tokens == ["3", "14", "7"] and t._repr_html_()
+    assert "heatmap" in models["rnnsearch"].translate("3 14").show("alignment").html

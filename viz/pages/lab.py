@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from model.experiments.lab_run import ARCHS, LabSettings
-from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths
+from model.decoding.search import SearchConfig
+from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths, held_out_pairs, make_task
 from viz.figures.heatmap import alignment_matrix
 from viz.figures.lines import Line, LinesFigure
 from viz.i18n import N_, _, ltr
@@ -220,6 +221,40 @@ def results_ui(job: Job) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="lab_table")
     if job.state == "stopped":
         st.caption(_("Stopped early: these are the models as they were when Stop was pressed."))
+    examples_ui(job)
+
+
+def examples_ui(job: Job) -> None:
+    """Each model's attention on the shortest and the longest test input."""
+    result = job.result
+    kept = st.session_state.setdefault("lab_examples", {})
+    if job.key not in kept:
+        kept.clear()  # one experiment's at a time
+        kept[job.key] = {arch: m.translator.translate(example_texts(result.settings), SearchConfig(beam=1, topk=1))
+                         for arch, m in result.models.items()}
+    st.subheader(_("Attention on the shortest and the longest test input"))
+    for arch, traces in kept[job.key].items():
+        for column, trace in zip(st.columns(len(traces)), traces):
+            with column:
+                st.text(f"{arch}: {trace.translation}")
+                if trace.attention is not None:
+                    chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,
+                                              title=_("{arch}: attention").format(arch=arch), grayscale=True),
+                             key=f"lab_example_{arch}_{len(trace.source_tokens)}")
+
+
+def example_texts(settings: LabSettings) -> list[str]:
+    """A held-out input of the shortest and one of the longest test length (as typed text)."""
+    if settings.task == "everyday":
+        return []
+    task, lengths = make_task(settings.task), Lengths.parse(settings.test_lengths)
+    made = task.lengths_made(lengths)
+    texts = []
+    for n in dict.fromkeys((made[0], made[-1])) if made else ():
+        pairs = held_out_pairs(task, Lengths(n, n), 1, settings.seed + 200).get(n) or []
+        for source, _target in pairs[:1]:
+            texts.append("".join(" " if t == "▁" else t for t in source) if settings.task == "dates" else " ".join(source))
+    return texts
 
 
 def _mean_exact(model, lengths: str) -> float:
