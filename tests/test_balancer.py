@@ -52,3 +52,56 @@ def test_sessions_are_pinned_by_a_cookie_that_every_server_line_sets():
 ])
 def test_the_replica_report_counts_sessions_per_server_and_moves(served, expected):
     assert replica_report(served) == expected
+
+
+@needs_haproxy
+def test_a_dead_servers_sessions_go_to_a_live_one(tmp_path):
+    """deploy/haproxy.cfg's redispatch: a browser whose cookie names a process that died is answered
+    by another one, on its very next request (two stand-in servers answering the health check)."""
+    import os
+    import signal
+    import socket
+    import sys
+    import time
+    import urllib.request
+
+    def free_port() -> int:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+
+    (tmp_path / "_stcore").mkdir()
+    (tmp_path / "_stcore" / "health").write_text("ok")
+    ports = [free_port(), free_port()]
+    servers = [subprocess.Popen([sys.executable, "-m", "http.server", str(p), "--bind", "127.0.0.1"], cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for p in ports]
+    front = free_port()
+    (tmp_path / "haproxy.cfg").write_text(balancer_config(BALANCER_CONFIG.read_text(), front, ports))
+    balancer = subprocess.Popen(["haproxy", "-db", "-f", str(tmp_path / "haproxy.cfg")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+
+    def served_by(cookie: str) -> str:
+        request = urllib.request.Request(f"http://127.0.0.1:{front}/_stcore/health",
+                                         headers={"Cookie": f"NMT_SERVER={cookie}"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.headers["X-Served-By"]
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # until both stand-ins answer through the balancer
+            try:
+                if {served_by("app1"), served_by("app2")} == {"app1", "app2"}:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the balancer did not start"
+            time.sleep(0.2)
+        os.kill(servers[0].pid, signal.SIGKILL)
+        servers[0].wait(timeout=10)
+        assert served_by("app1") == "app2"  # at once: redispatched, no error
+        assert served_by("app2") == "app2"
+    finally:
+        balancer.terminate()
+        for server in servers:
+            server.kill()
+        balancer.wait(timeout=20)

@@ -108,7 +108,10 @@ def on_screen(at):
         if kind == "plotly_chart":
             shown.extend(_chart_text(proto.spec))
         elif kind == "bidi_component" and proto.json:
-            shown.extend(_canvas_text(proto.json))
+            from viz.pages.parts.canvas_charts import NAME
+
+            if proto.component_name == NAME:  # the charts; the app's other components show no text
+                shown.extend(_canvas_text(proto.json))
         elif kind == "arrow_data_frame" or kind == "dataframe":
             shown.extend(("title", str(c)) for c in node.value.columns)
         elif kind in ("text", "code", "json", "exception") or str(getattr(proto, "body", "")).startswith("<style>"):

@@ -17,7 +17,7 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
 from model.core.errors import DataError, UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
-from viz.pages.parts import first_paint, nav, translate_views, url_state, widgets
+from viz.pages.parts import first_paint, nav, translate_views, typed_text, url_state, widgets
 from viz.pages.parts.examples import examples
 from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
@@ -55,6 +55,9 @@ def render(settings: AppSettings) -> None:
     search = widgets.search_settings_ui()
     source_lang = pair.split("-")[0]
     text = source_ui(source_lang)
+    # the view into the URL now, before any decode: a server that dies while translating leaves the
+    # new sentence and settings in the link the page reconnects with (typed_text.py covers typing)
+    write_url(url_state.to_params(current_view(translate_views.tab_slug()), defaults_for(pair), default_pair))
     if not text.strip():
         english_name = LANGUAGES.get(source_lang, source_lang)  # "an English", "a French": the article follows it
         prompt = (_("Type an {language} sentence above (or pick an example) to translate it.")
@@ -66,6 +69,8 @@ def render(settings: AppSettings) -> None:
     if results is None:
         return
     outputs_ui(results, settings)
+    # after the translations: a run that dies before showing them leaves the typed text pending
+    typed_text.keep_in_url("source", "src", url_state.MAX_PARAM_CHARS)
     if not first_paint.ready():  # a new visitor: the text box and translations first, the tabs next run
         first_paint.hold_ui()
         return

@@ -98,6 +98,12 @@ HEADS_HOW_TO_READ = N_(
 ALONE = ("alignment", "beam", "whatif", "explanations", "teacher")
 
 
+def tab_slug() -> str:
+    """The open tab's slug, from the tabs' state (a label, English or in the page's language)."""
+    shown = st.session_state.get("tab")
+    return next((slug for slug, label in LABELS.items() if shown in (label, _(label))), "alignment")
+
+
 def render(results: list[Decoded], text: str, search: SearchConfig, settings: AppSettings) -> str:
     """Draw the tabs and run the open one (``search``: the decoding the results used); returns
     its slug (for the URL)."""
