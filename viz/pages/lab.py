@@ -195,13 +195,17 @@ def probes_ui(job: Job) -> None:
     st.markdown(_("**One held-out input:** {text}").format(text=ltr(job.probe_text)))
     for column, (arch, trace) in zip(st.columns(len(shown)), shown):
         with column:
-            st.text(f"{arch}: {trace.translation}")
-            if trace.attention is not None:
-                chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,
-                                          title=_("{arch}: attention").format(arch=arch), grayscale=True),
-                         key=f"lab_probe_{arch}")
-            else:
-                st.caption(_("{arch} has no attention: it reads the input as one fixed vector.").format(arch=arch))
+            decode_ui(arch, trace, f"lab_probe_{arch}")
+
+
+def decode_ui(arch: str, trace, key: str) -> None:
+    """One decode of a Lab model: its output and, with attention, its heatmap."""
+    st.text(f"{arch}: {trace.translation}")
+    if trace.attention is not None:
+        chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,
+                                  title=_("{arch}: attention").format(arch=arch), grayscale=True), key=key)
+    else:
+        st.caption(_("{arch} has no attention: it reads the input as one fixed vector.").format(arch=arch))
 
 
 def results_ui(job: Job) -> None:
@@ -236,11 +240,7 @@ def examples_ui(job: Job) -> None:
     for arch, traces in kept[job.key].items():
         for column, trace in zip(st.columns(len(traces)), traces):
             with column:
-                st.text(f"{arch}: {trace.translation}")
-                if trace.attention is not None:
-                    chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,
-                                              title=_("{arch}: attention").format(arch=arch), grayscale=True),
-                             key=f"lab_example_{arch}_{len(trace.source_tokens)}")
+                decode_ui(arch, trace, f"lab_example_{arch}_{len(trace.source_tokens)}")
 
 
 def example_texts(settings: LabSettings) -> list[str]:
