@@ -37,7 +37,7 @@ def queue(monkeypatch):
     from viz.pages import lab as lab_page
 
     found = LabQueue(2, runner=counted_run, lowest_priority=False)
-    monkeypatch.setattr(lab_page, "lab_queue", lambda slots: found)
+    monkeypatch.setattr(lab_page, "lab_queue", lambda slots, everyday: found)
     return found
 
 
@@ -86,7 +86,7 @@ class GatedRunner:
     def __init__(self):
         self.gates, self.started, self.lock = {}, [], threading.Lock()
 
-    def __call__(self, settings, stop, progress, threads):
+    def __call__(self, settings, stop, progress, threads, everyday_path):
         gate = self.gates.setdefault(settings.seed, threading.Event())
         with self.lock:
             self.started.append(settings.seed)
@@ -136,3 +136,17 @@ def test_a_training_that_fails_says_why_and_frees_its_place():
     job = queue.submit(LabSettings(seed=9), "me")
     assert queue.wait_for(lambda: job.state == "failed", timeout=10)
     assert "out of memory" in job.error and queue.running == 0
+
+
+def test_the_everyday_task_reads_the_tatoeba_file_an_offered_model_trained_on(tmp_path):
+    from model.core.config import CorpusSpec, TrainConfig
+    from viz.serving.lab_trainings import everyday_file
+    from viz.serving.offered_models import ModelInfo
+
+    pairs = tmp_path / "data" / "tatoeba" / "eng-fra.tsv"
+    pairs.parent.mkdir(parents=True)
+    pairs.write_text("Hello.\tBonjour.\n")
+    trained = TrainConfig(corpora=[CorpusSpec("multi30k", "data/multi30k"), CorpusSpec("tatoeba", "data/tatoeba/eng-fra.tsv")])
+    model = ModelInfo("m", "rnnsearch", "additive", "en", "fr", trained, None)
+    assert everyday_file([model], tmp_path) == pairs
+    assert everyday_file([ModelInfo("n", "rnnsearch", "additive", "en", "fr", None, None)], tmp_path) is None

@@ -8,6 +8,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 import streamlit as st
@@ -20,7 +22,9 @@ from viz.figures.lines import Line, LinesFigure
 from viz.i18n import N_, _, ltr
 from viz.pages.parts import widgets
 from viz.pages.parts.canvas_charts import chart_ui
-from viz.serving.lab_trainings import Job, LabBusy, LabQueue
+from viz.serving import offered_models
+from viz.serving.lab_trainings import Job, LabBusy, LabQueue, everyday_file
+from viz.serving.settings import REPO
 from viz.serving.settings import AppSettings
 from viz.serving.shared_cache import shared
 
@@ -44,9 +48,9 @@ def page(settings: AppSettings) -> st.Page:
 
 
 @shared(max_entries=1)
-def lab_queue(slots: int) -> LabQueue:
-    """The server's one queue of Lab trainings."""
-    return LabQueue(slots)
+def lab_queue(slots: int, everyday: Optional[Path]) -> LabQueue:
+    """The server's one queue of Lab trainings (``everyday``: the Tatoeba file, if any)."""
+    return LabQueue(slots, everyday_path=everyday)
 
 
 def session_id() -> str:
@@ -62,7 +66,7 @@ def render(settings: AppSettings) -> None:
     chosen = settings_ui()
     if chosen is None:
         return
-    queue = lab_queue(settings.lab_slots)
+    queue = lab_queue(settings.lab_slots, everyday_file(offered_models.offered(settings), REPO))
     if st.button(_("Train"), type="primary", key="lab_run"):
         try:
             job = queue.submit(chosen, session_id())

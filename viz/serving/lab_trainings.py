@@ -19,9 +19,11 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Optional
 
 from model.core.errors import UserError
+from model.corpus.corpora import corpus_specs, located_spec
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.experiments.lab_run import LabResult, LabSettings, TrainedModel, run_lab
@@ -62,8 +64,11 @@ Runner = Callable[..., LabResult]
 class LabQueue:
     """The server's Lab trainings (module docstring)."""
 
-    def __init__(self, slots: int, runner: Runner = run_lab, lowest_priority: bool = True):
+    def __init__(self, slots: int, runner: Runner = run_lab, lowest_priority: bool = True,
+                 everyday_path: Optional[Path] = None):
+        """``everyday_path``: the Tatoeba pair file the everyday task reads (``everyday_file``)."""
         self.slots, self.runner, self.lowest_priority = max(1, slots), runner, lowest_priority
+        self.everyday_path = everyday_path
         self.lock = threading.Condition()
         self.jobs: "collections.OrderedDict[str, Job]" = collections.OrderedDict()
         self.waiting: collections.deque = collections.deque()
@@ -151,7 +156,8 @@ class LabQueue:
                         job.probes[arch] = trace
                     self._change(job)
 
-            result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=None)
+            result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=None,
+                                 everyday_path=self.everyday_path)
             with self.lock:
                 for arch, trained in result.models.items():
                     job.models[arch] = trained
@@ -166,6 +172,18 @@ class LabQueue:
                 self.running -= 1
                 self._start_waiting()
                 self.lock.notify_all()
+
+
+def everyday_file(models: list, root: Path) -> Optional[Path]:
+    """The Tatoeba pair file one of the offered ``models`` (``ModelInfo``) trained on, where it
+    is on this machine (``locate_corpus`` from ``root``), or None."""
+    for model in models:
+        for spec in corpus_specs(model.train) if model.train is not None else ():
+            if spec.name == "tatoeba":
+                found = Path(located_spec(spec, root).path)
+                if found.is_file():
+                    return found
+    return None
 
 
 def _probe_text(settings: LabSettings) -> str:
