@@ -4,10 +4,24 @@ how a command ends (``run_command``)."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from typing import Callable, Optional
 
 from model.core.errors import UserError
+
+
+def stop_on_sigterm() -> None:
+    """End the command on SIGTERM (a server shutting down, ``kill``) as on an error: Python unwinds,
+    so files being written are finished or removed (their ``finally`` blocks run), and the process
+    exits with status 143 after one ``stopped:`` line on stderr. Main thread only."""
+    def stop(signum, frame):
+        print("stopped: SIGTERM", file=sys.stderr, flush=True)
+        raise SystemExit(128 + signal.SIGTERM)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
 
 
 def run_command(work: Callable[[], str]) -> int:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from model.argtypes import int_range
+from model.argtypes import int_range, stop_on_sigterm
 from model.core.errors import UserError
 from model.corpus.test_sets import MAX_LINES, eval_set_from_files, join_consecutive
 from model.explaining.attention_ablation import ABLATIONS
@@ -38,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also decode each attention model with its weights replaced, compared with it: "
                              f"comma-separated, of {', '.join(ABLATIONS)}, or all")
     args = parser.parse_args(argv)
+    stop_on_sigterm()
     ablations = list(ABLATIONS) if args.ablate == "all" else [a for a in args.ablate.split(",") if a]
     unknown = [a for a in ablations if a not in ABLATIONS]
     if unknown:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
+import os
 import dataclasses
 import json
 import time
@@ -198,15 +200,28 @@ def write_report(out_dir: Path, test: EvalSet, runs: Sequence[ModelRun], scores:
     written = []
     for run in runs:
         path = out_dir / f"hyps.{run.name}.txt"
-        path.write_text("\n".join(run.hyps) + "\n", encoding="utf-8")
+        write_whole(path, "\n".join(run.hyps) + "\n")
         written.append(path)
     rows = sentence_rows(test, runs)
-    with open(out_dir / "sentences.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    (out_dir / "scores.json").write_text(json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_whole(out_dir / "sentences.csv", table.getvalue())
+    write_whole(out_dir / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
     return written + [out_dir / "sentences.csv", out_dir / "scores.json"]
+
+
+def write_whole(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file renamed over it: a process stopped while
+    writing (SIGTERM, a full disk) leaves the old file or none, never half of one."""
+    temporary = path.with_name(f".{path.name}.part")
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def write_stress(out_dir: Path, test: EvalSet, translators: Sequence[Translator], runs: Sequence[ModelRun],
@@ -216,7 +231,7 @@ def write_stress(out_dir: Path, test: EvalSet, translators: Sequence[Translator]
     for k in (k for k in STRESS_K[1:] if len(test.src) >= k):  # a k longer than the test set has no items
         by_k[k] = [run_model(t, join_consecutive(test, k), cfg) for t in translators]
     rows, summary = stress_report(test, by_k, width)
-    (out_dir / "stress.json").write_text(json.dumps({"bleu_by_length": rows, "summary": summary}, indent=2) + "\n")
+    write_whole(out_dir / "stress.json", json.dumps({"bleu_by_length": rows, "summary": summary}, indent=2) + "\n")
     return [out_dir / "stress.json"]
 
 

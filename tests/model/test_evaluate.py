@@ -200,3 +200,30 @@ def test_outputs_whose_resamples_sacrebleu_cannot_average_keep_their_scores():
     scores = with_interval(hyps, refs, n_bootstrap=1000)
     assert scores["sentences"] == 4 and scores["chrf"] >= 0 and scores["bleu"] == 0.0
     assert scores["chrf_ci95"] is None or scores["chrf_ci95"] >= 0
+
+
+def test_sigterm_during_an_evaluation_ends_it_cleanly_with_nothing_half_written(tiny_checkpoints, tmp_path):
+    """A child evaluation stopped by SIGTERM while it decodes the length stress test (after its
+    report's files are written): exit status 143, one line saying so, the report's files whole,
+    no stress.json and no temporary file."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import make_pairs
+
+    pairs = make_pairs(300, seed=11)
+    (tmp_path / "test.en").write_text("\n".join(p[0] for p in pairs) + "\n")
+    (tmp_path / "test.fr").write_text("\n".join(p[1] for p in pairs) + "\n")
+    out = tmp_path / "report"
+    child = subprocess.Popen([sys.executable, "-m", "model.evaluate", "--src", str(tmp_path / "test.en"),
+                              "--ref", str(tmp_path / "test.fr"), "--checkpoint", str(tiny_checkpoints["rnnsearch"]),
+                              "--out", str(out), "--stress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in child.stdout:  # the report is written; the stress test's decoding starts
+        if line.startswith("wrote") and line.rstrip().endswith("scores.json"):
+            break
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 143 and "stopped: SIGTERM" in err and "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == ["hyps.best.txt", "scores.json", "sentences.csv"]
+    assert json.loads((out / "scores.json").read_text())["models"]["best"]["bleu"] >= 0

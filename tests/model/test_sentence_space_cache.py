@@ -205,3 +205,22 @@ def subprocess_done():
     import subprocess
 
     return subprocess.CompletedProcess(args=[], returncode=0, stdout="", stderr="")
+
+
+@pytest.mark.parametrize("failure", [PermissionError(13, "Permission denied"), OSError(28, "No space left on device")])
+def test_a_cache_folder_that_cannot_be_written_still_gives_the_space_and_says_why(failure, spaces, tmp_path,
+                                                                                  monkeypatch):
+    """An unwritable or full cache folder: the space is built and served from memory, the note
+    says why, and no half-written file is left in the folder."""
+    notes = []
+    cache = SpaceCache(tmp_path, notes=notes.append)
+
+    def failing_savez(handle, **arrays):
+        handle.write(b"PK\x03\x04 half a file")  # the write fails part way
+        raise failure
+
+    monkeypatch.setattr(cache_module.np, "savez", failing_savez)
+    found = cache.get_or_build("b" * 64, lambda: spaces["rnnsearch"])
+    assert same(found, spaces["rnnsearch"])
+    assert len(notes) == 1 and notes[0].startswith(f"could not keep the space in {tmp_path}") and failure.strerror in notes[0]
+    assert list(tmp_path.iterdir()) == []  # the temporary file is gone
