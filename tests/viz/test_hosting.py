@@ -192,3 +192,27 @@ def test_pages_name_no_server_path_in_production(tmp_path, monkeypatch, page, se
     assert at.error  # the problem is still reported
     for text in page_texts(at):
         assert str(tmp_path) not in text and "config.json:" not in text
+
+
+def test_a_checkpoint_replaced_or_removed_while_served(tiny_checkpoints, tmp_path):
+    """A folder replaced under the server is read again and its old translations are not served;
+    a folder removed gets its one clear error; the listing follows the folder."""
+    from model.core.errors import CheckpointError
+    from model.decoding.search import SearchConfig
+    from viz.serving.decodes import Request, shared_decodes
+
+    root = tmp_path / "root"
+    shutil.copytree(tiny_checkpoints["rnnsearch"], root / "mine")
+    settings = AppSettings(checkpoints=root, warm=False)
+    request = Request("mine", "a dog runs in the park", SearchConfig(beam=2))
+    assert load_translator("mine", settings).arch == "rnnsearch"
+    assert shared_decodes([request], settings)[0].trace.model == "rnnsearch"
+    shutil.rmtree(root / "mine")
+    shutil.copytree(tiny_checkpoints["rnnencdec"], root / "mine")  # replaced while served
+    os.utime(root / "mine" / "model.safetensors")  # as a new file would be: a new modification time
+    assert load_translator("mine", settings).arch == "rnnencdec"
+    assert shared_decodes([request], settings)[0].trace.model == "rnnencdec"  # not the stored rnnsearch decode
+    shutil.rmtree(root / "mine")  # removed while served
+    with pytest.raises(CheckpointError, match="mine"):
+        load_translator("mine", settings)
+    assert offered_models.list_checkpoints(settings) == []

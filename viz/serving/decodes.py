@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -65,14 +66,38 @@ def load_translator(name: str, settings: AppSettings) -> Translator:
 
 
 def _checkpoint(name: str, settings: AppSettings) -> tuple[Path, Translator]:
-    """The folder ``name`` resolves to and its shared Translator under ``name`` (``load_translator``)."""
+    """The folder ``name`` resolves to and its shared Translator under ``name`` (``load_translator``).
+    A folder replaced since it was last read is read again, and what was decoded with its old
+    model is forgotten; a folder removed raises its CheckpointError."""
     path = resolve_checkpoint(name, settings)
-    return path, _named(_translator_of_folder(path), name)
+    stamp = folder_stamp(path)
+    with _STAMPS_LOCK:
+        seen = _STAMPS.get(path)
+        _STAMPS[path] = stamp
+    if seen is not None and seen != stamp:
+        result_store(TRANSLATIONS).discard(lambda request: request.name == name)
+    return path, _named(_translator_of_folder(path, stamp), name)
+
+
+_STAMPS: dict = {}  # folder -> its stamp when last read
+_STAMPS_LOCK = threading.Lock()
+
+
+def folder_stamp(path: Path) -> tuple:
+    """What changes when a checkpoint folder's model is replaced: its config's and weights' modification
+    times and sizes (None for a file that is missing)."""
+    def stat(name: str):
+        try:
+            found = (path / name).stat()
+            return found.st_mtime_ns, found.st_size
+        except OSError:
+            return None
+    return stat("config.json"), stat("model.safetensors")
 
 
 @shared(max_entries=16)
-def _translator_of_folder(path: Path) -> Translator:
-    """One shared, read-only Translator per checkpoint folder and process."""
+def _translator_of_folder(path: Path, stamp: tuple = ()) -> Translator:
+    """One shared, read-only Translator per checkpoint folder (as ``stamp`` finds it) and process."""
     return Translator.from_checkpoint(path)
 
 
@@ -261,7 +286,7 @@ def _decode_and_store(path: Path, requests: list[Request]) -> list[Decoded]:
 def decode_batch(path: Path, requests: list[Request]) -> list[Decoded]:
     """One decode of ``requests`` (one model's, with equal search settings, attend and prefix
     kind) as a single batch; each Decoded carries the batch's decoding time."""
-    translator, first = _translator_of_folder(path), requests[0]
+    translator, first = _translator_of_folder(path, folder_stamp(path)), requests[0]
     start = time.perf_counter()
     traces = translator.translate([r.text for r in requests], first.search, batch_size=len(requests),
                                   prefixes=None if first.prefix is None else [list(r.prefix) for r in requests],

@@ -36,6 +36,12 @@ class ResultStore:
         with self._lock:
             return list(self._items.items())
 
+    def discard(self, drop: Callable[[Hashable], bool]) -> None:
+        """Forget every result whose key ``drop`` is true of (results of a model replaced since)."""
+        with self._lock:
+            for key in [k for k in self._items if drop(k)]:
+                del self._items[key]
+
     def put(self, key: Hashable, value) -> None:
         with self._lock:
             self._items[key] = value
