@@ -260,3 +260,24 @@ def test_a_test_set_through_the_batchers_equals_its_decode_alone(app_env, monkey
     for ours, theirs in zip(traces, alone):
         assert_same(ours.to_json(), theirs.to_json())
     assert traces[3].translation == "" and len(store._items) == stored
+
+
+def test_a_session_stopped_in_the_middle_of_its_batch_leaves_the_others_to_finish():
+    """The session leading a batch of two stops while the batch decodes (its user left): the other
+    request goes back to the line and is decoded, not failed."""
+    class StopsOnce(Held):
+        def __call__(self, items):
+            if len(self.calls) == 1:  # the second batch: its leader's session stops in the middle
+                self.calls.append(tuple(items))
+                raise Stopped
+            return super().__call__(items)
+
+    run = StopsOnce()
+    batcher = Batcher(run)
+    results, threads = queue_behind_a_held_batch(batcher, run, ["x", "a", "b"])
+    finish(run, threads)
+    stopped = [item for item in "ab" if isinstance(results[item], Stopped)]
+    assert len(stopped) == 1 and results["x"] == "<x>"
+    (other,) = set("ab") - set(stopped)
+    assert results[other] == f"<{other}>"
+    assert run.calls == [("x",), ("a", "b"), (other,)] and batcher.waiting == 0

@@ -12,7 +12,9 @@ model is busy (or waiting for a decode slot) and decodes them as one batch:
 - the others wait for the leader's result, or lead the next batch when theirs was not taken;
 - equal requests in one batch are decoded once;
 - when a batch fails, each of its requests is decoded alone, so one request's error reaches only
-  that request.
+  that request;
+- when the session leading a batch stops in the middle of it (its user closed the page), the
+  batch's other requests go back to the front of the line and one of them leads them.
 """
 from __future__ import annotations
 
@@ -130,11 +132,11 @@ class Batcher(Generic[I, R]):
                 batch = self._take()
             try:
                 self._decode(batch)
-            except BaseException:  # interrupted mid-decode: the batch's other requests are told, not left waiting
-                with self._cond:
-                    for entry in batch:
+            except BaseException:  # the leading session stopped mid-decode (its user left): the batch's
+                with self._cond:   # other requests go back to the front of the line, and another leads them
+                    for entry in reversed(batch):
                         if not entry.done:
-                            entry.error, entry.done = RuntimeError("the decode was interrupted; try again"), True
+                            self._pending.appendleft(entry)
                     self._cond.notify_all()
                 raise
 
