@@ -148,3 +148,20 @@ def test_the_downloads_are_made_only_when_clicked(at, monkeypatch):
     assert len(calls) == 1  # the table on screen; the CSV's copy waits for its button
     assert [b.proto.label for b in at.get("download_button")][-2:] == ["Per-sentence table (CSV)", "Length chart (HTML)"]
     assert all(b.proto.ignore_rerun for b in at.get("download_button"))  # a click reruns nothing (widgets.deferred)
+
+
+def test_an_upload_a_new_session_lost_is_asked_for_again_by_name(checkpoint_dir, monkeypatch):
+    """The URL marks the uploaded files; a new session (the server restarted) without them says so
+    in one line, and uploading them again clears it."""
+    settings = start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--data-dir", "/nonexistent")
+    first = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    upload(first, SRC.encode(), REF.encode())
+    assert first.query_params["uploaded"] in ("test.en, test.fr.gz", ["test.en, test.fr.gz"])
+    restarted = AppTest.from_function(_script, args=(settings,), default_timeout=120)
+    restarted.query_params["uploaded"] = "test.en, test.fr.gz"
+    restarted.run()
+    assert not restarted.exception
+    assert [w.value.replace("\\", "") for w in restarted.warning] == [  # as markdown shows it
+        "The server restarted, or this page moved to another server: please upload test.en, test.fr.gz again."]
+    upload(restarted, SRC.encode(), REF.encode())
+    assert not [w for w in restarted.warning if "upload" in w.value]

@@ -23,6 +23,7 @@ from viz.figures.heatmap import alignment_matrix
 from viz.figures.length_chart import length_chart, length_lines
 from viz.pages.parts import nav, translate_views, widgets
 from viz.pages.parts.canvas_charts import chart_ui
+from viz.pages.parts.lost_uploads import lost_uploads_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
@@ -154,6 +155,7 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
         if kind == ONE_TABLE:
             upload = st.file_uploader(_("TSV or CSV with source ({src}) and reference ({tgt}) columns").format(
                 src=src_lang, tgt=tgt_lang), key="eval_table")
+            lost_uploads_ui("uploaded", None if upload is None else [upload.name])
             if upload is None:
                 return None
             with st.spinner(_("Reading the test set...")):
@@ -163,6 +165,7 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
             language=src_lang), key="eval_src")
         ref_file = right.file_uploader(_("Reference ({language}), line-aligned").format(language=tgt_lang),
                                        key="eval_ref")
+        lost_uploads_ui("uploaded", [f.name for f in (src_file, ref_file) if f is not None] or None)
         if src_file is None or ref_file is None:
             st.info(_("Upload both files, or pick a built-in test set."))
             return None
