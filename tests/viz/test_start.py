@@ -3,6 +3,7 @@ its first visitor, and the sentence spaces' warm-up started; failures only logge
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import shutil
 import sys
 from pathlib import Path
@@ -93,7 +94,9 @@ def test_the_lifespan_imports_the_pages_then_starts_the_warm_up_in_a_thread_and_
         async with start.warm_at_start(app=None):
             inside.append(list(seen[:1]))  # the server answers from here on
 
-    asyncio.run(serve())
+    # a thread of its own: a browser test's Playwright may hold an event loop in this worker's main thread
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(serve())).result()
     threads = [t for t in __import__("threading").enumerate() if t.name == "warm at start"]
     for thread in threads:
         thread.join(timeout=60)
