@@ -324,3 +324,15 @@ def test_a_checks_drop_reads_as_the_signed_change_it_is(drop, shown):
     from viz.pages.alignment import change_text
 
     assert change_text(drop) == shown
+
+
+def test_gold_files_a_new_session_lost_are_asked_for_again_by_name(gold_folder):
+    """The link marks the uploaded gold files; a new session (the server restarted) without them
+    says so in one line."""
+    at = AppTest.from_function(_script, args=(gold_folder,), default_timeout=120)
+    at.query_params["gold"] = "toy.en, toy.fr, toy.wa"
+    at.run()
+    at.radio(key="align_source").set_value("Upload three files").run()
+    assert not at.exception, at.exception
+    assert [w.value.replace("\\", "") for w in at.warning] == [
+        "The server restarted, or this page moved to another server: please upload toy.en, toy.fr, toy.wa again."]

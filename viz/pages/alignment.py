@@ -25,6 +25,7 @@ from model.scoring.word_alignment import (
 from viz.figures.heatmap import alignment_matrix, answer_key_matrix
 from viz.pages.parts import widgets
 from viz.pages.parts.canvas_charts import chart_ui
+from viz.pages.parts.lost_uploads import lost_uploads_ui
 from viz import html_report
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
@@ -156,6 +157,7 @@ def gold_ui(settings: AppSettings) -> Optional[tuple[GoldSet, Optional[str]]]:
         tgt = middle.file_uploader(_("French, tokenised, line-aligned"), key="align_tgt")
         links = right.file_uploader(_("Links: .wa (SENT EN FR S|P, from 1) or Pharaoh (i-j, i?j, from 0)"),
                                     key="align_links")
+        lost_uploads_ui("gold", [f.name for f in (src, tgt, links) if f is not None] or None)
         if src is None or tgt is None or links is None:
             st.info(_("Upload the three files, or pick a built-in gold set.") if builtin else
                     _("Upload the three files. Start the app with `--align-dir DIR` to offer the gold sets of "
