@@ -66,8 +66,10 @@ class StreamlitSession:
         if headers.get("X-Served-By"):
             self.served_by.add(headers["X-Served-By"])
 
-    async def open(self, page: str = "") -> None:
-        """Connect and run the script for ``page`` (its URL path, "" for the first page)."""
+    async def open(self, page: str = "", query: str = "") -> None:
+        """Connect and run the script for ``page`` (its URL path, "" for the first page) with the
+        link's ``query`` string (``a=1&b=2``)."""
+        self.query = query
         await asyncio.to_thread(self._fetch_cookies)
         url = self.base_url.replace("http", "ws", 1) + "/_stcore/stream"
         self.ws = await websockets.connect(url, subprotocols=["streamlit", self._xsrf or "none"],
@@ -84,7 +86,8 @@ class StreamlitSession:
         await self.rerun()
 
     async def rerun(self, trigger: str = "", **values) -> None:
-        """Set the widgets with these keys (str: text, bool, int or float) and, with
+        """Set the widgets with these keys (str: text, bool, int or float; a list of str: a
+        multiselect's or select slider's options, a list of float: a slider's values) and, with
         ``trigger``, press that button; then wait until the script run has finished."""
         for key, value in values.items():
             self.values[self.ids[key]] = self._state(self.ids[key], value)
@@ -93,6 +96,7 @@ class StreamlitSession:
             states.append(WidgetState(id=self.ids[trigger], trigger_value=True))
         msg = BackMsg()
         msg.rerun_script.page_name = self.page
+        msg.rerun_script.query_string = getattr(self, "query", "")
         msg.rerun_script.widget_states.widgets.extend(states)
         self.queued, self.texts, self.kinds = False, [], set()
         await self.ws.send(msg.SerializeToString())
@@ -107,6 +111,14 @@ class StreamlitSession:
             return WidgetState(id=widget_id, int_value=value)
         if isinstance(value, float):
             return WidgetState(id=widget_id, double_value=value)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            state = WidgetState(id=widget_id)
+            state.string_array_value.data.extend(value)
+            return state
+        if isinstance(value, list):
+            state = WidgetState(id=widget_id)
+            state.double_array_value.data.extend(float(v) for v in value)
+            return state
         return WidgetState(id=widget_id, string_value=value)
 
     async def upload(self, key: str, path: Path) -> None:
