@@ -29,10 +29,10 @@ from typing import Iterator, Optional, Sequence
 
 from model.core.errors import UserError
 from model.corpus.parallel import read_pair_file
+from model.experiments.token_vocab import SPACE
 
 NUMBERS = tuple(str(n) for n in range(50))  # the integer tasks' tokens
 MONTHS = tuple(calendar.month_name[m] for m in range(1, 13))
-SPACE = "▁"  # a space, as a character task's token (SentencePiece's mark)
 ISO_CHARS = tuple("0123456789-")
 DATE_CHARS = tuple(sorted(set("".join(MONTHS).lower() + "".join(MONTHS)) | set("0123456789,/-") | {SPACE}
                           | set("thndrs")))  # ordinals' endings: 1st 2nd 3rd 4th
@@ -238,6 +238,10 @@ def held_out_pairs(task: Task, lengths: Lengths, per_length: int, seed: int) -> 
             for n in task.lengths_made(lengths)}
 
 
-def symbols_of(task: Task) -> tuple[Sequence[str], Sequence[str]]:
-    """The task's source and target token inventories."""
-    return task.source_symbols, task.target_symbols
+def source_text(task_name: str, tokens: Sequence[str]) -> str:
+    """The text a user types for a source of ``task_name``: characters joined (``SPACE`` a space)
+    for ``dates``, tokens separated by spaces for the others."""
+    if task_name == "dates":
+        return "".join(" " if t == SPACE else t for t in tokens)
+    return " ".join(tokens)
+

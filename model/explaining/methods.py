@@ -149,15 +149,16 @@ def expand_methods(model: Decodable, methods: Sequence[str]) -> list[str]:
 
 
 @torch.inference_mode()
-def layer_attention(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], layer: int) -> Explanation:
-    """1-based decoder ``layer``'s cross-attention averaged over its heads, read with teacher
-    forcing (row i: the step that outputs y_i)."""
+def layer_attentions(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
+                     layers: Sequence[int]) -> dict[str, Explanation]:
+    """Each of the 1-based decoder ``layers``' cross-attention averaged over its heads, read with
+    teacher forcing in one pass (row i: the step that outputs y_i), by method name."""
     dev = device_of(model)
     memory = model.encode(torch.tensor([list(src_ids)], device=dev), torch.tensor([len(src_ids)], device=dev))
     tgt_in = torch.tensor([[BOS, *out_ids[:-1]]], device=dev)
-    cross = model.forced_cross_attention(memory, tgt_in)[0, layer - 1].mean(0)  # (T, S)
+    cross = model.forced_cross_attention(memory, tgt_in)[0].mean(1).float().cpu().numpy()  # (layers, T, S)
     T = len(out_ids)
-    return Explanation(layer_method(layer), cross.float().cpu().numpy(), np.zeros((T, T)))
+    return {layer_method(k): Explanation(layer_method(k), cross[k - 1], np.zeros((T, T))) for k in layers}
 
 
 ATTENTION_BATCH = 64  # pairs whose attention is read in one batch
@@ -189,11 +190,11 @@ def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], me
               "gradient_x_input": lambda: gradient_x_input(model, src_ids, out_ids, contrast),
               "integrated_gradients": lambda: integrated_gradients(model, src_ids, out_ids, contrast),
               "occlusion": lambda: occlusion(model, src_ids, out_ids, contrast)}
-    layers = {m: layer_of(m) for m in methods if layer_of(m) and m in layer_methods(model)}
-    for name, layer in layers.items():
-        makers[name] = lambda layer=layer: layer_attention(model, src_ids, out_ids, layer) if contrast is None else None
+    layers = [layer_of(m) for m in methods if layer_of(m) and m in layer_methods(model)]
     found = {name: makers[name]() for name in methods if name in makers}
-    return {name: e for name, e in found.items() if e is not None}
+    if layers and contrast is None:  # every layer asked for from one teacher-forced pass
+        found.update(layer_attentions(model, src_ids, out_ids, layers))
+    return {name: found[name] for name in methods if found.get(name) is not None}
 
 
 def explain_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],

@@ -43,19 +43,18 @@ class MultiHeadAttention(nn.Module):
 
     def attend(self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
                mask: Optional[torch.Tensor], need_weights: bool = True,
-               weights_fn=None) -> tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
+               weights_fn=None) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         """query (batch, q_len, d_model) against projected keys and values (batch, heads,
         k_len, d_k); ``mask`` (batch, 1 | q_len, k_len) True where a key may be read.
 
-        Returns the output (batch, q_len, d_model), the weights used (batch, heads, q_len,
-        k_len) and the scores before the softmax (same shape), or None for both without
-        ``need_weights`` (then PyTorch's fused kernel computes the same output).
+        Returns the output (batch, q_len, d_model) and the weights used (batch, heads, q_len,
+        k_len), None without ``need_weights`` (then PyTorch's fused kernel computes the same output).
         ``weights_fn`` maps the computed weights to the ones used (the app's what-if)."""
         q = self.split_heads(self.W_Q(query))  # (batch, heads, q_len, d_k)
         attn_mask = None if mask is None else mask.unsqueeze(1)  # (batch, 1, q_len | 1, k_len)
         if not need_weights and weights_fn is None:
             out = F.scaled_dot_product_attention(q, keys, values, attn_mask=attn_mask)
-            weights = scores = None
+            weights = None
         else:
             scores = q @ keys.transpose(-1, -2) / math.sqrt(self.d_k)  # (batch, heads, q_len, k_len), eq. 1
             if attn_mask is not None:
@@ -65,4 +64,4 @@ class MultiHeadAttention(nn.Module):
                 weights = weights_fn(weights)
             out = weights @ values  # (batch, heads, q_len, d_k)
         merged = out.transpose(1, 2).flatten(2)  # Concat(head_1 .. head_h): (batch, q_len, d_model)
-        return self.W_O(merged), weights, scores
+        return self.W_O(merged), weights

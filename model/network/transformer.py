@@ -116,7 +116,7 @@ class DecoderLayer(nn.Module):
             keys, values = torch.cat([cache[0], keys], dim=2), torch.cat([cache[1], values], dim=2)
         mask = None if self_mask is None else self_mask.unsqueeze(0)  # (1, q_len, t + q_len)
         x = x + self.dropout(self.self_attention.attend(h, keys, values, mask, need_weights=False)[0])
-        out, weights, _ = self.cross_attention.attend(self.ln_cross(x), *cross_kv, src_mask, need_weights, weights_fn)
+        out, weights = self.cross_attention.attend(self.ln_cross(x), *cross_kv, src_mask, need_weights, weights_fn)
         x = x + self.dropout(out)
         return x + self.dropout(self.ff(self.ln_ff(x))), weights, (keys, values)
 

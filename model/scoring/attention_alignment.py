@@ -151,17 +151,18 @@ def head_grid(rows: Sequence, model: str, extraction: str, shifted: bool) -> Opt
     layers, heads = max(r.layer for r in found), max(r.head or 0 for r in found)
     grid = np.full((layers, heads + 1), np.nan)
     for r in found:
-        grid[r.layer - 1, heads if r.head is None else r.head - 1] = _aer(r)
+        grid[r.layer - 1, heads if r.head is None else r.head - 1] = row_aer(r)
     return grid
 
 
 def best_head(rows: Sequence, model: str, extraction: str) -> Optional[object]:
     """The "heads" row of ``model`` with the lowest AER (either reading, a head or a layer's mean)."""
     found = [r for r in rows if r.model == model and r.method == "heads" and r.extraction == extraction]
-    return min(found, key=_aer) if found else None
+    return min(found, key=row_aer) if found else None
 
 
-def _aer(row) -> float:
+def row_aer(row) -> float:
+    """The AER of a ``Row`` measured now, or of a row a card recorded (``AlignmentScore``)."""
     return row.counts.aer if hasattr(row, "counts") else row.aer
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from model.core.errors import DataError, UserError
 from model.decoding.translator import MAX_SOURCE_TOKENS
-from model.scoring.attention_alignment import DEFAULT_METHODS, METHODS, PAIRED, Row, best_head, head_grid
+from model.scoring.attention_alignment import DEFAULT_METHODS, METHODS, PAIRED, Row, best_head, head_grid, row_aer
 from model.scoring.statistical_aligner import AlignerText
 from model.scoring.forced_matrices import Unscored, WordMatrices
 from model.scoring.word_alignment import (
@@ -240,10 +240,9 @@ def heads_ui(rows: list, how: str) -> None:
         default = next((r for r in rows if r.model == model and r.method == "attention" and r.extraction == how), None)
         which = (_("layer {layer}, head {head}").format(layer=best.layer, head=best.head) if best.head else
                  _("layer {layer}, mean of its heads").format(layer=best.layer)) + (_(", shifted") if best.shifted else "")
-        aer = lambda r: r.counts.aer if hasattr(r, "counts") else r.aer  # noqa: E731
         st.caption(_("Best: {which}, AER {aer:.3f}; the attention its other views show: AER {default}. Lower is "
                      "better; darker cells align worse.").format(
-            which=which, aer=aer(best), default=f"{aer(default):.3f}" if default is not None else "–"))
+            which=which, aer=row_aer(best), default=f"{row_aer(default):.3f}" if default is not None else "–"))
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row], settings: AppSettings) -> None:

@@ -16,7 +16,7 @@ import streamlit as st
 
 from model.experiments.lab_run import ARCHS, LabSettings
 from model.decoding.search import SearchConfig
-from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths, held_out_pairs, make_task
+from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths, held_out_pairs, make_task, source_text
 from viz.figures.heatmap import alignment_matrix
 from viz.figures.lines import Line, LinesFigure
 from viz.i18n import N_, _, ltr
@@ -257,7 +257,7 @@ def example_texts(settings: LabSettings) -> list[str]:
     for n in dict.fromkeys((made[0], made[-1])) if made else ():
         pairs = held_out_pairs(task, Lengths(n, n), 1, settings.seed + 200).get(n) or []
         for source, _target in pairs[:1]:
-            texts.append("".join(" " if t == "▁" else t for t in source) if settings.task == "dates" else " ".join(source))
+            texts.append(source_text(settings.task, source))
     return texts
 
 

@@ -27,7 +27,7 @@ from model.corpus.corpora import corpus_specs, located_spec
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.experiments.lab_run import LabResult, LabSettings, TrainedModel, run_lab
-from model.experiments.tasks import Lengths, held_out_pairs, make_task
+from model.experiments.tasks import Lengths, held_out_pairs, make_task, source_text
 
 PROBE_EVERY_S = 2.0  # seconds of training between two decodes of the probe input
 KEPT = 32  # finished experiments kept for sessions that ask for them again
@@ -197,8 +197,7 @@ def _probe_text(settings: LabSettings) -> str:
     pairs = next((p for p in found.values() if p), [])
     if not pairs:
         return ""
-    tokens = pairs[0][0]
-    return "".join(" " if t == "▁" else t for t in tokens) if settings.task == "dates" else " ".join(tokens)
+    return source_text(settings.task, pairs[0][0])
 
 
 def _decode_probe(trained: TrainedModel, text: str) -> Optional[Trace]:
