@@ -3,7 +3,9 @@
     python -m model.checkpoint check FOLDER
     python -m model.checkpoint export SRC DST                      # an fp16 copy
     python -m model.checkpoint average OUT IN [IN ...]             # the mean of several checkpoints' weights
-    python -m model.checkpoint import-joey JOEY_MODEL_DIR OUT      # a Joey NMT 2.x recurrent model
+    python -m model.checkpoint import-joey JOEY_MODEL_DIR OUT      # a Joey NMT 2.x model
+    python -m model.checkpoint import-hf HF_FOLDER OUT [--langs en-de]
+                                   # a Hugging Face encoder-decoder saved with save_pretrained (Marian, ...)
     python -m model.checkpoint import-tutorial KIND WEIGHTS VOCAB OUT
                                    # KIND: pytorch, bentrevett or d2l (what to save: docs/own-model.md)
 """
@@ -13,7 +15,7 @@ import argparse
 import sys
 
 from model.checkpoints.families import load_model
-from model.checkpoints.imports import import_joey, import_tutorial
+from model.checkpoints.imports import import_hf, import_joey, import_tutorial
 from model.checkpoints.derived import average, export
 from model.core.errors import CheckpointError
 from model.foreign.tutorials import KINDS
@@ -27,6 +29,11 @@ def main(argv=None) -> int:
     joey.add_argument("joey_dir", help="Joey's model_dir (config.yaml, src_vocab.txt, trg_vocab.txt, *.ckpt)")
     joey.add_argument("out", help="checkpoint folder to write")
     joey.add_argument("--ckpt", default="", help="checkpoint file in joey_dir (default best.ckpt, else latest.ckpt)")
+    hf = sub.add_parser("import-hf", help="convert a Hugging Face encoder-decoder folder (Marian, BART, mBART, T5, "
+                                          "M2M100) into a checkpoint folder; needs pip install -e \".[hf]\"")
+    hf.add_argument("hf_dir", help="the folder save_pretrained wrote (config.json, weights, tokenizer files)")
+    hf.add_argument("out", help="checkpoint folder to write")
+    hf.add_argument("--langs", metavar="SRC-TGT", help="the languages, e.g. en-de (default: the tokenizer config's)")
     tutorial = sub.add_parser("import-tutorial", help="convert a model trained in the PyTorch, bentrevett or d2l "
                                                       "tutorial into a checkpoint folder (docs/own-model.md)")
     tutorial.add_argument("kind", choices=list(KINDS), help="which tutorial trained it")
@@ -48,11 +55,12 @@ def main(argv=None) -> int:
             out = import_joey(args.joey_dir, args.out, args.ckpt)
             model, _, _, _ = load_model(out)
             print(f"wrote {out}: {model.description.summary}")
-        elif args.command == "import-tutorial":
+        elif args.command in ("import-tutorial", "import-hf"):
             langs = tuple(args.langs.split("-", 1)) if args.langs else None
             if langs is not None and (len(langs) != 2 or not all(langs)):
                 parser.error(f"--langs: expected SRC-TGT such as en-fr, got {args.langs!r}")
-            out = import_tutorial(args.kind, args.weights, args.vocab, args.out, langs)
+            out = (import_hf(args.hf_dir, args.out, langs) if args.command == "import-hf"
+                   else import_tutorial(args.kind, args.weights, args.vocab, args.out, langs))
             model, _, _, _ = load_model(out)
             print(f"wrote {out}: {model.description.summary}")
         elif args.command == "export":

@@ -36,8 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
     parser.add_argument("--beam", type=int_range(1, MAX_BEAM), default=5, help=f"beam size 1..{MAX_BEAM} (default 5)")
-    parser.add_argument("--length-norm", type=float, default=1.0,
-                        help="length normalisation: score = log p / length^LENGTH_NORM (0: none)")
+    parser.add_argument("--length-norm", type=float, default=None,
+                        help="length normalisation: score = log p / length^LENGTH_NORM (0: none; default: the "
+                             "model's own, an imported Hugging Face model's length_penalty, else 1)")
     parser.add_argument("--forbid-unk", action="store_true", help="never output <unk>")
     parser.add_argument("--batch-size", type=int_range(1), default=64, help="sentences decoded together")
     parser.add_argument("--json", action="store_true", help="write one JSON trace per line")
@@ -59,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.reference:
         return compare_with_references(translator, lines, args.reference, args.json)
-    cfg = SearchConfig(beam=args.beam, length_norm=args.length_norm, forbid_unk=args.forbid_unk, trace=args.json)
+    rule = translator.model.beam_rule
+    length_norm = args.length_norm if args.length_norm is not None else (rule.length_norm if rule else 1.0)
+    cfg = SearchConfig(beam=args.beam, length_norm=length_norm, forbid_unk=args.forbid_unk, trace=args.json)
     refused = unreadable_lines(translator, lines)
     try:
         traces = iter(translator.translate([line for n, line in enumerate(lines) if n not in refused], cfg,

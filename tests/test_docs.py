@@ -9,7 +9,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 INSTALL = 'pip install -e . && streamlit run app.py'
-TEST = 'pip install -e ".[test,joey]" && pip install --no-deps joeynmt==2.3.0 && python -m pytest'
+TEST = 'pip install -e ".[test,joey,hf]" && pip install --no-deps joeynmt==2.3.0 && python -m pytest'
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])

@@ -210,6 +210,7 @@ class Card:
     name: str
     arch: str
     origin: str = ""  # who built and trained it when not this project, e.g. "Joey NMT 2.3.0 (imported)"
+    licence: str = ""  # the licence an imported model's folder states (its README's front matter), if any
     pair: str = ""  # the models trained together for a fair comparison, e.g. "everyday"
     trained_on: str = ""  # what it learned from, in a few words (model pickers show it)
     parameters: int = 0

@@ -1,6 +1,6 @@
 """The family table: which code opens a checkpoint folder, by the ``"family"`` its config.json
-names (this project's own models when it names none; Joey NMT imports; the tutorials' models; any
-family registered
+names (this project's own models when it names none; Joey NMT imports; Hugging Face imports; the
+tutorials' models; any family registered
 with ``register_family``). ``load_model`` and ``describe_folder`` open any folder through it.
 A config.json may only name a registered family, so no file can make the server import code."""
 from __future__ import annotations
@@ -14,6 +14,9 @@ from model.checkpoints.folder import (CONFIG, OWN_FAMILY, WEIGHTS, load_checkpoi
 from model.core.config import TrainConfig
 from model.core.decodable import Decodable, ModelDescription, Vocabulary
 from model.core.errors import CheckpointError
+from model.foreign.hf_seq2seq import FAMILY as HF_FAMILY
+from model.foreign.hf_seq2seq import describe_raw as describe_hf_raw
+from model.foreign.hf_seq2seq import load_hf
 from model.foreign.joey import FAMILY as JOEY_FAMILY
 from model.foreign.joey import build_joey, describe_raw
 from model.foreign.tutorial_vocab import token_list
@@ -131,11 +134,12 @@ def register_family(name: str, family: Family) -> None:
     one's own reaches the app and Python code (``load_model``, ``Translator.from_checkpoint``;
     docs/own-model.md); the command lines know the built-in families. A config.json may only
     name a registered family, so no file can make the server import code."""
-    if name in (OWN_FAMILY, JOEY_FAMILY, TUTORIAL_FAMILY):
+    if name in (OWN_FAMILY, JOEY_FAMILY, TUTORIAL_FAMILY, HF_FAMILY):
         raise ValueError(f"{name!r} is built in")
     FAMILIES[name] = family
 
 
 FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),
                                JOEY_FAMILY: Family(_load_joey, lambda folder, raw: describe_raw(raw, folder / CONFIG)),
-                               TUTORIAL_FAMILY: Family(_load_tutorial, _describe_tutorial)}
+                               TUTORIAL_FAMILY: Family(_load_tutorial, _describe_tutorial),
+                               HF_FAMILY: Family(load_hf, lambda folder, raw: describe_hf_raw(raw, folder / CONFIG))}

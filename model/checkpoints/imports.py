@@ -1,6 +1,7 @@
 """Models trained elsewhere, converted once into checkpoint folders that every page and command
-opens (model/checkpoints/families.py): Joey NMT 2.x recurrent models (model/foreign/joey.py) and
-the models students train in the PyTorch, bentrevett and d2l tutorials (model/foreign/tutorials.py)."""
+opens (model/checkpoints/families.py): Joey NMT 2.x models (model/foreign/joey.py), Hugging Face
+encoder-decoders (model/foreign/hf_seq2seq.py) and the models students train in the PyTorch,
+bentrevett and d2l tutorials (model/foreign/tutorials.py)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,8 @@ from safetensors.torch import save_file
 
 from model.checkpoints.folder import CARD, CONFIG, FORMAT, FORMAT_VERSION, WEIGHTS
 from model.core.errors import CheckpointError
+from model.foreign.hf_seq2seq import FAMILY as HF_FAMILY
+from model.foreign.hf_seq2seq import HF_DIR, import_card as hf_import_card, read_hf_dir, write_hf_files
 from model.foreign.joey import FAMILY as JOEY_FAMILY
 from model.foreign.joey import read_joey_dir
 from model.foreign.tutorials import FAMILY as TUTORIAL_FAMILY
@@ -42,6 +45,23 @@ def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
     (out / CARD).write_text(json.dumps(found.card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out
 
+
+def import_hf(hf_dir: str | Path, out: str | Path, langs: Optional[tuple[str, str]] = None) -> Path:
+    """Convert a Hugging Face encoder-decoder folder (``save_pretrained``'s) into a checkpoint
+    folder (model/foreign/hf_seq2seq.py): its own files under hf/, the weights as safetensors,
+    the checked settings in config.json, and a card. Everything is read and checked before
+    anything is written."""
+    out, source = Path(out), Path(hf_dir)
+    _refuse_to_overwrite(out)
+    found = read_hf_dir(source, langs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_hf_files(found, source, out / HF_DIR)
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": HF_FAMILY, "train": None,
+              "transformers_version": found.version, "hf": found.settings.as_dict()}
+    (out / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    card = hf_import_card(out.name, found.settings, found, source)
+    (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out
 
 
 def import_tutorial(kind: str, weights: str | Path, vocab: str | Path, out: str | Path,

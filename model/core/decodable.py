@@ -29,6 +29,8 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
 - optionally ``output_length`` -> an ``OutputLength``: how long the model's outputs may be and
   how they stop at that cap, in place of the search settings' cap (an imported Joey NMT model
   states Joey's); None (the default) leaves the cap to ``SearchConfig``;
+- optionally ``beam_rule`` -> a ``BeamRule``: how the model's own beam search ranks and ends
+  hypotheses (an imported Hugging Face model states ``generate``'s), in place of this project's;
 - optionally faster paths with defaults built on ``step``: ``teacher_forced`` (a whole target at
   once), ``forced_logprobs`` (a few ids' log-probabilities per position) and ``advance`` /
   ``read_out`` (the output layer only where it is read).
@@ -85,6 +87,34 @@ class OutputLength:
     def caps(self, src_len: torch.Tensor) -> torch.Tensor:
         """(batch,) long: each sentence's cap, from its source length (batch,)."""
         return (src_len.float() * self.ratio).long() + self.extra
+
+
+STOP_WHEN_FULL, STOP_HEURISTIC, STOP_NEVER = "full", "heuristic", "never"
+
+
+@dataclass(frozen=True)
+class BeamRule:
+    """How a beam search of ``beam`` > 1 ends a sentence, and the length normalisation a model
+    is decoded with unless a user sets another.
+
+    Every rule ranks a finished output by logprob / length**λ (length: its tokens, </s>
+    counted) and keeps ``beam`` open hypotheses. ``stopping`` says when a sentence is done once
+    ``beam`` outputs have finished:
+
+    - ``"full"`` (this project's, and Hugging Face's ``early_stopping=True``): at once;
+    - ``"heuristic"`` (Hugging Face's default ``early_stopping=False``): when the best open
+      hypothesis, normalised by its current length, no longer beats the ``beam``-th best
+      finished one;
+    - ``"never"`` (Hugging Face's ``early_stopping="never"``): as ``"heuristic"``, but with λ > 0
+      the open hypothesis is normalised by the longest length allowed.
+    """
+
+    length_norm: float = 1.0  # λ, the default when a user sets none
+    stopping: str = STOP_WHEN_FULL
+
+    def __post_init__(self):
+        if self.stopping not in (STOP_WHEN_FULL, STOP_HEURISTIC, STOP_NEVER):
+            raise ValueError(f"stopping={self.stopping!r} is not one of full, heuristic, never")
 
 
 @dataclass
@@ -193,6 +223,12 @@ class Decodable(ABC):
     def output_length(self) -> Optional[OutputLength]:
         """The model's own output length limits, or None (the default): the search settings'
         cap (``SearchConfig.max_len_ratio`` and ``max_len_extra``), ending with </s>."""
+        return None
+
+    @property
+    def beam_rule(self) -> Optional[BeamRule]:
+        """The model's own beam search rule, or None (the default): this project's (a sentence
+        is done once ``beam`` outputs finished; λ from the search settings)."""
         return None
 
     @property

@@ -23,7 +23,7 @@ import torch
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.device import device_of
-from model.core.decodable import Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import STOP_NEVER, STOP_WHEN_FULL, BeamRule, Decodable, ModelDescription, OutputLength, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.core.errors import NoHypothesisError
 from model.speed.activations import fast_tanh
@@ -110,7 +110,7 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     n, k, dev = len(src), cfg.beam, device_of(model)
     src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
     enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
-    limits = output_length(model, cfg)
+    limits, rule = output_length(model, cfg), model.beam_rule
     caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,) on the CPU: the loop reads its max
     enc = model.beam_memory(enc, k)
     state = model.init_state(enc)  # decoder state of the n*k rows
@@ -134,7 +134,8 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
         hyps = torch.cat([hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
         state, y = model.reorder(out.state, keep_rows), cand.kept_values(cand.token).view(-1)
         scores = cand.kept_values(cand.score)
-        done = torch.tensor([len(finished[s]) >= k for s in active.tolist()], device=dev) | at_cap
+        done = torch.tensor(_done(finished, active.tolist(), scores[:, 0].tolist(), t, k, cfg, rule, caps),
+                            device=dev) | at_cap
         if done.all():
             break
         if done.any():  # drop finished sentences from the batch
@@ -148,6 +149,25 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     best = [max(f, key=lambda h: h.norm_score) for f in finished]
     described = model.description
     return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
+
+
+def _done(finished: list[list[Hypothesis]], active: list[int], best_open: list[float], t: int, k: int,
+          cfg: SearchConfig, rule: Optional[BeamRule], caps: torch.Tensor) -> list[bool]:
+    """Whether each active sentence's search is over after step t: ``k`` outputs finished and,
+    under a model's own ``BeamRule`` other than "full" (beam > 1), its best open hypothesis
+    (cumulative log-probability ``best_open``) normalised by its length, t + 1 tokens (by the
+    longest allowed under "never" with λ > 0), is no better than the k-th best finished one."""
+    if rule is None or rule.stopping == STOP_WHEN_FULL or k == 1:
+        return [len(finished[s]) >= k for s in active]
+    lam, out = cfg.length_norm, []
+    for s, best in zip(active, best_open):
+        if len(finished[s]) < k:
+            out.append(False)
+            continue
+        length = int(caps[s]) if rule.stopping == STOP_NEVER and lam > 0 else t + 1
+        kth = sorted((h.norm_score for h in finished[s]), reverse=True)[k - 1]
+        out.append(_norm(best, length, lam) <= kth)
+    return out
 
 
 def _row_mask(enc, rows: int) -> torch.Tensor:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from model.corpus.corpora import corpus_specs, load_split, located_spec
+from model.decoding.cross_attention import has_heads
 from model.decoding.translator import Translator
 from model.core.errors import DataError, UserError
 
@@ -228,7 +229,7 @@ def sentence_vector_kind(model) -> str:
     """Which vector stands for a sentence: "c" (the encoder summary RNNencdec's decoder reads),
     "s_0" (RNNsearch's first decoder state) or "mean" (a Transformer's encoder outputs averaged
     over the source words: it has neither)."""
-    if model.description.arch == "transformer":
+    if model.description.arch == "transformer" or has_heads(model):  # imported Transformers too
         return "mean"
     return "s_0" if model.has_attention else "c"
 

@@ -110,8 +110,10 @@ def ablations_ui(chosen: list[str], settings: AppSettings) -> tuple[str, ...]:
 
 
 def _has_attention(name: str, settings: AppSettings) -> bool:
+    """Whether ``name`` has attention weights that decoding can replace (an imported Hugging Face
+    model's run inside its own code and cannot be)."""
     found = offered_models.info(name, settings)
-    return found is not None and found.has_attention
+    return found is not None and found.has_attention and not found.arch.startswith("hf-")
 
 
 def _cannot_use(name: str, exc: Exception) -> str:

@@ -58,6 +58,8 @@ def card_ui(model: ModelInfo, settings: AppSettings) -> None:
     if model.imported:
         st.markdown(_("**From:** {origin}. {summary}").format(origin=ltr(md(model.description.origin)),
                                                              summary=ltr(md(model.description.summary))))
+    if card is not None and card.licence:
+        st.markdown(_("**Licence:** {licence}").format(licence=ltr(md(card.licence))))
     if card is None:
         st.caption(_("No card.json in this checkpoint: nothing is known about its data or training."))
         return

@@ -63,7 +63,7 @@ class ModelInfo:
     @property
     def has_heads(self) -> bool:
         """Several attentions per step (a Transformer's layers and heads of cross-attention)."""
-        return self.arch == "transformer"
+        return self.arch == "transformer" or self.arch.startswith("hf-") or self.arch == "joey-transformer"
 
     @property
     def direction(self) -> tuple[str, str]:

@@ -459,10 +459,14 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
     i = int(step) - 1
     options = {f"{c.token} (p={c.prob:.3f})": c.id for c in trace.topk[i] if c.prob > 0}
     modes = {mode: _(mode) for mode in (N_("the token"), N_("the attention"))}  # values stay English: compared below
+    editable = trace.attention is not None and getattr(result.translator.model, "supports_attention_edit", True)
     mode = st.radio(_("Change"), list(modes), horizontal=True, key="whatif_mode", format_func=modes.get,
-                    disabled=trace.attention is None)
+                    disabled=not editable)
+    if trace.attention is not None and not editable:
+        st.caption(_("This model's attention cannot be moved here: it runs inside the model's own code, which "
+                     "computes its weights and uses them at once. Forcing a token works as for every model."))
     try:
-        if mode == "the token" or trace.attention is None:
+        if mode == "the token" or not editable:
             choice = st.selectbox(_("Force this token instead"), list(options), key="whatif_token")
             new = decode_one_for_page(Request(name, text, search, prefix=tuple(trace.target_ids[:i] + [options[choice]])),
                             settings)
