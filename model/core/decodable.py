@@ -294,13 +294,13 @@ class _InputScale:
             self.handle.remove()
 
 
-def own_thread_hook(module: "torch.nn.Module", hook: Callable) -> Any:
-    """``module.register_forward_hook(hook)`` acting only on the forward passes of the thread
-    that registers it: a server shares one model between its sessions, and other threads decode
-    with it meanwhile. Returns the handle to remove."""
+def own_thread_hook(module: "torch.nn.Module", hook: Callable, with_kwargs: bool = False) -> Any:
+    """``module.register_forward_hook(hook, with_kwargs=with_kwargs)`` acting only on the forward
+    passes of the thread that registers it: a server shares one model between its sessions, and
+    other threads decode with it meanwhile. Returns the handle to remove."""
     owner = threading.get_ident()
 
-    def guarded(mod, inputs, output):
-        return hook(mod, inputs, output) if threading.get_ident() == owner else None
+    def guarded(mod, *inputs_and_output):
+        return hook(mod, *inputs_and_output) if threading.get_ident() == owner else None
 
-    return module.register_forward_hook(guarded)
+    return module.register_forward_hook(guarded, with_kwargs=with_kwargs)

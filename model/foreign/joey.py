@@ -1,4 +1,4 @@
-"""Joey NMT 2.x recurrent models through the decoding interface, and their one-time import.
+"""Joey NMT 2.x models through the decoding interface, and their one-time import.
 
     python -m model.checkpoint import-joey JOEY_MODEL_DIR OUT_DIR [--ckpt best.ckpt]
 
@@ -25,8 +25,10 @@ interface's boundary (model/core/decodable.py):
   project's search stops where Joey's does.
 
 Supported: a recurrent encoder (bidirectional) and decoder, GRU or LSTM, Bahdanau or Luong
-attention, input feeding on or off, 1 to 8 layers, word / char / SentencePiece / subword-nmt
-tokenization. Anything else is refused with one line naming the setting.
+attention, input feeding on or off, 1 to 8 layers; or a Transformer encoder and decoder (any
+head count, pre- or post-norm, tied output layer or not: model/foreign/joey_transformer.py); word /
+char / SentencePiece / subword-nmt tokenization. Anything else is refused with one line naming
+the setting.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.corpus.vocab import BOS, EOS, PAD, UNK
 from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
+from model.foreign.joey_transformer import JoeyTransformerModel
 from model.foreign.restricted_load import load_restricted
 from model.speed.activations import tanh_of_sum
 
@@ -77,6 +80,10 @@ class JoeySettings:
     data: dict  # {"src": {...}, "trg": {...}}: lang, level, lowercase, normalize, tokenizer_type, tokenizer_cfg
     special_symbols: dict  # Joey's special tokens (ids fixed by Joey: unk 0, pad 1, bos 2, eos 3)
     testing: dict  # {"max_output_length": int, "min_output_length": int}: where Joey's search stops
+
+    @property
+    def is_transformer(self) -> bool:
+        return self.model["encoder"].get("type") == "transformer"
 
     @property
     def rnn_type(self) -> str:
@@ -118,6 +125,13 @@ DECODER_KEYS = {**RNN_KEYS, "attention": (str, "bahdanau"), "input_feeding": (bo
 ENCODER_KEYS = {**RNN_KEYS, "bidirectional": (bool, True)}
 EMBEDDING_KEYS = {"embedding_dim": (int, None), "scale": (bool, False), "dropout": (float, 0.0)}
 TOP_KEYS = {"tied_embeddings": (bool, False), "tied_softmax": (bool, False)}
+# a Transformer encoder's or decoder's settings; those without a default stay absent when the
+# config leaves them out, so that Joey's own defaults (which differ between encoder and decoder) apply
+TRANSFORMER_KEYS = {"type": (str, "transformer"), "num_layers": (int, 1), "num_heads": (int, None),
+                    "hidden_size": (int, None), "ff_size": (int, None), "dropout": (float, 0.1),
+                    "emb_dropout": (float, None), "layer_norm": (str, None), "activation": (str, None),
+                    "alpha": (float, None)}
+MAX_HEADS = 64
 MAX_LAYERS = 8
 # Joey 2.3's output length settings (its config.py parse_test_args: "testing" section) and their
 # defaults; a negative max_output_length means int(JOEY_LENGTH_RATIO x source length).
@@ -151,11 +165,18 @@ def _kept(node: dict, keys: dict, where: str) -> dict:
 
 def _model_settings(cfg: dict) -> dict:
     model = {**_kept(_section(cfg, "model"), TOP_KEYS, "model")}
+    types = {part: _section(cfg, "model", part).get("type", "recurrent" if part == "encoder" else "transformer")
+             for part in ("encoder", "decoder")}  # Joey's build_model defaults
+    for part, kind in types.items():
+        if kind not in ("recurrent", "transformer"):
+            raise CheckpointError(f"model.{part}.type={str(kind)[:40]!r} is not supported (recurrent or transformer)")
+    if types["encoder"] != types["decoder"]:
+        mixed = f"a {types['encoder']} encoder with a {types['decoder']} decoder"
+        raise CheckpointError(f"model: {mixed} is not supported; both recurrent, or both transformer")
+    if types["encoder"] == "transformer":
+        return _transformer_settings(cfg, model)
     for part, keys in (("encoder", ENCODER_KEYS), ("decoder", DECODER_KEYS)):
         sub = _section(cfg, "model", part)
-        if sub.get("type", "recurrent" if part == "encoder" else "transformer") != "recurrent":
-            raise CheckpointError("model.{part}.type={found} is not supported: only recurrent (RNN) Joey models can be "
-                                  "imported", part=part, found=repr(str(sub.get("type", "transformer"))[:40]))
         kept = _kept(sub, keys, f"model.{part}")
         if kept["rnn_type"] not in ("gru", "lstm"):
             raise CheckpointError(f"model.{part}.rnn_type={kept['rnn_type'][:40]!r} is not supported (gru or lstm)")
@@ -169,6 +190,29 @@ def _model_settings(cfg: dict) -> dict:
                          ("activation", ACTIVATIONS)):
         if dec[key] not in allowed:
             raise CheckpointError(f"model.decoder.{key}={dec[key][:40]!r} is not supported ({', '.join(allowed)})")
+    return model
+
+
+def _transformer_settings(cfg: dict, model: dict) -> dict:
+    """A Transformer model section: sizes checked, normalisation placement and activation named."""
+    for part in ("encoder", "decoder"):
+        kept = _kept(_section(cfg, "model", part), TRANSFORMER_KEYS, f"model.{part}")
+        for key in ("hidden_size", "ff_size", "num_heads"):
+            if key not in kept:
+                raise CheckpointError(f"model.{part}.{key} is missing")
+        if not 1 <= kept["ff_size"] <= 4 * MAX_UNITS or not 1 <= kept["num_heads"] <= MAX_HEADS:
+            raise CheckpointError(f"model.{part}: ff_size {kept['ff_size']} or num_heads {kept['num_heads']} is outside "
+                                  f"1..{4 * MAX_UNITS} or 1..{MAX_HEADS}")
+        if kept["hidden_size"] % kept["num_heads"]:
+            raise CheckpointError(f"model.{part}: num_heads={kept['num_heads']} does not divide "
+                                  f"hidden_size={kept['hidden_size']}")
+        if kept.get("layer_norm", "pre") not in ("pre", "post"):
+            raise CheckpointError(f"model.{part}.layer_norm={kept['layer_norm'][:20]!r} is not supported (pre or post)")
+        if kept.get("activation", "relu") not in ACTIVATIONS:
+            raise CheckpointError(f"model.{part}.activation={kept['activation'][:20]!r} is not supported "
+                                  f"({', '.join(ACTIVATIONS)})")
+        kept["embeddings"] = _kept(_section(cfg, "model", part, "embeddings"), EMBEDDING_KEYS, f"model.{part}.embeddings")
+        model[part] = kept
     return model
 
 
@@ -414,6 +458,8 @@ def _length_rule(testing: dict) -> str:
 
 def describe(settings: JoeySettings, version: str) -> ModelDescription:
     """The imported model in a line, and how its equations differ from RNNsearch's."""
+    if settings.is_transformer:
+        return describe_transformer(settings, version)
     enc, dec = settings.model["encoder"], settings.model["decoder"]
     cells = settings.rnn_type.upper()
     luong = settings.attention == "luong"
@@ -441,6 +487,30 @@ def describe(settings: JoeySettings, version: str) -> ModelDescription:
         differences.insert(0, "LSTM cells instead of the paper's gated units (GRU).")
     return ModelDescription(FAMILY, True, settings.attention, origin=f"Joey NMT {version} (imported)", summary=summary,
                             differences=tuple(differences))
+
+
+def describe_transformer(settings: JoeySettings, version: str) -> ModelDescription:
+    """An imported Joey Transformer in a line, and how it differs from RNNsearch."""
+    enc, dec = settings.model["encoder"], settings.model["decoder"]
+    norms = {part: settings.model[part].get("layer_norm", "pre" if part == "encoder" else "post")
+             for part in ("encoder", "decoder")}
+    tied = [name for name in ("tied_embeddings", "tied_softmax") if settings.model.get(name)]
+    summary = (f"Transformer (Joey NMT): {enc['num_layers']} encoder and {dec['num_layers']} decoder layers, "
+               f"{dec['num_heads']} heads, d_model {dec['hidden_size']}, feed-forward {dec['ff_size']}; one attention "
+               f"matrix = layer {dec['num_layers']}'s mean over heads (Joey's own)")
+    differences = (
+        "A Transformer: self-attention layers instead of the paper's recurrent encoder and decoder, and "
+        f"{dec['num_layers']} cross-attentions of {dec['num_heads']} heads each (scaled dot products), not one "
+        "additive alignment model.",
+        f"Layer normalisation: {norms['encoder']}-norm encoder layers, {norms['decoder']}-norm decoder layers; "
+        + ("tied: " + ", ".join(tied) + "." if tied else "no tied embeddings."),
+        "Views that take one attention matrix show the last decoder layer's mean over heads, as Joey's own decoder "
+        "returns it; every layer's and head's weights are read from the network.",
+        "The source ends with </s>, which attention can look at.",
+        _length_rule(settings.testing),
+    )
+    return ModelDescription("joey-transformer", True, "multi-head dot-product", origin=f"Joey NMT {version} (imported)",
+                            summary=summary, differences=differences)
 
 
 # ---------------------------------------------------------------- vocabularies
@@ -661,7 +731,7 @@ def describe_raw(raw: dict, where: Path) -> tuple[ModelDescription, str, str]:
             settings.data["trg"]["lang"])
 
 
-def build_joey(folder: Path, raw: dict) -> tuple[JoeyModel, JoeyVocab, JoeyVocab]:
+def build_joey(folder: Path, raw: dict) -> tuple[Decodable, JoeyVocab, JoeyVocab]:
     """The model (weights not yet loaded: ``model.checkpoints.families.load_model`` reads them) and the
     vocabularies of an imported folder whose config.json is ``raw``."""
     version = joeynmt_version()
@@ -673,7 +743,11 @@ def build_joey(folder: Path, raw: dict) -> tuple[JoeyModel, JoeyVocab, JoeyVocab
                                          lambda name: _inside(folder, name))
     _set_vocab(src_tok, src_vocab)
     _set_vocab(tgt_tok, tgt_vocab)
-    return (JoeyModel(model, settings, version), JoeyVocab(_all_tokens(src_vocab), src_tok, source=True),
+    adapter = (JoeyTransformerModel(model, describe(settings, version), settings.output_length,
+                                    swap_specials(model.src_embed.lut.num_embeddings),
+                                    swap_specials(model.decoder.output_layer.out_features))
+               if settings.is_transformer else JoeyModel(model, settings, version))
+    return (adapter, JoeyVocab(_all_tokens(src_vocab), src_tok, source=True),
             JoeyVocab(_all_tokens(tgt_vocab), tgt_tok, source=False))
 
 

@@ -25,11 +25,26 @@ SETTINGS = {
     "gru-luong-last": {"rnn_type": "gru", "attention": "luong", "input_feeding": True, "init_hidden": "last",
                        "layers": 1, "emb": (9, 13), "hidden": (11, 22)},
 }
+# Transformers: pre-norm with a tied output layer, and post-norm untied; heads, layers and
+# widths all different (d_model 12 = 3 x 4 = 4 x 3)
+TRANSFORMERS = {
+    "transformer-pre": {"layers": (2, 3), "heads": (3, 4), "ff": (20, 28), "layer_norm": "pre", "tied_softmax": True},
+    "transformer-post": {"layers": (3, 2), "heads": (4, 3), "ff": (28, 20), "layer_norm": "post", "tied_softmax": False},
+}
+
+
+def _transformer_model(name: str) -> dict:
+    t = TRANSFORMERS[name]
+    part = lambda i: {"type": "transformer", "num_layers": t["layers"][i], "num_heads": t["heads"][i],  # noqa: E731
+                      "hidden_size": 12, "ff_size": t["ff"][i], "dropout": 0.1, "layer_norm": t["layer_norm"],
+                      "embeddings": {"embedding_dim": 12, "scale": True}}
+    return {"initializer": "xavier_uniform", "bias_initializer": "zeros", "tied_softmax": t["tied_softmax"],
+            "encoder": part(0), "decoder": part(1)}
 
 
 def joey_config(folder: Path, name: str, epochs: int = 8, tokens: dict | None = None) -> dict:
     """``tokens``: the data sides' tokenization (default: whole words)."""
-    s = SETTINGS[name]
+    s = SETTINGS.get(name)
     side = {"level": "word", "lowercase": False, "max_length": 30, "voc_min_freq": 1, "voc_limit": 100,
             "tokenizer_type": "none"} if tokens is None else dict(tokens, max_length=60, voc_min_freq=1, voc_limit=300)
     return {
@@ -42,7 +57,7 @@ def joey_config(folder: Path, name: str, epochs: int = 8, tokens: dict | None = 
                      "overwrite": True, "shuffle": True, "use_cuda": False, "print_valid_sents": [],
                      "keep_best_ckpts": 1, "eval_metric": ["bleu"]},
         "testing": {"beam_size": 1, "max_output_length": 30},
-        "model": {
+        "model": _transformer_model(name) if name in TRANSFORMERS else {
             "initializer": "xavier_uniform", "bias_initializer": "zeros",
             "encoder": {"type": "recurrent", "rnn_type": s["rnn_type"], "embeddings": {"embedding_dim": s["emb"][0]},
                         "hidden_size": s["hidden"][0], "bidirectional": True, "num_layers": s["layers"]},
@@ -106,6 +121,7 @@ def joey_decode(joey, src_ids: list[int], beam: int, testing) -> tuple[list[int]
                   pad_index=joey.pad_index, eos_index=joey.eos_index, is_train=False)
     with torch.no_grad():
         out, scores, att = search(joey, batch, testing.max_output_length, beam, beam_alpha=-1, n_best=1,
-                                  min_output_length=testing.min_output_length, return_prob="hyp")
+                                  min_output_length=testing.min_output_length, return_prob="hyp",
+                                  return_attention=True)
     ids = swap_specials(joey.decoder.output_layer.out_features)[torch.as_tensor(out[0]).long()].tolist()
     return (ids[:ids.index(EOS) + 1] if EOS in ids else ids), scores, att

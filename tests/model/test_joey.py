@@ -267,8 +267,9 @@ def test_a_pickle_that_runs_code_is_refused_unrun(gru_dir, tmp_path):
 
 
 @pytest.mark.parametrize("change, named", [
-    (lambda c: c["model"]["encoder"].update(type="transformer"), "model.encoder.type='transformer'"),
-    (lambda c: c["model"]["decoder"].update(type="transformer"), "model.decoder.type='transformer'"),
+    (lambda c: c["model"]["encoder"].update(type="transformer"), "a transformer encoder with a recurrent decoder"),
+    (lambda c: c["model"]["decoder"].update(type="transformer"), "a recurrent encoder with a transformer decoder"),
+    (lambda c: c["model"]["decoder"].update(type="conformer"), "model.decoder.type='conformer'"),
     (lambda c: c["model"]["decoder"].update(attention="multihead"), "model.decoder.attention='multihead'"),
     (lambda c: c["model"]["encoder"].update(bidirectional=False), "model.encoder.bidirectional"),
     (lambda c: c["data"].update(special_symbols={"sep_token": "<sep>"}), "data.special_symbols.sep_token"),
@@ -492,7 +493,7 @@ def test_the_import_command(gru_dir, tmp_path, capsys):
     edit_config(joey, lambda c: c["model"]["encoder"].update(type="transformer"))
     assert checkpoint.main(["import-joey", str(joey), str(tmp_path / "refused")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "model.encoder.type='transformer'" in err and "\n" not in err
+    assert err.startswith("error: ") and "a transformer encoder with a recurrent decoder" in err and "\n" not in err
     assert checkpoint.main(["export", str(tmp_path / "ok"), str(tmp_path / "fp16")]) == 2  # this project's only
     assert "not one trained by this project" in capsys.readouterr().err
 

@@ -317,3 +317,33 @@ def test_without_joeynmt_an_imported_model_says_how_to_install_it(joey_root, mon
     assert at.selectbox(key="model_left").value == "joey-gru"  # still offered: its config.json reads
     assert any('pip install -e ".[joey]"' in e.value.replace("\\", "") for e in at.error)
     assert [t.value for t in at.text] and heatmaps(at) == []  # the RNNencdec beside it still translates
+
+
+@pytest.fixture(scope="module")
+def joey_transformer_import(tmp_path_factory) -> Path:
+    pytest.importorskip("yaml", reason="the Joey NMT tests need PyYAML (the joey extra)")
+    pytest.importorskip("joeynmt", reason="the Joey NMT tests need joeynmt 2.3.0 (pip install --no-deps joeynmt==2.3.0)")
+    from tests.model.joey_fixtures import train_joey
+
+    torch.set_num_threads(1)
+    joey_dir = train_joey(tmp_path_factory.mktemp("joey-t"), "transformer-pre")
+    return import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-transformer")
+
+
+def test_an_imported_joey_transformer_shows_every_layer_and_head(joey_transformer_import, tiny_checkpoints, tmp_path,
+                                                                monkeypatch):
+    from .test_translate_page import canvas
+
+    root = tmp_path / "checkpoints"
+    shutil.copytree(joey_transformer_import, root / "joey-transformer")
+    shutil.copytree(tiny_checkpoints["rnnencdec"], root / "rnnencdec-tiny")
+    start_app(monkeypatch, "--checkpoints", root)
+    at = run_translate("a dog runs in the park")
+    assert at.selectbox(key="model_left").value == "joey-transformer"
+    at.radio(key="heads_kind").set_value("every").run()
+    assert not at.exception, at.exception
+    titles = [m["title"] for m in canvas(at, "matrix")]
+    assert [t for t in titles if t.startswith("layer 3, head")] == [f"layer 3, head {h}" for h in (1, 2, 3, 4)]
+    for tab in ("Step by step", "Beam tree", "What if", "Explanations"):
+        open_tab(at, tab)
+        assert not at.exception, (tab, at.exception)

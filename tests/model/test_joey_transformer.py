@@ -1,0 +1,111 @@
+"""Joey NMT Transformers imported: Joey's own tokens, and every layer's and head's cross-attention
+read from the network (model/foreign/joey_transformer.py).
+
+Tiny Joey Transformers (pre-norm with a tied output layer; post-norm untied; heads, layers and
+widths all different) are trained here by Joey's own training function. The tests compare the
+adapter with Joey's own search on the same weights, never with what a model learned."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+yaml = pytest.importorskip("yaml", reason="the Joey NMT tests need PyYAML (the joey extra)")
+pytest.importorskip("joeynmt", reason="the Joey NMT tests need joeynmt 2.3.0 (pip install --no-deps joeynmt==2.3.0)")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from model.checkpoints.imports import import_joey  # noqa: E402
+from model.core.errors import CheckpointError  # noqa: E402
+from model.decoding.cross_attention import shifted_cross_attention  # noqa: E402
+from model.decoding.search import SearchConfig  # noqa: E402
+from model.decoding.translator import Translator  # noqa: E402
+from tests.conftest import make_pairs  # noqa: E402
+from tests.model.joey_fixtures import TRANSFORMERS, joey_decode, joey_testing, train_joey  # noqa: E402
+from tests.model.test_joey import copy_of, edit_config, same_as_joeys_search  # noqa: E402
+
+SENTENCES = [p[0] for p in make_pairs(40, seed=9)]
+
+
+@pytest.fixture(scope="module", params=sorted(TRANSFORMERS))
+def joey_dir(request, tmp_path_factory):
+    torch.set_num_threads(1)
+    return train_joey(tmp_path_factory.mktemp(request.param), request.param)
+
+
+@pytest.fixture(scope="module")
+def imported(joey_dir, tmp_path_factory) -> Translator:
+    return Translator.from_checkpoint(import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-transformer"))
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+def test_translations_equal_joeys_own_search(imported, joey_dir, beam):
+    """Joey's search (no length penalty, its default) on the same weights, compared as the
+    recurrent imports are (``same_as_joeys_search``)."""
+    testing = joey_testing(joey_dir)
+    traces = imported.translate(SENTENCES, SearchConfig(beam=beam, length_norm=0.0))
+    equal = [same_as_joeys_search(imported, t, testing, beam) for t in traces]
+    assert sum(equal) >= len(SENTENCES) - (0 if beam == 1 else 2), "outputs differ from Joey's"
+    if beam == 1:
+        assert all(equal)
+
+
+def test_every_layer_and_head_is_read_and_the_default_is_joeys_own(imported, joey_dir):
+    name = joey_dir.parent.name.rstrip("0123456789")
+    layers, heads = TRANSFORMERS[name]["layers"][1], TRANSFORMERS[name]["heads"][1]
+    testing = joey_testing(joey_dir)
+    for trace in imported.translate(SENTENCES[:8], SearchConfig(beam=1)):
+        assert trace.cross_attention.shape == (layers, heads, len(trace.target_ids), len(trace.source_ids))
+        np.testing.assert_allclose(trace.cross_attention.sum(-1), 1.0, atol=1e-5)
+        ids, _, att = joey_decode(imported.model.joey, trace.source_ids, 1, testing)
+        if ids == trace.target_ids:  # Joey returns the last layer averaged over heads
+            np.testing.assert_allclose(trace.cross_attention[-1].mean(0), np.asarray(att[0])[:len(ids)], atol=1e-4)
+            np.testing.assert_allclose(trace.attention, trace.cross_attention[-1].mean(0), atol=1e-6)
+
+
+def test_forced_reading_equals_the_decodes_steps(imported):
+    trace = imported.translate([SENTENCES[3]], SearchConfig(beam=1))[0]
+    shifted = shifted_cross_attention(imported.model, trace.source_ids, trace.target_ids)
+    np.testing.assert_allclose(shifted[:, :, :-1], trace.cross_attention[:, :, 1:], atol=1e-5)
+
+
+def test_moving_the_attention_edits_the_last_layer_at_that_step_only(imported):
+    src = SENTENCES[5]
+    plain = imported.translate([src], SearchConfig(beam=1))[0]
+    moved = imported.translate([src], SearchConfig(beam=1), attend={1: 0})[0]
+    assert moved.cross_attention[-1, :, 1, 0].tolist() == [1.0] * moved.cross_attention.shape[1]
+    np.testing.assert_allclose(moved.cross_attention[:, :, 0], plain.cross_attention[:, :, 0], atol=1e-6)
+
+
+def test_concurrent_decodes_read_their_own_attention(imported):
+    """The hooks act on the thread that set them: decodes in parallel equal decodes alone."""
+    alone = [imported.translate([s], SearchConfig(beam=2))[0] for s in SENTENCES[:6]]
+    found = [None] * 6
+
+    def run(i):
+        found[i] = imported.translate([SENTENCES[i]], SearchConfig(beam=2))[0]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(alone, found):
+        assert a.target_ids == b.target_ids
+        np.testing.assert_allclose(a.cross_attention, b.cross_attention, atol=1e-6)
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda c: c["model"]["decoder"].update(num_heads=5), "num_heads=5 does not divide hidden_size=12"),
+    (lambda c: c["model"]["encoder"].update(layer_norm="middle"), "model.encoder.layer_norm='middle'"),
+    (lambda c: c["model"]["decoder"].update(ff_size=10**9), "ff_size 1000000000"),
+    (lambda c: c["model"]["decoder"].pop("num_heads"), "model.decoder.num_heads is missing"),
+])
+def test_hostile_transformer_settings_are_refused_by_name(joey_dir, tmp_path, change, named):
+    joey = copy_of(joey_dir, tmp_path)
+    edit_config(joey, change)
+    with pytest.raises(CheckpointError) as err:
+        import_joey(joey, tmp_path / "out")
+    assert named in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "out").exists()
