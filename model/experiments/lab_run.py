@@ -195,7 +195,9 @@ def run_lab(settings: LabSettings, clock: Callable[[], float] = time.perf_counte
             stop: Callable[[], bool] = lambda: False, progress: Optional[Progress] = None,
             everyday_path: Optional[Path] = None, threads: Optional[int] = 1) -> LabResult:
     """Train every model of ``settings`` in turn, each for the same time, and test them by length,
-    on ``threads`` torch threads (None: leave the process's setting alone, as a server must)."""
+    on ``threads`` torch threads (None: leave the setting alone). With PyTorch's OpenMP backend
+    the setting belongs to the calling thread (and threads it starts later): a server's training
+    thread pins itself to one without changing the threads that translate."""
     train_lengths, test_lengths = settings.check()
     task = make_task(settings.task, everyday_path)
     vocabs = (TokenVocab(task.source_symbols, chars=settings.task == "dates"),

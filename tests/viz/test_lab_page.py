@@ -150,3 +150,24 @@ def test_the_everyday_task_reads_the_tatoeba_file_an_offered_model_trained_on(tm
     model = ModelInfo("m", "rnnsearch", "additive", "en", "fr", trained, None)
     assert everyday_file([model], tmp_path) == pairs
     assert everyday_file([ModelInfo("n", "rnnsearch", "additive", "en", "fr", None, None)], tmp_path) is None
+
+
+def test_a_training_runs_on_one_torch_thread_and_leaves_the_servers_alone():
+    """The queue asks for one thread; on PyTorch's OpenMP backend that setting stays with the
+    training's thread, so the thread that started it keeps its own."""
+    import torch
+
+    seen = {}
+
+    def runner(settings, stop, progress, threads, everyday_path):
+        previous = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        seen["asked"], seen["inside"] = threads, torch.get_num_threads()
+        torch.set_num_threads(previous)
+        return LabResult(settings, {})
+
+    before = torch.get_num_threads()
+    queue = LabQueue(1, runner=runner, lowest_priority=False)
+    job = queue.submit(LabSettings(seed=3), "me")
+    assert queue.wait_for(lambda: not job.active, timeout=10)
+    assert seen == {"asked": 1, "inside": 1} and torch.get_num_threads() == before

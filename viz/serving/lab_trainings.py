@@ -1,7 +1,7 @@
 """The Lab's trainings on one server, shared by every session.
 
-- At most ``--lab-slots`` trainings run at once (one core each, the thread at the lowest
-  priority, so translations keep their speed); the others wait in a queue, first come first
+- At most ``--lab-slots`` trainings run at once (one torch thread each, at the lowest priority,
+  so translations keep their speed); the others wait in a queue, first come first
   served, and each session sees its place in it.
 - A session has one training at a time: asking for another while its own waits or runs is
   refused with a reason (``LabBusy``).
@@ -156,7 +156,7 @@ class LabQueue:
                         job.probes[arch] = trace
                     self._change(job)
 
-            result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=None,
+            result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=1,
                                  everyday_path=self.everyday_path)
             with self.lock:
                 for arch, trained in result.models.items():
