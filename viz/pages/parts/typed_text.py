@@ -33,8 +33,19 @@ export default function ({ data, setTriggerValue }) {
   const typed = sessionStorage.getItem(stored);
   if (typed === null || typed === data.current) {
     sessionStorage.removeItem(stored);  // a run has used it: nothing is pending
-  } else if (data.fresh) {
-    setTriggerValue("typed", typed);  // a new session (the server died or restarted) never saw it
+  } else if (data.fresh) {  // a new session (the server died or restarted) never saw it: send it again
+    const box = document.querySelector(`.st-key-${data.key} textarea`);
+    if (box && box.value !== typed) {  // through the text box itself, as Ctrl+Enter sends it, so that the
+      // browser's record of the widget's value and the server's agree (a value set by the server alone
+      // is sent back as the old one by the browser's next rerun)
+      Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, typed);
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+    if (box) {
+      box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", ctrlKey: true, bubbles: true }));
+    } else {
+      setTriggerValue("typed", typed);
+    }
   }
 }
 """
