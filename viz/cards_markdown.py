@@ -197,6 +197,8 @@ def _percent(value: float, base: float) -> str:
 def _arch_label(card: Card, attention: str) -> str:
     if card.arch == "rnnencdec":
         return "RNNencdec"
+    if card.arch == "transformer":
+        return "Transformer"
     return "RNNsearch" if attention == "additive" else f"RNNsearch, {attention} attention (Luong)"
 
 
