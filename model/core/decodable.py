@@ -141,6 +141,29 @@ class Memory(Protocol):
         """Rows ``index`` (batch',) of every tensor."""
 
 
+@dataclass
+class EncoderStates:
+    """A ``Memory`` that is an encoder's outputs and nothing more (what the imported Transformers'
+    decoders read: model/foreign/hf_seq2seq.py, model/foreign/joey_transformer.py)."""
+
+    states: torch.Tensor  # (batch, src_len, d_model) the encoder's outputs
+    mask: torch.Tensor  # (batch, src_len) True at real source tokens
+
+    def select(self, index: torch.Tensor) -> "EncoderStates":
+        return EncoderStates(self.states.index_select(0, index), self.mask.index_select(0, index))
+
+    @property
+    def annotations(self) -> torch.Tensor:
+        """(batch, src_len, d_model): the encoder's output for each source word, zeros at padding."""
+        return self.states * self.mask.unsqueeze(-1)
+
+    @property
+    def summary(self) -> torch.Tensor:
+        """(batch, d_model): the mean encoder output over the real words (the sentence space's vector)."""
+        mask = self.mask.unsqueeze(-1).to(self.states.dtype)
+        return (self.states * mask).sum(1) / mask.sum(1)
+
+
 class Vocabulary(Protocol):
     """Text <-> ids for one side of a model, ids as in the module docstring."""
 

@@ -33,7 +33,6 @@ Supported: Marian, BART, mBART, T5 and M2M100 (NLLB's architecture) configuratio
 """
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from dataclasses import dataclass, field, replace
@@ -46,9 +45,10 @@ from torch import nn
 
 from model.core.config import MAX_PARAMETERS, MAX_UNITS
 from model.core.decodable import (STOP_HEURISTIC, STOP_NEVER, STOP_WHEN_FULL, AlphaFn, BeamRule, Decodable,
-                                  ModelDescription, OutputLength, Step)
+                                  EncoderStates, ModelDescription, OutputLength, Step)
 from model.core.errors import CheckpointError, ConfigError
 from model.corpus.vocab import BOS, EOS, PAD, UNK
+from model.foreign.json_files import read_json_object
 from model.foreign.restricted_load import load_restricted
 
 FAMILY = "hf-seq2seq"
@@ -122,20 +122,8 @@ class HFSettings:
 
 
 def read_json_file(path: Path, what: str) -> dict:
-    """A JSON object from ``path``, capped and UTF-8, or one CheckpointError line."""
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing ({what})")
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise CheckpointError(f"{path}: larger than {MAX_JSON_BYTES // 2**20} MiB; not a {what}")
-    try:
-        value = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CheckpointError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(value, dict):
-        raise CheckpointError(f"{path}: not a JSON object ({what})")
-    return value
+    """A JSON object from ``path`` (model/foreign/json_files.py), capped at MAX_JSON_BYTES."""
+    return read_json_object(path, MAX_JSON_BYTES, what)
 
 
 def _int(cfg: dict, key: str, where: str, low: int, high: int, default: Any = None) -> int:
@@ -461,28 +449,6 @@ def describe(settings: HFSettings, version: str) -> ModelDescription:
 
 
 @dataclass
-class HFMemory:
-    """The encoded source, row-aligned with the decoder's batch."""
-
-    states: torch.Tensor  # (batch, src_len, d_model) the encoder's output
-    mask: torch.Tensor  # (batch, src_len) True at real source tokens
-
-    def select(self, index: torch.Tensor) -> "HFMemory":
-        return HFMemory(self.states.index_select(0, index), self.mask.index_select(0, index))
-
-    @property
-    def annotations(self) -> torch.Tensor:
-        """(batch, src_len, d_model): the encoder's output for each source word, zeros at padding."""
-        return self.states * self.mask.unsqueeze(-1)
-
-    @property
-    def summary(self) -> torch.Tensor:
-        """(batch, d_model): the mean encoder output over real words (the sentence space's vector)."""
-        mask = self.mask.unsqueeze(-1).to(self.states.dtype)
-        return (self.states * mask).sum(1) / mask.sum(1)
-
-
-@dataclass
 class HFState:
     """The decoder's key/value cache (transformers' own, filled by ``step`` and reordered in
     place by ``reorder``: a state is used once) and the number of tokens read so far."""
@@ -569,7 +535,7 @@ class HFSeq2Seq(nn.Module, Decodable):
         encoder = self.hf.get_encoder()
         return encoder.get_input_embeddings()(self.hf_ids(src)) * self._embed_scale  # (batch, src_len, d_model)
 
-    def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> HFMemory:
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None) -> EncoderStates:
         src_len = src_len.to(src.device)
         mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)  # (batch, src_len)
         encoder = self.hf.get_encoder()
@@ -577,25 +543,25 @@ class HFSeq2Seq(nn.Module, Decodable):
             states = encoder(input_ids=self.hf_ids(src), attention_mask=mask.long()).last_hidden_state
         else:
             states = encoder(inputs_embeds=embedded, attention_mask=mask.long()).last_hidden_state
-        return HFMemory(states, mask)
+        return EncoderStates(states, mask)
 
     # ---- decoder
 
-    def _decoder(self, memory: HFMemory, tgt_hf: torch.Tensor, cache=None, use_cache: bool = False):
+    def _decoder(self, memory: EncoderStates, tgt_hf: torch.Tensor, cache=None, use_cache: bool = False):
         from transformers.modeling_outputs import BaseModelOutput
 
         return self.hf(encoder_outputs=BaseModelOutput(last_hidden_state=memory.states),
                        attention_mask=memory.mask.long(), decoder_input_ids=tgt_hf, cache=cache, use_cache=use_cache,
                        output_attentions=True, return_dict=True)
 
-    def init_state(self, memory: HFMemory) -> HFState:
+    def init_state(self, memory: EncoderStates) -> HFState:
         from transformers import DynamicCache, EncoderDecoderCache
 
         # made here, empty: a cache the model makes itself is sized from its config's layer count,
         # which for T5 is the encoder's (num_layers), not the decoder's
         return HFState(EncoderDecoderCache(DynamicCache(), DynamicCache()), 0)
 
-    def step(self, y_prev: torch.Tensor, state: HFState, memory: HFMemory, alpha_override: Optional[torch.Tensor] = None,
+    def step(self, y_prev: torch.Tensor, state: HFState, memory: EncoderStates, alpha_override: Optional[torch.Tensor] = None,
              alpha_fn: Optional[AlphaFn] = None) -> Step:
         """One output token. The attention's weights cannot be replaced (``alpha_override``,
         ``alpha_fn``): they are computed and used inside the model's own code
@@ -615,13 +581,13 @@ class HFSeq2Seq(nn.Module, Decodable):
             state.cache.reorder_cache(index)
         return state
 
-    def forced_cross_attention(self, memory: HFMemory, tgt_in: torch.Tensor) -> torch.Tensor:
+    def forced_cross_attention(self, memory: EncoderStates, tgt_in: torch.Tensor) -> torch.Tensor:
         """Every layer's and head's cross-attention reading tgt_in (batch, T) at once:
         (batch, layers, heads, T, src_len)."""
         out = self._decoder(memory, self.hf_ids(tgt_in))
         return torch.stack(out.cross_attentions, 1).float()
 
-    def teacher_forced(self, memory: HFMemory, tgt_in: torch.Tensor, input_scale: Optional[torch.Tensor] = None):
+    def teacher_forced(self, memory: EncoderStates, tgt_in: torch.Tensor, input_scale: Optional[torch.Tensor] = None):
         if input_scale is not None:
             return super().teacher_forced(memory, tgt_in, input_scale)
         out = self._decoder(memory, self.hf_ids(tgt_in))

@@ -26,30 +26,9 @@ from typing import Callable, Optional
 import torch
 from torch import nn
 
-from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step, own_thread_hook
+from model.core.decodable import (AlphaFn, Decodable, EncoderStates, ModelDescription, OutputLength, Step,
+                                  own_thread_hook)
 from model.corpus.vocab import BOS, PAD
-
-
-@dataclass
-class JoeyTransformerMemory:
-    """The encoded source, row-aligned with the decoder's batch."""
-
-    states: torch.Tensor  # (batch, src_len, d_model) Joey's encoder output
-    mask: torch.Tensor  # (batch, src_len) True at real source tokens
-
-    def select(self, index: torch.Tensor) -> "JoeyTransformerMemory":
-        return JoeyTransformerMemory(self.states.index_select(0, index), self.mask.index_select(0, index))
-
-    @property
-    def annotations(self) -> torch.Tensor:
-        """(batch, src_len, d_model) the encoder's output for each source word, zeros at padding."""
-        return self.states * self.mask.unsqueeze(-1)
-
-    @property
-    def summary(self) -> torch.Tensor:
-        """(batch, d_model) the mean encoder output over real words (the sentence space's vector)."""
-        mask = self.mask.unsqueeze(-1).to(self.states.dtype)
-        return (self.states * mask).sum(1) / mask.sum(1)
 
 
 @dataclass
@@ -122,15 +101,15 @@ class JoeyTransformerModel(nn.Module, Decodable):
         return self.joey.src_embed(self.src_map[src])  # (batch, src_len, d_model), Joey's scale included
 
     def encode(self, src: torch.Tensor, src_len: torch.Tensor, embedded: Optional[torch.Tensor] = None
-               ) -> JoeyTransformerMemory:
+               ) -> EncoderStates:
         mask = src != PAD  # (batch, src_len)
         emb = self.embed_source(src) if embedded is None else embedded
         states, _ = self.joey.encoder(emb, src_len, mask.unsqueeze(1))
-        return JoeyTransformerMemory(states, mask)
+        return EncoderStates(states, mask)
 
     # ---- decoder
 
-    def _run(self, ids: torch.Tensor, memory: JoeyTransformerMemory, edit: Optional[Callable] = None
+    def _run(self, ids: torch.Tensor, memory: EncoderStates, edit: Optional[Callable] = None
              ) -> tuple[torch.Tensor, torch.Tensor]:
         """Joey's decoder over ``ids`` (batch, T) in Joey's ids, as its search runs it: logits
         (batch, T, V) in Joey's ids and every layer's heads' cross-attention (batch, layers, heads,
@@ -167,10 +146,10 @@ class JoeyTransformerModel(nn.Module, Decodable):
 
         return hook
 
-    def init_state(self, memory: JoeyTransformerMemory) -> JoeyPrefix:
+    def init_state(self, memory: EncoderStates) -> JoeyPrefix:
         return JoeyPrefix(memory.mask.new_zeros((memory.mask.size(0), 0), dtype=torch.long))
 
-    def step(self, y_prev: torch.Tensor, state: JoeyPrefix, memory: JoeyTransformerMemory,
+    def step(self, y_prev: torch.Tensor, state: JoeyPrefix, memory: EncoderStates,
              alpha_override: Optional[torch.Tensor] = None, alpha_fn: Optional[AlphaFn] = None) -> Step:
         """The next token after the prefix and y_prev (batch,). ``alpha_override`` (batch, src_len)
         replaces every head's weights of the alignment layer at this step; ``alpha_fn`` maps them
@@ -185,7 +164,7 @@ class JoeyTransformerModel(nn.Module, Decodable):
     def reorder(self, state: JoeyPrefix, index: torch.Tensor) -> JoeyPrefix:
         return state.select(index)
 
-    def forced_cross_attention(self, memory: JoeyTransformerMemory, tgt_in: torch.Tensor) -> torch.Tensor:
+    def forced_cross_attention(self, memory: EncoderStates, tgt_in: torch.Tensor) -> torch.Tensor:
         """(batch, layers, heads, T, src_len): every layer's and head's cross-attention reading tgt_in."""
         return self._run(self.tgt_map[tgt_in], memory)[1].float()
 

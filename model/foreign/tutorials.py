@@ -15,7 +15,6 @@ other checkpoint.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +25,7 @@ from torch import nn
 
 from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.core.decodable import Decodable, ModelDescription
+from model.foreign.json_files import read_json_object
 from model.core.errors import CheckpointError
 from model.foreign import bentrevett, d2l, pytorch_tutorial
 from model.foreign.restricted_load import load_restricted
@@ -119,18 +119,8 @@ def read_weights(path: Path, kind: str) -> dict[str, torch.Tensor]:
 
 def read_vocab_json(path: Path) -> dict:
     """vocab.json as written by the contract: {"source": words, "target": words, ...}."""
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing (the vocabulary file; docs/own-model.md says how to write it)")
-    if path.stat().st_size > MAX_VOCAB_JSON_BYTES:
-        raise CheckpointError(f"{path}: larger than {MAX_VOCAB_JSON_BYTES // 2**20} MiB; not a vocabulary file")
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CheckpointError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise CheckpointError(f"{path}: not valid JSON ({str(exc)[:100]})") from None
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path}: expected a JSON object with \"source\" and \"target\"")
+    data = read_json_object(path, MAX_VOCAB_JSON_BYTES, 'vocabulary file: expected a JSON object with "source" and '
+                            '"target"', missing="docs/own-model.md says how to write it")
     missing = [key for key in ("source", "target") if key not in data]
     if missing:
         raise CheckpointError(f"{path}: no {' or '.join(repr(m) for m in missing)} list")
