@@ -101,15 +101,19 @@ def test_a_config_naming_an_unregistered_family_is_not_offered(toy_root, monkeyp
 # ---------------------------------------------------------------- a Joey NMT import
 
 
-@pytest.fixture(scope="module")
-def joey_import(tmp_path_factory) -> Path:
+def _joey_import(tmp_path_factory, setting: str, name: str) -> Path:
+    """A tiny model trained by Joey NMT with ``setting`` (tests/model/joey_fixtures.py), imported as ``name``."""
     pytest.importorskip("yaml", reason="the Joey NMT tests need PyYAML (the joey extra)")
     pytest.importorskip("joeynmt", reason="the Joey NMT tests need joeynmt 2.3.0 (pip install --no-deps joeynmt==2.3.0)")
     from tests.model.joey_fixtures import train_joey
 
     torch.set_num_threads(1)
-    joey_dir = train_joey(tmp_path_factory.mktemp("joey"), "gru-bahdanau")
-    return import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-gru")
+    return import_joey(train_joey(tmp_path_factory.mktemp(setting), setting), tmp_path_factory.mktemp("imported") / name)
+
+
+@pytest.fixture(scope="module")
+def joey_import(tmp_path_factory) -> Path:
+    return _joey_import(tmp_path_factory, "gru-bahdanau", "joey-gru")
 
 
 @pytest.fixture
@@ -321,13 +325,7 @@ def test_without_joeynmt_an_imported_model_says_how_to_install_it(joey_root, mon
 
 @pytest.fixture(scope="module")
 def joey_transformer_import(tmp_path_factory) -> Path:
-    pytest.importorskip("yaml", reason="the Joey NMT tests need PyYAML (the joey extra)")
-    pytest.importorskip("joeynmt", reason="the Joey NMT tests need joeynmt 2.3.0 (pip install --no-deps joeynmt==2.3.0)")
-    from tests.model.joey_fixtures import train_joey
-
-    torch.set_num_threads(1)
-    joey_dir = train_joey(tmp_path_factory.mktemp("joey-t"), "transformer-pre")
-    return import_joey(joey_dir, tmp_path_factory.mktemp("imported") / "joey-transformer")
+    return _joey_import(tmp_path_factory, "transformer-pre", "joey-transformer")
 
 
 def test_an_imported_joey_transformer_shows_every_layer_and_head(joey_transformer_import, tiny_checkpoints, tmp_path,
