@@ -73,7 +73,8 @@ class LabSettings:
 
     def key(self) -> str:
         """A digest of every setting: the same experiment has the same key."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        values = dict(asdict(self), seconds=float(self.seconds), lr=float(self.lr))  # 12 and 12.0: one experiment
+        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The Lab page and the server's Lab queue: AppTest runs with a training that counts instead of
 timing, and the queue driven by a training that waits on events."""
 import threading
+import urllib.parse
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -14,7 +15,9 @@ from .test_translate_page import canvas
 
 def _script(settings):
     from viz.pages import lab as lab_page
+    from viz.pages.parts import menu
 
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
     lab_page.render(settings)
 
 
@@ -37,7 +40,7 @@ def queue(monkeypatch):
     from viz.pages import lab as lab_page
 
     found = LabQueue(2, runner=counted_run, lowest_priority=False)
-    monkeypatch.setattr(lab_page, "lab_queue", lambda slots, everyday: found)
+    monkeypatch.setattr(lab_page, "lab_queue", lambda slots, everyday, lab_dir: found)
     return found
 
 
@@ -171,3 +174,45 @@ def test_a_training_runs_on_one_torch_thread_and_leaves_the_servers_alone():
     job = queue.submit(LabSettings(seed=3), "me")
     assert queue.wait_for(lambda: not job.active, timeout=10)
     assert seen == {"asked": 1, "inside": 1} and torch.get_num_threads() == before
+
+
+def test_a_finished_experiment_opens_in_the_translate_pages_views(checkpoint_dir, tmp_path, monkeypatch):
+    """The experiment's models are kept as checkpoint folders; the Lab page's link opens them in
+    the Translate page, whose views decode them as the Translator does."""
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+    from viz.pages import lab as lab_page
+    from viz.serving import hosting
+
+    from ..conftest import open_tab
+    from .test_translate_page import APP
+
+    settings = start_app(monkeypatch, "--checkpoints", checkpoint_dir, "--cache-dir", tmp_path)
+    queue = LabQueue(1, runner=counted_run, lowest_priority=False, lab_dir=hosting.lab_root(settings))
+    experiment = LabSettings(seconds=12, train_lengths="1-4", test_lengths="1-6", hidden=16, emb=8, seed=3)  # the page's
+    job = queue.submit(experiment, "me")
+    assert queue.wait_for(lambda: not job.active, timeout=60) and job.state == "done"
+    assert job.saved == {arch: f"lab/{job.key}/{arch}" for arch in ("rnnsearch", "rnnencdec")}
+    monkeypatch.setattr(lab_page, "lab_queue", lambda slots, everyday, lab_dir: queue)
+    lab = AppTest.from_function(_script, args=(settings,), default_timeout=120)
+    lab.query_params.update(task="reverse", arch="rnnsearch,rnnencdec", seconds="12", train="1-4", test="1-6",
+                            seed="3", hidden="16")
+    lab.run()
+    lab.button(key="lab_run").click().run()  # the same settings: the finished experiment, at once
+    lab.run()
+    assert not lab.exception, lab.exception
+    (link,) = [e for e in lab.get("page_link") if "Translate page" in e.proto.label]
+    params = dict(urllib.parse.parse_qsl(link.proto.query_string))
+    assert params["lab"] == job.key and params["left"] == job.saved["rnnsearch"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="model_left").value == job.saved["rnnsearch"]
+    folder = hosting.lab_root(settings) / job.key / "rnnsearch"
+    expected = Translator.from_checkpoint(folder).translate([job.probe_text], SearchConfig(
+        beam=at.session_state["beam"], length_norm=at.session_state["lp"]))[0]
+    assert at.text[0].value == expected.translation
+    for tab in ("Step by step", "Beam tree", "Explanations"):
+        open_tab(at, tab)
+        assert not at.exception, (tab, at.exception)

@@ -20,9 +20,9 @@ from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths, held_o
 from viz.figures.heatmap import alignment_matrix
 from viz.figures.lines import Line, LinesFigure
 from viz.i18n import N_, _, ltr
-from viz.pages.parts import widgets
+from viz.pages.parts import nav, widgets
 from viz.pages.parts.canvas_charts import chart_ui
-from viz.serving import offered_models
+from viz.serving import hosting, offered_models
 from viz.serving.lab_trainings import Job, LabBusy, LabQueue, everyday_file
 from viz.serving.settings import REPO
 from viz.serving.settings import AppSettings
@@ -48,9 +48,10 @@ def page(settings: AppSettings) -> st.Page:
 
 
 @shared(max_entries=1)
-def lab_queue(slots: int, everyday: Optional[Path]) -> LabQueue:
-    """The server's one queue of Lab trainings (``everyday``: the Tatoeba file, if any)."""
-    return LabQueue(slots, everyday_path=everyday)
+def lab_queue(slots: int, everyday: Optional[Path], lab_dir: Path) -> LabQueue:
+    """The server's one queue of Lab trainings (``everyday``: the Tatoeba file, if any;
+    ``lab_dir``: where finished experiments' models are kept for the Translate page)."""
+    return LabQueue(slots, everyday_path=everyday, lab_dir=lab_dir)
 
 
 def session_id() -> str:
@@ -66,7 +67,7 @@ def render(settings: AppSettings) -> None:
     chosen = settings_ui()
     if chosen is None:
         return
-    queue = lab_queue(settings.lab_slots, everyday_file(offered_models.offered(settings), REPO))
+    queue = lab_queue(settings.lab_slots, everyday_file(offered_models.offered(settings), REPO), hosting.lab_root(settings))
     if st.button(_("Train"), type="primary", key="lab_run"):
         try:
             job = queue.submit(chosen, session_id())
@@ -229,7 +230,21 @@ def results_ui(job: Job) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="lab_table")
     if job.state == "stopped":
         st.caption(_("Stopped early: these are the models as they were when Stop was pressed."))
+    open_ui(job)
     examples_ui(job)
+
+
+def open_ui(job: Job) -> None:
+    """A link that opens this experiment's models in the Translate page's views."""
+    names = [job.saved[arch] for arch in job.settings.archs if arch in job.saved]
+    if not names:
+        return
+    text = job.probe_text or ""
+    params = {"lab": job.key, "pair": f"{job.settings.task}-{job.settings.task}", "left": names[0],
+              "right": names[1] if len(names) > 1 else names[0], "src": text, **widgets.app_params()}
+    st.page_link(nav.link("translate"), label=_("Open these models in the Translate page (heatmap, step by step, "
+                                                "beam tree, explanations)"),
+                 query_params=params, icon=":material/arrow_forward:")
 
 
 def examples_ui(job: Job) -> None:

@@ -15,6 +15,7 @@ import streamlit as st
 from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
+from model.experiments.lab_run import ARCHS as LAB_ARCHS
 from model.core.errors import DataError, UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages.parts import first_paint, nav, translate_views, typed_text, url_state, widgets
@@ -39,7 +40,7 @@ def page(settings: AppSettings) -> st.Page:
 
 
 def render(settings: AppSettings) -> None:
-    models = offered_models.offered(settings)
+    models = offered_models.offered(settings) + lab_models(settings)
     if not models:
         st.error(hosting.no_checkpoints_text(settings, _("Train one with `python -m model.train`, or start the app "
                                                          "with `--checkpoints DIR` naming a folder of checkpoints.")))
@@ -76,6 +77,19 @@ def render(settings: AppSettings) -> None:
         return
     tab = translate_views.render(results, text, search, settings)
     share_ui(current_view(tab), defaults_for(pair), default_pair)
+
+
+def lab_models(settings: AppSettings) -> list[ModelInfo]:
+    """The models of the Lab experiment a link from the Lab page names (``lab=KEY``), offered to
+    this session from then on, beside the server's checkpoints."""
+    named = st.query_params.get("lab")
+    if named:
+        st.session_state["lab_opened"] = named[:16]
+    key = st.session_state.get("lab_opened")
+    if not key:
+        return []
+    return [m for m in (offered_models.info(f"{hosting.LAB_PREFIX}{key}/{arch}", settings) for arch in LAB_ARCHS)
+            if m is not None]
 
 
 def warm(settings: AppSettings) -> None:

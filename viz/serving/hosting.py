@@ -6,11 +6,15 @@ outside the checkpoint root, and error messages must not tell them which server 
 from __future__ import annotations
 
 import ipaddress
+import os
+import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
 from model.core.errors import UserError
+from model.experiments import lab_checkpoint
 from viz import i18n
 from viz.serving.settings import AppSettings
 from viz.i18n import N_, _
@@ -20,6 +24,27 @@ from viz.i18n import N_, _
 MAX_NAME_CHARS, MAX_PART_BYTES = 1024, 255
 OUTSIDE_ROOT = N_("Only checkpoints inside the server's checkpoint folder can be used.")
 BAD_NAME = N_("That is not a usable checkpoint name or path.")
+
+
+LAB_PREFIX = "lab/"  # "lab/<experiment key>/<architecture>": a model the Lab trained on this server
+_LAB_NAME = re.compile(r"lab/([0-9a-f]{16})/(rnnsearch|rnnencdec|transformer)")
+
+
+def lab_root(settings: AppSettings) -> Path:
+    """Where this server keeps the models its Lab trained: under the cache folder, else the
+    system's temporary folder (one per process)."""
+    if settings.cache_dir is not None:
+        return settings.cache_dir / "lab"
+    return Path(tempfile.gettempdir()) / f"inside-attention-nmt-lab-{os.getpid()}"
+
+
+def _lab_folder(name: str, settings: AppSettings) -> Path:
+    """The folder of a Lab model's name; only the exact form, so no name leaves the Lab's folder."""
+    found = _LAB_NAME.fullmatch(name)
+    if found is None:
+        raise CheckpointNameError(BAD_NAME)
+    lab_checkpoint.register()  # such a folder says "family": "lab"
+    return lab_root(settings) / found.group(1) / found.group(2)
 
 
 class CheckpointNameError(UserError):
@@ -62,6 +87,8 @@ def resolve_checkpoint(name: str, settings: AppSettings) -> Path:
     if (not name or len(name) > MAX_NAME_CHARS or not name.isprintable()
             or any(len(part.encode()) > MAX_PART_BYTES for part in Path(name).parts)):
         raise CheckpointNameError(BAD_NAME)
+    if name.startswith(LAB_PREFIX):
+        return _lab_folder(name, settings)
     root = settings.checkpoints
     try:
         if not production(settings):

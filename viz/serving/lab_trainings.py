@@ -26,8 +26,10 @@ from model.core.errors import UserError
 from model.corpus.corpora import corpus_specs, located_spec
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
+from model.experiments import lab_checkpoint
 from model.experiments.lab_run import LabResult, LabSettings, TrainedModel, run_lab
 from model.experiments.tasks import Lengths, held_out_pairs, make_task, source_text
+from viz.serving.hosting import LAB_PREFIX
 
 PROBE_EVERY_S = 2.0  # seconds of training between two decodes of the probe input
 KEPT = 32  # finished experiments kept for sessions that ask for them again
@@ -50,6 +52,7 @@ class Job:
     probe_text: str = ""  # the input decoded while training
     result: Optional[LabResult] = None
     error: str = ""
+    saved: dict = field(default_factory=dict)  # arch -> the checkpoint name the pages open it by (LAB_PREFIX...)
     stop_event: threading.Event = field(default_factory=threading.Event)
     version: int = 0  # grows with every change, for pages that redraw only on news
 
@@ -65,10 +68,12 @@ class LabQueue:
     """The server's Lab trainings (module docstring)."""
 
     def __init__(self, slots: int, runner: Runner = run_lab, lowest_priority: bool = True,
-                 everyday_path: Optional[Path] = None):
-        """``everyday_path``: the Tatoeba pair file the everyday task reads (``everyday_file``)."""
+                 everyday_path: Optional[Path] = None, lab_dir: Optional[Path] = None):
+        """``everyday_path``: the Tatoeba pair file the everyday task reads (``everyday_file``);
+        ``lab_dir``: where finished experiments' models are kept as checkpoint folders, so that
+        the Translate page opens them (None: not kept)."""
         self.slots, self.runner, self.lowest_priority = max(1, slots), runner, lowest_priority
-        self.everyday_path = everyday_path
+        self.everyday_path, self.lab_dir = everyday_path, lab_dir
         self.lock = threading.Condition()
         self.jobs: "collections.OrderedDict[str, Job]" = collections.OrderedDict()
         self.waiting: collections.deque = collections.deque()
@@ -158,12 +163,13 @@ class LabQueue:
 
             result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=1,
                                  everyday_path=self.everyday_path)
+            saved = self._keep(job.key, result)
             with self.lock:
                 for arch, trained in result.models.items():
                     job.models[arch] = trained
                     job.probes[arch] = _decode_probe(trained, probe) if probe else None
                 stopped = job.stop_event.is_set()
-                self._change(job, result=result, state="stopped" if stopped else "done")
+                self._change(job, result=result, saved=saved, state="stopped" if stopped else "done")
         except Exception as exc:  # a bug in a training must not take the queue down: the job says why
             with self.lock:
                 self._change(job, state="failed", error=f"{type(exc).__name__}: {exc}"[:300])
@@ -172,6 +178,26 @@ class LabQueue:
                 self.running -= 1
                 self._start_waiting()
                 self.lock.notify_all()
+
+
+    def _keep(self, key: str, result: LabResult) -> dict:
+        """Each trained model of a finished experiment as a checkpoint folder under ``lab_dir``:
+        {arch: its name for the pages}; none where no folder can be written."""
+        if self.lab_dir is None:
+            return {}
+        saved = {}
+        for arch, trained in result.models.items():
+            try:
+                lab_checkpoint.save(trained, result.settings, self.lab_dir / key / arch)
+                saved[arch] = lab_model_name(key, arch)
+            except OSError:
+                continue  # the experiment's results stay on its page; it only cannot be opened elsewhere
+        return saved
+
+
+def lab_model_name(key: str, arch: str) -> str:
+    """The checkpoint name the pages open a kept Lab model by (hosting.resolve_checkpoint)."""
+    return f"{LAB_PREFIX}{key}/{arch}"
 
 
 def everyday_file(models: list, root: Path) -> Optional[Path]:
