@@ -89,7 +89,7 @@ class OutputLength:
         return (src_len.float() * self.ratio).long() + self.extra
 
 
-STOP_WHEN_FULL, STOP_HEURISTIC, STOP_NEVER = "full", "heuristic", "never"
+STOP_WHEN_FULL, STOP_HEURISTIC, STOP_NEVER, STOP_JOEY = "full", "heuristic", "never", "joey"
 
 
 @dataclass(frozen=True)
@@ -107,14 +107,20 @@ class BeamRule:
       finished one;
     - ``"never"`` (Hugging Face's ``early_stopping="never"``): as ``"heuristic"``, but with λ > 0
       the open hypothesis is normalised by the longest length allowed.
+
+    ``"joey"`` is Joey NMT 2.3's beam search instead (model/decoding/search.py · ``joey_beam``):
+    ``beam`` hypotheses, ended ones included, stay in the beam and keep growing; a beam slot
+    that has held an ended one counts as done, and the sentence ends when every slot has; a
+    finished output is ranked by logprob / ((5 + length) / 6)**λ when λ > 0 (Wu et al. 2016),
+    by its log-probability otherwise.
     """
 
     length_norm: float = 1.0  # λ, the default when a user sets none
     stopping: str = STOP_WHEN_FULL
 
     def __post_init__(self):
-        if self.stopping not in (STOP_WHEN_FULL, STOP_HEURISTIC, STOP_NEVER):
-            raise ValueError(f"stopping={self.stopping!r} is not one of full, heuristic, never")
+        if self.stopping not in (STOP_WHEN_FULL, STOP_HEURISTIC, STOP_NEVER, STOP_JOEY):
+            raise ValueError(f"stopping={self.stopping!r} is not one of full, heuristic, never, joey")
 
 
 @dataclass

@@ -23,7 +23,7 @@ import torch
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS, EOS, UNK, Vocab
 from model.decoding.device import device_of
-from model.core.decodable import STOP_NEVER, STOP_WHEN_FULL, BeamRule, Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import STOP_JOEY, STOP_NEVER, STOP_WHEN_FULL, BeamRule, Decodable, ModelDescription, OutputLength, Step
 from model.decoding.trace import BeamNode, Candidate, Trace
 from model.core.errors import NoHypothesisError
 from model.speed.activations import fast_tanh
@@ -106,6 +106,9 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
 
 def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
                  prefixes: Optional[Sequence[Sequence[int]]], attend: Optional[dict[int, int]]) -> list[Trace]:
+    rule = model.beam_rule
+    if rule is not None and rule.stopping == STOP_JOEY and cfg.beam > 1:
+        return joey_beam(model, vocabs, src, cfg, prefixes, attend)
     model.eval()
     n, k, dev = len(src), cfg.beam, device_of(model)
     src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
@@ -168,6 +171,71 @@ def _done(finished: list[list[Hypothesis]], active: list[int], best_open: list[f
         kth = sorted((h.norm_score for h in finished[s]), reverse=True)[k - 1]
         out.append(_norm(best, length, lam) <= kth)
     return out
+
+
+def joey_beam(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
+              prefixes: Optional[Sequence[Sequence[int]]] = None, attend: Optional[dict[int, int]] = None) -> list[Trace]:
+    """Joey NMT 2.3's beam search (``joeynmt.search.beam_search``), step for step, for models
+    whose ``BeamRule`` says "joey" (an imported Joey model): each step keeps the ``beam`` best
+    continuations of every slot, ended ones too (Joey keeps them in its beam and extends them);
+    a slot that took </s> counts as done from then on, whatever it holds later, and a sentence
+    ends once every slot has, or at its cap. An output joins the finished ones the step its
+    first </s> is chosen (or at the cap, without one), scored by logprob / ((5 + length) / 6)**λ
+    when λ = ``cfg.length_norm`` > 0, else by its log-probability; the best of them is the
+    translation."""
+    model.eval()
+    n, k, dev = len(src), cfg.beam, device_of(model)
+    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
+    enc = model.beam_memory(model.encode(pad(src).to(dev), src_len), k)
+    limits = output_length(model, cfg)
+    caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,)
+    state, y = model.init_state(enc), torch.full((n * k,), BOS, dtype=torch.long, device=dev)
+    scores = torch.full((n, k), float("-inf"), device=dev)
+    scores[:, 0] = 0.0  # only slot 0 expands at step 1
+    hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
+    done_slots = torch.zeros((n, k), dtype=torch.bool, device=dev)  # Joey's is_finished: by slot, and it stays
+    active = torch.arange(n, device=dev)
+    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
+    recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
+    slots = torch.arange(k, device=dev)
+    for t in range(int(caps.max())):
+        out = model.step(y, state, enc, _attend_override(attend, t, enc, y.numel()),
+                         _ablation(cfg.ablation, t, enc, y.numel()))
+        at_cap = t + 1 >= caps.to(dev).index_select(0, active)  # (A,)
+        logprobs = _constrain(out.logprobs, t, active, k, at_cap, cfg, prefixes, limits)
+        vocab = logprobs.size(1)
+        penalty = ((5.0 + t + 1) / 6.0) ** cfg.length_norm if cfg.length_norm > 0 else 1.0
+        total = (scores.view(-1, 1) + logprobs).view(active.numel(), k * vocab) / penalty  # (A, k*V)
+        top_norm, top_index = total.topk(k, dim=1)  # (A, k)
+        parent, token = top_index // vocab, top_index % vocab
+        top_score = top_norm * penalty if cfg.length_norm > 0 else top_norm
+        rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + parent).view(-1)
+        hyps = torch.cat([hyps.index_select(0, rows), token.view(-1, 1)], dim=1)  # (A*k, t + 1)
+        done_slots = done_slots | (token == EOS) | ~torch.isfinite(top_norm) | at_cap.unsqueeze(1)
+        eos_count = (hyps == EOS).sum(1).view(-1, k)  # (A, k)
+        joins = ((eos_count == 1) & (token == EOS)) | ((eos_count == 0) & at_cap.unsqueeze(1))
+        joins &= torch.isfinite(top_norm)
+        cand = Candidates(top_score, parent, token, torch.where(joins, FINISHED, KEPT), slots.expand_as(token).clone(),
+                          slots.expand_as(token).clone())
+        nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
+        for a, r in joins.nonzero().tolist():
+            finished[int(active[a])].append(Hypothesis(hyps[a * k + r].tolist(), float(top_score[a, r]),
+                                                       float(top_norm[a, r]), None if nodes is None else nodes[a][r]))
+        state, y, scores = model.reorder(out.state, rows), token.view(-1), top_score
+        over = done_slots.all(1)  # (A,)
+        if over.all():
+            break
+        if over.any():
+            alive = (~over).nonzero().squeeze(1)
+            alive_rows = ((alive * k).unsqueeze(1) + slots).view(-1)
+            enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
+                                   y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
+            scores, active, done_slots = scores.index_select(0, alive), active.index_select(0, alive), done_slots[alive]
+    if not all(finished):
+        raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
+    best = [max(f, key=lambda h: h.norm_score) for f in finished]
+    described = model.description
+    return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
 
 
 def _row_mask(enc, rows: int) -> torch.Tensor:

@@ -45,7 +45,7 @@ from torch import nn
 
 from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.corpus.vocab import BOS, EOS, PAD, UNK
-from model.core.decodable import AlphaFn, Decodable, ModelDescription, OutputLength, Step
+from model.core.decodable import STOP_JOEY, AlphaFn, BeamRule, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
 from model.foreign.joey_transformer import JoeyTransformerModel
 from model.foreign.restricted_load import load_restricted
@@ -94,6 +94,12 @@ class JoeySettings:
         return self.model["decoder"].get("attention", "bahdanau")
 
     @property
+    def beam_rule(self) -> BeamRule:
+        """Joey 2.3's beam search (model/decoding/search.py · ``joey_beam``) with the config's
+        ``testing.beam_alpha`` (Joey's default -1: no length penalty)."""
+        return BeamRule(max(self.testing.get("beam_alpha", -1.0), 0.0), STOP_JOEY)
+
+    @property
     def output_length(self) -> OutputLength:
         """Where Joey 2.3's search (joeynmt/search.py) stops, per sentence: at most
         ``max_output_length`` tokens, </s> counted, or, when that is negative (Joey's default
@@ -135,7 +141,7 @@ MAX_HEADS = 64
 MAX_LAYERS = 8
 # Joey 2.3's output length settings (its config.py parse_test_args: "testing" section) and their
 # defaults; a negative max_output_length means int(JOEY_LENGTH_RATIO x source length).
-TESTING_KEYS = {"max_output_length": (int, -1), "min_output_length": (int, 1)}
+TESTING_KEYS = {"max_output_length": (int, -1), "min_output_length": (int, 1), "beam_alpha": (float, -1.0)}
 JOEY_LENGTH_RATIO = 1.5
 MAX_OUTPUT_LENGTH = 1000  # tokens; a larger cap is refused (search runs that many steps at most)
 ACTIVATIONS = ("tanh", "relu", "gelu", "leakyrelu", "relu6", "silu")
@@ -301,7 +307,10 @@ def _testing_settings(testing: Any) -> dict:
                               "1.5 x source length", cap=cap, limit=MAX_OUTPUT_LENGTH)
     if floor > MAX_OUTPUT_LENGTH:
         raise CheckpointError(f"testing.min_output_length={floor} is more than {MAX_OUTPUT_LENGTH} tokens")
-    return {"max_output_length": max(cap, -1), "min_output_length": max(floor, 0)}
+    alpha = kept["beam_alpha"]
+    if not -10 <= alpha <= 10:
+        raise CheckpointError(f"testing.beam_alpha={alpha} is outside -10..10")
+    return {"max_output_length": max(cap, -1), "min_output_length": max(floor, 0), "beam_alpha": alpha}
 
 
 def _special_namespace(specials: dict) -> SimpleNamespace:
@@ -369,6 +378,10 @@ class JoeyModel(nn.Module, Decodable):
     def output_length(self) -> OutputLength:
         """Joey's own length limits (``JoeySettings.output_length``), not the search settings' cap."""
         return self.settings.output_length
+
+    @property
+    def beam_rule(self) -> BeamRule:
+        return self.settings.beam_rule
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         return self.joey.src_embed(self.src_map[src])  # (batch, src_len, e)
@@ -743,7 +756,7 @@ def build_joey(folder: Path, raw: dict) -> tuple[Decodable, JoeyVocab, JoeyVocab
                                          lambda name: _inside(folder, name))
     _set_vocab(src_tok, src_vocab)
     _set_vocab(tgt_tok, tgt_vocab)
-    adapter = (JoeyTransformerModel(model, describe(settings, version), settings.output_length,
+    adapter = (JoeyTransformerModel(model, describe(settings, version), settings.output_length, settings.beam_rule,
                                     swap_specials(model.src_embed.lut.num_embeddings),
                                     swap_specials(model.decoder.output_layer.out_features))
                if settings.is_transformer else JoeyModel(model, settings, version))

@@ -26,7 +26,7 @@ from typing import Callable, Optional
 import torch
 from torch import nn
 
-from model.core.decodable import (AlphaFn, Decodable, EncoderStates, ModelDescription, OutputLength, Step,
+from model.core.decodable import (AlphaFn, BeamRule, Decodable, EncoderStates, ModelDescription, OutputLength, Step,
                                   own_thread_hook)
 from model.corpus.vocab import BOS, PAD
 
@@ -65,10 +65,10 @@ class JoeyTransformerModel(nn.Module, Decodable):
     """A Joey NMT ``Model`` with Transformer encoder and decoder behind the decoding interface."""
 
     def __init__(self, joey: nn.Module, description: ModelDescription, output_length: OutputLength,
-                 src_map: torch.Tensor, tgt_map: torch.Tensor):
+                 beam_rule: BeamRule, src_map: torch.Tensor, tgt_map: torch.Tensor):
         """``src_map`` / ``tgt_map``: this project's ids -> Joey's (and back: each is its own inverse)."""
         super().__init__()
-        self.joey, self._description, self._output_length = joey, description, output_length
+        self.joey, self._description, self._output_length, self._beam_rule = joey, description, output_length, beam_rule
         self.register_buffer("src_map", src_map, persistent=False)
         self.register_buffer("tgt_map", tgt_map, persistent=False)
         never = torch.zeros(tgt_map.numel(), dtype=torch.bool)
@@ -82,6 +82,10 @@ class JoeyTransformerModel(nn.Module, Decodable):
     @property
     def output_length(self) -> OutputLength:
         return self._output_length
+
+    @property
+    def beam_rule(self) -> BeamRule:
+        return self._beam_rule  # Joey's own beam search and length penalty
 
     @property
     def attention_layers(self) -> int:

@@ -107,9 +107,9 @@ def joey_testing(joey_dir: Path):
     return parse_test_args(cfg.get("testing") or {})
 
 
-def joey_decode(joey, src_ids: list[int], beam: int, testing) -> tuple[list[int], np.ndarray, np.ndarray]:
+def joey_decode(joey, src_ids: list[int], beam: int, testing, alpha: float = -1) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Joey's own search (``joeynmt.search.search``: its output length cap, minimum length and
-    greedy or beam search, no length penalty) on one sentence given in this project's ids:
+    greedy or beam search, length penalty ``alpha``, -1 none) on one sentence given in this project's ids:
     (output ids in this project's ids, ending with </s> where Joey emitted it; Joey's scores:
     per token (greedy) or of the sentence (beam); Joey's attention (greedy), else None).
     ``testing``: Joey's parsed "testing" settings (``joey_testing``)."""
@@ -120,7 +120,7 @@ def joey_decode(joey, src_ids: list[int], beam: int, testing) -> tuple[list[int]
     batch = Batch(src, torch.tensor([len(src_ids)]), None, None, None, torch.tensor([0]), torch.device("cpu"),
                   pad_index=joey.pad_index, eos_index=joey.eos_index, is_train=False)
     with torch.no_grad():
-        out, scores, att = search(joey, batch, testing.max_output_length, beam, beam_alpha=-1, n_best=1,
+        out, scores, att = search(joey, batch, testing.max_output_length, beam, beam_alpha=alpha, n_best=1,
                                   min_output_length=testing.min_output_length, return_prob="hyp",
                                   return_attention=True)
     ids = swap_specials(joey.decoder.output_layer.out_features)[torch.as_tensor(out[0]).long()].tolist()

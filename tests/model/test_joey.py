@@ -63,12 +63,9 @@ def same_as_joeys_search(translator: Translator, trace, testing, beam: int) -> b
     sentence), so two candidates within 1e-4 of each other may be ordered differently.
     Greedy: the outputs are equal with per-token log-probabilities within 1e-4 and the same
     attention rows, or they part at such a near-tie, everything before it agreeing.
-    Beam: Joey keeps hypotheses that ended in its beam and stops once every beam position has
-    held one; this project's search keeps ``beam`` open ones and stops with ``beam`` ended ones.
-    The two hold the same hypotheses until a </s> enters the best ``beam`` candidates, so when
-    this search ended all its hypotheses at one step (a cap that every output reaches, say),
-    Joey's ended there with the same ones: the outputs must be equal (save a near-tie, which
-    the caller allows once). Equal outputs have equal sentence log-probabilities."""
+    Beam: an imported model is decoded by Joey's own beam search (model/decoding/search.py ·
+    ``joey_beam``), so the outputs are equal save a near-tie, which the callers allow; equal
+    outputs have equal sentence log-probabilities."""
     ids, scores, att = joey_decode(translator.model.joey, trace.source_ids, beam, testing)
     if beam == 1:  # the steps up to the first different token (all of them when equal) agree
         n = next((i + 1 for i, (a, b) in enumerate(zip(trace.target_ids, ids)) if a != b), len(ids))
@@ -126,7 +123,8 @@ def test_outputs_stop_where_joeys_do(length_case, beam):
     joey_dir, translator = length_case
     testing = joey_testing(joey_dir)
     kept = json.loads((joey_dir.parent / "imported" / "config.json").read_text())["joey"]["testing"]
-    assert kept == {"max_output_length": testing.max_output_length, "min_output_length": testing.min_output_length}
+    assert kept == {"max_output_length": testing.max_output_length, "min_output_length": testing.min_output_length,
+                    "beam_alpha": float(testing.beam_alpha)}
     sentences = SENTENCES[:25]
     traces = translator.translate(sentences, SearchConfig(beam=beam, length_norm=0.0))
     if beam == 1:  # the untraced greedy path stops at the same place as the traced search

@@ -92,3 +92,37 @@ def test_the_alignment_page_scores_every_layer_and_head(hf_root, tmp_path, monke
     assert not at.exception, at.exception
     grids = [m for m in canvas(at, "matrix") if m["title"].startswith("AER")]
     assert len(grids) == 2 and all(len(g["z"]) == 3 and len(g["z"][0]) == 4 + 1 for g in grids)  # 3 layers x 4 heads + mean
+
+
+def test_the_evaluate_page_scores_it(hf_root, monkeypatch):
+    from .test_evaluate_page import REF, SRC, _script, upload
+
+    settings = start_app(monkeypatch, "--checkpoints", hf_root, "--data-dir", "/nonexistent")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    upload(at, SRC.encode(), REF.encode())
+    at.multiselect(key="eval_models").set_value([NAME, "rnnencdec-tiny"]).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value["model"]) == [NAME, "rnnencdec-tiny"]
+
+
+def test_a_notebook_loads_the_folder_and_shows_its_heads(hf_root):
+    from viz.notebook import load
+
+    model = load(hf_root / NAME)
+    translation = model.translate(SENTENCE)
+    assert translation.trace.cross_attention.shape[:2] == (3, 4)
+    assert translation.show("heads") is not None
+
+
+def test_without_the_extra_the_page_says_what_to_install(hf_root, tmp_path, monkeypatch):
+    import sys
+
+    root = tmp_path / "checkpoints"  # a folder no earlier test loaded (loaded models are kept by path)
+    for name in (NAME, "rnnencdec-tiny"):
+        shutil.copytree(hf_root / name, root / name)
+    monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers now raises ImportError
+    start_app(monkeypatch, "--checkpoints", root)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.selectbox(key="model_left").set_value(NAME).run()
+    assert any('pip install -e ".[hf]"' in e.value.replace("\\", "") for e in at.error), [e.value for e in at.error]
