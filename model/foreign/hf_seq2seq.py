@@ -33,9 +33,8 @@ Supported: Marian, BART, mBART, T5 and M2M100 (NLLB's architecture) configuratio
 """
 from __future__ import annotations
 
-import math
 import shutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -435,7 +434,7 @@ def describe(settings: HFSettings, version: str) -> ModelDescription:
     differences = (
         "A Transformer: self-attention layers instead of the paper's recurrent encoder and decoder, and "
         f"{layers} cross-attentions of {heads} heads each (scaled dot products), not one additive alignment model.",
-        f"Views that take one attention matrix show the last decoder layer's mean over heads.",
+        "Views that take one attention matrix show the last decoder layer's mean over heads.",
         f"Decoded as its generation config says: at most {d.max_tokens} output tokens"
         + (", the last one </s>" if d.forced_eos else "") + f", length penalty {d.length_penalty:g}, "
         + {STOP_WHEN_FULL: "a sentence done once the beam is full of finished outputs",
@@ -461,13 +460,15 @@ class HFSeq2Seq(nn.Module, Decodable):
     """A Hugging Face ``AutoModelForSeq2SeqLM`` behind the decoding interface (module docstring)."""
 
     def __init__(self, hf_model: nn.Module, settings: HFSettings, version: str):
+        """``settings.specials`` names the model's pad, eos, decoder start and (from its tokenizer,
+        ``load_hf``) unk ids."""
         super().__init__()
         self.hf, self.settings, self.version = hf_model, settings, version
         sp = settings.specials
         vocab = hf_model.get_output_embeddings().weight.size(0)
         self.hf_vocab = vocab
         # this project's id -> the model's: <pad>, <unk>, <s>, </s>, then h + SHIFT -> h
-        to_hf = torch.cat([torch.tensor([sp["pad"], _unk_id(hf_model, sp), sp["decoder_start"], sp["eos"]]),
+        to_hf = torch.cat([torch.tensor([sp["pad"], sp["unk"], sp["decoder_start"], sp["eos"]]),
                            torch.arange(vocab)])
         self.register_buffer("to_hf", to_hf, persistent=False)
         self._embed_scale = _embed_scale(hf_model)
@@ -594,12 +595,6 @@ class HFSeq2Seq(nn.Module, Decodable):
         logprobs = torch.stack([self.our_logprobs(out.logits[:, t], t) for t in range(tgt_in.size(1))], 1)
         cross = torch.stack(out.cross_attentions, 1).float()  # (batch, layers, heads, T, src_len)
         return logprobs, cross[:, self.alignment_layer].mean(1)
-
-
-def _unk_id(hf_model, specials: dict) -> int:
-    """The model's unknown token: its config's unk_token_id, else the tokenizer convention of
-    the architecture (Marian, BART and M2M100: 1 or 3; T5: 2), read by ``load_hf``."""
-    return int(specials.get("unk", 1))
 
 
 def _embed_scale(hf_model) -> float:
