@@ -27,8 +27,10 @@ def test_the_maps_and_neighbour_tables_render(page, app_url, tmp_path):
     expect(maps).to_have_count(2, timeout=60_000)
     page.screenshot(path=str(tmp_path / "space.png"), full_page=True)
 
+    wait_idle(page)  # a later run may draw the maps again: measure the ones that stay
     first = maps.first
     canvas, tip = first.get_by_role("img"), first.locator(".tip")  # the canvas, named by its title
+    expect(canvas).to_be_visible(timeout=60_000)
     box = canvas.bounding_box()
     assert box["width"] > 200 and box["height"] == 440
     assert canvas.get_attribute("aria-label").endswith(": s_0")  # "rnnsearch-tiny: s_0", the map's title
