@@ -15,7 +15,7 @@ sentence's beam tree as it is scored, and keeps each step's attention, energies 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -104,54 +104,84 @@ def beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seq
         return _beam_search(model, vocabs, src, cfg, prefixes, attend)
 
 
+@dataclass
+class _Beams:
+    """A beam search's rows as they stand between steps: every active sentence's ``k``
+    hypotheses, what the model keeps of them, and what has finished (``_beams`` starts them)."""
+
+    model: Decodable
+    k: int
+    enc: Any  # the model's memory, for the active sentences' beam rows
+    limits: OutputLength
+    caps: torch.Tensor  # (n,) each sentence's output cap, on the CPU
+    state: Any  # the decoder state of the active rows
+    y: torch.Tensor  # (A*k,) the last token of each row
+    scores: torch.Tensor  # (A, k) cumulative log-probabilities
+    hyps: torch.Tensor  # (A*k, t) tokens so far
+    active: torch.Tensor  # (A,) original index of each active sentence
+    finished: list  # per sentence: its finished Hypothesis list
+    recorder: Optional["_TreeRecorder"]
+
+    def keep(self, alive: torch.Tensor) -> None:
+        """Only the active sentences ``alive`` (indices into ``active``) go on."""
+        rows = ((alive * self.k).unsqueeze(1) + torch.arange(self.k, device=alive.device)).view(-1)
+        self.enc, self.state = self.enc.select(rows), self.model.reorder(self.state, rows)
+        self.y, self.hyps = self.y.index_select(0, rows), self.hyps.index_select(0, rows)
+        self.scores, self.active = self.scores.index_select(0, alive), self.active.index_select(0, alive)
+
+    def traces(self, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]]) -> list[Trace]:
+        """Each sentence's best finished output as a Trace."""
+        if not all(self.finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
+            raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every "
+                                    "hypothesis")
+        best = [max(f, key=lambda h: h.norm_score) for f in self.finished]
+        described = self.model.description
+        return [_make_trace(described, vocabs, ids, hyp, self.recorder, sent)
+                for sent, (ids, hyp) in enumerate(zip(src, best))]
+
+
+def _beams(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig) -> _Beams:
+    """The source encoded once, each sentence's ``beam`` rows sharing it (``beam_memory``), and
+    the decoder before its first step: only slot 0 of each sentence may expand."""
+    model.eval()
+    n, k, dev = len(src), cfg.beam, device_of(model)
+    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
+    enc = model.beam_memory(model.encode(pad(src).to(dev), src_len), k)  # pad: (n, max src_len)
+    limits = output_length(model, cfg)
+    scores = torch.full((n, k), float("-inf"), device=dev)
+    scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
+    return _Beams(model, k, enc, limits, limits.caps(torch.tensor([len(s) for s in src])), model.init_state(enc),
+                  torch.full((n * k,), BOS, dtype=torch.long, device=dev), scores,
+                  torch.zeros((n * k, 0), dtype=torch.long, device=dev), torch.arange(n, device=dev),
+                  [[] for _ in range(n)], _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None)
+
+
 def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig,
                  prefixes: Optional[Sequence[Sequence[int]]], attend: Optional[dict[int, int]]) -> list[Trace]:
     rule = model.beam_rule
     if rule is not None and rule.stopping == STOP_JOEY and cfg.beam > 1:
         return joey_beam(model, vocabs, src, cfg, prefixes, attend)
-    model.eval()
-    n, k, dev = len(src), cfg.beam, device_of(model)
-    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
-    enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
-    limits, rule = output_length(model, cfg), model.beam_rule
-    caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,) on the CPU: the loop reads its max
-    enc = model.beam_memory(enc, k)
-    state = model.init_state(enc)  # decoder state of the n*k rows
-    y = torch.full((n * k,), BOS, dtype=torch.long, device=dev)
-    scores = torch.full((n, k), float("-inf"), device=dev)
-    scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
-    hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
-    active = torch.arange(n, device=dev)  # original index of each active sentence
-    max_len = caps.to(dev)  # (n,)
-    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
-    for t in range(int(caps.max())):
-        out = model.step(y, state, enc, _attend_override(attend, t, enc, y.numel()),
-                         _ablation(cfg.ablation, t, enc, y.numel()))
-        at_cap = t + 1 >= max_len.index_select(0, active)  # (A,) sentences whose last allowed token this is
-        logprobs = _constrain(out.logprobs, t, active, k, at_cap, cfg, prefixes, limits)
-        cand = _prune(scores, logprobs, k, at_cap if limits.cut_at_cap else None)
-        nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
-        _finish(cand, hyps, active, t, finished, cfg, nodes)
-        keep_rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + cand.kept_values(cand.parent)).view(-1)
-        hyps = torch.cat([hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
-        state, y = model.reorder(out.state, keep_rows), cand.kept_values(cand.token).view(-1)
-        scores = cand.kept_values(cand.score)
-        done = torch.tensor(_done(finished, active.tolist(), scores[:, 0].tolist(), t, k, cfg, rule, caps),
+    b, k = _beams(model, vocabs, src, cfg), cfg.beam
+    dev, max_len = b.y.device, b.caps.to(b.y.device)  # (n,)
+    for t in range(int(b.caps.max())):
+        out = model.step(b.y, b.state, b.enc, _attend_override(attend, t, b.enc, b.y.numel()),
+                         _ablation(cfg.ablation, t, b.enc, b.y.numel()))
+        at_cap = t + 1 >= max_len.index_select(0, b.active)  # (A,) sentences whose last allowed token this is
+        logprobs = _constrain(out.logprobs, t, b.active, k, at_cap, cfg, prefixes, b.limits)
+        cand = _prune(b.scores, logprobs, k, at_cap if b.limits.cut_at_cap else None)
+        nodes = b.recorder.record(t, cand, out, b.active, logprobs) if b.recorder else None
+        _finish(cand, b.hyps, b.active, t, b.finished, cfg, nodes)
+        keep_rows = ((torch.arange(b.active.numel(), device=dev) * k).unsqueeze(1) + cand.kept_values(cand.parent)).view(-1)
+        b.hyps = torch.cat([b.hyps.index_select(0, keep_rows), cand.kept_values(cand.token).view(-1, 1)], dim=1)
+        b.state, b.y = model.reorder(out.state, keep_rows), cand.kept_values(cand.token).view(-1)
+        b.scores = cand.kept_values(cand.score)
+        done = torch.tensor(_done(b.finished, b.active.tolist(), b.scores[:, 0].tolist(), t, k, cfg, rule, b.caps),
                             device=dev) | at_cap
         if done.all():
             break
         if done.any():  # drop finished sentences from the batch
-            alive = (~done).nonzero().squeeze(1)
-            alive_rows = ((alive * k).unsqueeze(1) + torch.arange(k, device=dev)).view(-1)
-            enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
-                                   y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
-            scores, active = scores.index_select(0, alive), active.index_select(0, alive)
-    if not all(finished):  # only when every continuation had probability 0 (e.g. a forced p=0 token)
-        raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
-    best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    described = model.description
-    return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
+            b.keep((~done).nonzero().squeeze(1))
+    return b.traces(vocabs, src)
 
 
 def _done(finished: list[list[Hypothesis]], active: list[int], best_open: list[float], t: int, k: int,
@@ -183,59 +213,42 @@ def joey_beam(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seque
     first </s> is chosen (or at the cap, without one), scored by logprob / ((5 + length) / 6)**λ
     when λ = ``cfg.length_norm`` > 0, else by its log-probability; the best of them is the
     translation."""
-    model.eval()
-    n, k, dev = len(src), cfg.beam, device_of(model)
-    src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
-    enc = model.beam_memory(model.encode(pad(src).to(dev), src_len), k)
-    limits = output_length(model, cfg)
-    caps = limits.caps(torch.tensor([len(s) for s in src]))  # (n,)
-    state, y = model.init_state(enc), torch.full((n * k,), BOS, dtype=torch.long, device=dev)
-    scores = torch.full((n, k), float("-inf"), device=dev)
-    scores[:, 0] = 0.0  # only slot 0 expands at step 1
-    hyps = torch.zeros((n * k, 0), dtype=torch.long, device=dev)
-    done_slots = torch.zeros((n, k), dtype=torch.bool, device=dev)  # Joey's is_finished: by slot, and it stays
-    active = torch.arange(n, device=dev)
-    finished: list[list[Hypothesis]] = [[] for _ in range(n)]
-    recorder = _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None
+    b, k = _beams(model, vocabs, src, cfg), cfg.beam
+    dev, caps = b.y.device, b.caps.to(b.y.device)
+    done_slots = torch.zeros((len(src), k), dtype=torch.bool, device=dev)  # Joey's is_finished: by slot, and it stays
     slots = torch.arange(k, device=dev)
-    for t in range(int(caps.max())):
-        out = model.step(y, state, enc, _attend_override(attend, t, enc, y.numel()),
-                         _ablation(cfg.ablation, t, enc, y.numel()))
-        at_cap = t + 1 >= caps.to(dev).index_select(0, active)  # (A,)
-        logprobs = _constrain(out.logprobs, t, active, k, at_cap, cfg, prefixes, limits)
+    for t in range(int(b.caps.max())):
+        out = model.step(b.y, b.state, b.enc, _attend_override(attend, t, b.enc, b.y.numel()),
+                         _ablation(cfg.ablation, t, b.enc, b.y.numel()))
+        at_cap = t + 1 >= caps.index_select(0, b.active)  # (A,)
+        logprobs = _constrain(out.logprobs, t, b.active, k, at_cap, cfg, prefixes, b.limits)
         vocab = logprobs.size(1)
         penalty = ((5.0 + t + 1) / 6.0) ** cfg.length_norm if cfg.length_norm > 0 else 1.0
-        total = (scores.view(-1, 1) + logprobs).view(active.numel(), k * vocab) / penalty  # (A, k*V)
+        total = (b.scores.view(-1, 1) + logprobs).view(b.active.numel(), k * vocab) / penalty  # (A, k*V)
         top_norm, top_index = total.topk(k, dim=1)  # (A, k)
         parent, token = top_index // vocab, top_index % vocab
         top_score = top_norm * penalty if cfg.length_norm > 0 else top_norm
-        rows = ((torch.arange(active.numel(), device=dev) * k).unsqueeze(1) + parent).view(-1)
-        hyps = torch.cat([hyps.index_select(0, rows), token.view(-1, 1)], dim=1)  # (A*k, t + 1)
+        rows = ((torch.arange(b.active.numel(), device=dev) * k).unsqueeze(1) + parent).view(-1)
+        b.hyps = torch.cat([b.hyps.index_select(0, rows), token.view(-1, 1)], dim=1)  # (A*k, t + 1)
         done_slots = done_slots | (token == EOS) | ~torch.isfinite(top_norm) | at_cap.unsqueeze(1)
-        eos_count = (hyps == EOS).sum(1).view(-1, k)  # (A, k)
+        eos_count = (b.hyps == EOS).sum(1).view(-1, k)  # (A, k)
         joins = ((eos_count == 1) & (token == EOS)) | ((eos_count == 0) & at_cap.unsqueeze(1))
         joins &= torch.isfinite(top_norm)
         cand = Candidates(top_score, parent, token, torch.where(joins, FINISHED, KEPT), slots.expand_as(token).clone(),
                           slots.expand_as(token).clone())
-        nodes = recorder.record(t, cand, out, active, logprobs) if recorder else None
+        nodes = b.recorder.record(t, cand, out, b.active, logprobs) if b.recorder else None
         for a, r in joins.nonzero().tolist():
-            finished[int(active[a])].append(Hypothesis(hyps[a * k + r].tolist(), float(top_score[a, r]),
-                                                       float(top_norm[a, r]), None if nodes is None else nodes[a][r]))
-        state, y, scores = model.reorder(out.state, rows), token.view(-1), top_score
+            b.finished[int(b.active[a])].append(Hypothesis(b.hyps[a * k + r].tolist(), float(top_score[a, r]),
+                                                           float(top_norm[a, r]), None if nodes is None else nodes[a][r]))
+        b.state, b.y, b.scores = model.reorder(out.state, rows), token.view(-1), top_score
         over = done_slots.all(1)  # (A,)
         if over.all():
             break
         if over.any():
             alive = (~over).nonzero().squeeze(1)
-            alive_rows = ((alive * k).unsqueeze(1) + slots).view(-1)
-            enc, state, y, hyps = (enc.select(alive_rows), model.reorder(state, alive_rows),
-                                   y.index_select(0, alive_rows), hyps.index_select(0, alive_rows))
-            scores, active, done_slots = scores.index_select(0, alive), active.index_select(0, alive), done_slots[alive]
-    if not all(finished):
-        raise NoHypothesisError("no output with non-zero probability: the forced prefix or bans rule out every hypothesis")
-    best = [max(f, key=lambda h: h.norm_score) for f in finished]
-    described = model.description
-    return [_make_trace(described, vocabs, ids, hyp, recorder, sent) for sent, (ids, hyp) in enumerate(zip(src, best))]
+            b.keep(alive)
+            done_slots = done_slots[alive]
+    return b.traces(vocabs, src)
 
 
 def _row_mask(enc, rows: int) -> torch.Tensor:

@@ -472,6 +472,14 @@ class HFSeq2Seq(nn.Module, Decodable):
                            torch.arange(vocab)])
         self.register_buffer("to_hf", to_hf, persistent=False)
         self._embed_scale = _embed_scale(hf_model)
+        d = settings.decoding
+        # what generate bans at every step, at the first step too, and where ids 1 and 3 stand for
+        # the model's own unknown and end tokens (their places among the h + 4 are never chosen)
+        for name, ids in (("banned", d.banned), ("banned_at_start", d.banned + d.banned_first),
+                          ("aliases", (sp["unk"], sp["eos"]))):
+            mask = torch.zeros(vocab, dtype=torch.bool)
+            mask[list(ids)] = True
+            self.register_buffer(name, mask, persistent=False)
 
     # ---- what the model is
 
@@ -514,21 +522,19 @@ class HFSeq2Seq(nn.Module, Decodable):
         in this project's ids, with generate's logits processors applied (module docstring)."""
         lp = torch.log_softmax(logits.float(), dim=-1)  # (rows, V_hf); no in-place edits: saliency differentiates it
         d, sp = self.settings.decoding, self.settings.specials
-        banned = list(d.banned) + (list(d.banned_first) if position == 0 else []) + \
-            ([sp["eos"]] if position < d.min_tokens else [])
+        unk, eos = sp["unk"], sp["eos"]
         forced = d.forced_bos if position == 0 and d.forced_bos is not None else \
-            sp["eos"] if d.forced_eos and position == d.max_tokens - 1 else None
+            eos if d.forced_eos and position == d.max_tokens - 1 else None
         if forced is not None:  # generate's forced first or last token: log-probability 0, the rest -inf
             lp = torch.full_like(lp, float("-inf")).index_fill(1, torch.tensor([forced], device=lp.device), 0.0)
-        elif banned:
-            mask = torch.zeros(lp.size(1), dtype=torch.bool, device=lp.device)
-            mask[banned] = True
-            lp = lp.masked_fill(mask, float("-inf"))
-        unk, eos = int(self.to_hf[UNK]), sp["eos"]
-        aliases = torch.zeros(lp.size(1), dtype=torch.bool, device=lp.device)
-        aliases[[unk, eos]] = True  # their places among the h + 4: never chosen (ids 1 and 3 stand for them)
+        else:
+            banned = self.banned_at_start if position == 0 else self.banned
+            if position < d.min_tokens:
+                banned = banned.index_fill(0, torch.tensor([eos], device=lp.device), True)
+            lp = lp.masked_fill(banned, float("-inf"))
         never = lp.new_full((lp.size(0), 1), float("-inf"))
-        return torch.cat([never, lp[:, unk:unk + 1], never, lp[:, eos:eos + 1], lp.masked_fill(aliases, float("-inf"))], 1)
+        return torch.cat([never, lp[:, unk:unk + 1], never, lp[:, eos:eos + 1], lp.masked_fill(self.aliases, float("-inf"))],
+                         1)
 
     # ---- encoder
 
@@ -619,6 +625,8 @@ class HFVocab:
         self.tokenizer, self.source, self.vocab, self.max_source = tokenizer, source, vocab, max_source
         self.eos, self.unk, self.pad = specials["eos"], specials["unk"], specials["pad"]
         self.known = len(tokenizer)  # ids the tokenizer can name; a model may have more (unused) rows
+        self.to_ours = {self.eos: EOS, self.unk: UNK, self.pad: PAD}  # the model's specials -> this project's ids
+        self.to_hf_ids = {PAD: self.pad, UNK: self.unk, EOS: self.eos}
         self.special_names = [str(tokenizer.convert_ids_to_tokens(h)) if h < len(tokenizer) else name for name, h in
                               (("<pad>", specials["pad"]), ("<unk>", specials["unk"]), ("<s>", specials["decoder_start"]),
                                ("</s>", specials["eos"]))]
@@ -627,7 +635,7 @@ class HFVocab:
         return self.vocab + SHIFT
 
     def _ours(self, h: int) -> int:
-        return {self.eos: EOS, self.unk: UNK, self.pad: PAD}.get(h, h + SHIFT)
+        return self.to_ours.get(h, h + SHIFT)
 
     def encode(self, text: str) -> list[int]:
         """The tokenizer's ids for ``text`` (its end token included, cut to the model's longest
@@ -640,7 +648,7 @@ class HFVocab:
         return [self._ours(int(h)) for h in ids]
 
     def hf_of(self, ids: Iterable[int]) -> list[int]:
-        return [{PAD: self.pad, UNK: self.unk, EOS: self.eos}.get(int(i), int(i) - SHIFT) for i in ids if int(i) != BOS]
+        return [self.to_hf_ids.get(int(i), int(i) - SHIFT) for i in ids if int(i) != BOS]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         out = []

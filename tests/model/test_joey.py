@@ -274,7 +274,13 @@ def test_a_pickle_that_runs_code_is_refused_unrun(gru_dir, tmp_path):
     (lambda c: c["data"]["src"].update(level="bpe", tokenizer_type="bytes"), "data.src.tokenizer_type='bytes'"),
 ])
 def test_unsupported_settings_are_refused_by_name(gru_dir, tmp_path, change, named):
-    joey = copy_of(gru_dir, tmp_path)
+    assert_refused_by_name(gru_dir, tmp_path, change, named)
+
+
+def assert_refused_by_name(joey_dir: Path, tmp_path: Path, change, named: str) -> None:
+    """A copy of ``joey_dir`` whose config.yaml ``change`` edits is refused in one line naming
+    ``named``, and nothing is written."""
+    joey = copy_of(joey_dir, tmp_path)
     edit_config(joey, change)
     with pytest.raises(CheckpointError) as err:
         import_joey(joey, tmp_path / "out")
