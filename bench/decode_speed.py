@@ -18,7 +18,9 @@ Prints JSON lines:
 ``--models`` compares models (names under checkpoints/ or folders) in one process, taking turns
 round by round: the 27-word sentence decoded as the page does (beam 5, full traces; median of 5)
 and 1,000 test_2016_flickr captions decoded as the command line does (beam 5, no traces, 64 a
-batch, in-process), each model's median and its ratio to the first model's.
+batch, in-process), each model's median and its ratio to the first model's; and the same batches
+encoded only: the encoder's share of the batch time. With ``--profile``, each model's batch decode
+once more under PyTorch's profiler: which operators take its time.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ import statistics  # noqa: E402
 import torch  # noqa: E402
 from bench.common import CHECKPOINTS, corpus, percentiles, seconds  # noqa: E402
 from bench.products import record  # noqa: E402
+from model.corpus.parallel import pad  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 
@@ -113,6 +116,31 @@ def products(translators: list[Translator], repeats: int) -> dict:
             "product_calls": len(found.calls), "gflop": round(found.gflop, 3), "threads": torch.get_num_threads()}
 
 
+@torch.inference_mode()
+def encode_only(translator: Translator, captions: list[str]) -> None:
+    """The encoder's part of a batch decode: the same length-sorted batches of 64, encoded only."""
+    ids = sorted((translator.source_ids(c)[0] for c in captions if c.strip()), key=len)
+    for start in range(0, len(ids), 64):
+        chunk = ids[start:start + 64]
+        translator.model.encode(pad(chunk), torch.tensor([len(s) for s in chunk]))
+
+
+def operator_shares(translator: Translator, captions: list[str], top: int = 8) -> dict:
+    """One batch decode (beam 5, no traces, 64 a batch) under ``torch.profiler``: the operators
+    taking the most time, each with its share of the whole (self time, so no time counts twice)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    plain = SearchConfig(beam=5, trace=False)
+    translator.translate(captions[:64], plain)  # warm
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        translator.translate(captions, plain, batch_size=64)
+    events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in events)
+    return {"bench": "batch_operator_shares", "model": translator.name, "sentences": len(captions),
+            "seconds": round(total / 1e6, 2),
+            "operators": {e.key: round(e.self_cpu_time_total / total, 3) for e in events[:top]}}
+
+
 def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> dict:
     """``--models``: each model's interactive and batch decoding, taking turns (``alternate``)."""
     from bench.common import alternate
@@ -123,7 +151,8 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
         tr.translate(captions[:64], plain, batch_size=64)  # warm
     works = {"interactive_traced_27_words_s": lambda name: statistics.median(
                  seconds(lambda: translators[name].translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
-             "batch_beam5_s": lambda name: seconds(lambda: translators[name].translate(captions, plain, batch_size=64))}
+             "batch_beam5_s": lambda name: seconds(lambda: translators[name].translate(captions, plain, batch_size=64)),
+             "batch_encoder_s": lambda name: seconds(lambda: encode_only(translators[name], captions))}
     found = alternate({name: lambda: None for name in translators}, works, rounds)
     first = next(iter(translators))
     return {"bench": "model_comparison", "sentences": len(captions), "rounds": rounds,
@@ -133,7 +162,9 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
                               "interactive_vs_first": round(found["interactive_traced_27_words_s"][name]
                                                             / found["interactive_traced_27_words_s"][first], 2),
                               "batch_speed_vs_first": round(found["batch_beam5_s"][first]
-                                                            / found["batch_beam5_s"][name], 2)}
+                                                            / found["batch_beam5_s"][name], 2),
+                              "batch_encoder_share": round(found["batch_encoder_s"][name]
+                                                           / found["batch_beam5_s"][name], 3)}
                        for name in translators}}
 
 
@@ -145,12 +176,17 @@ def main() -> None:
     parser.add_argument("--models", help="comma-separated names under checkpoints/ or folders: compare them in turns")
     parser.add_argument("--rounds", type=int, default=4, help="--models: rounds of turns")
     parser.add_argument("--sentences", type=int, default=1000, help="--models: captions decoded per batch work")
+    parser.add_argument("--profile", action="store_true",
+                        help="--models: then each model's batch decode once under PyTorch's profiler: its operators' shares")
     args = parser.parse_args()
     names = args.names.split(",")
     if args.models:
         folders = [Path(m) if Path(m).is_dir() else CHECKPOINTS / m for m in args.models.split(",")]
         sentences, _, origin = corpus("test_2016_flickr")
         print(json.dumps({**model_comparison(folders, sentences[:args.sentences], args.rounds), "data": origin}))
+        if args.profile:
+            for folder in folders:
+                print(json.dumps(operator_shares(Translator.from_checkpoint(folder), sentences[:args.sentences])))
         return
     if args.only_products:
         print(json.dumps(products([Translator.from_checkpoint(CHECKPOINTS / n) for n in names], args.repeats)))

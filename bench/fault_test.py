@@ -43,6 +43,8 @@ SECOND = ["two men are walking in the street", "a woman is cooking dinner", "the
           "the birds fly over the lake", "he forgot his umbrella", "the soup is too hot"]
 ERRORS_JS = "() => document.querySelectorAll('[data-testid=stException], [data-testid=stAlertContentError]').length"
 OUTPUT_JS = "() => { const e = document.querySelector('[data-testid=stText]'); return e ? e.innerText : ''; }"
+STATE_JS = "() => { const a = document.querySelector('[data-testid=stApp]'); " \
+           "return a ? `${a.dataset.testConnectionState} ${a.dataset.testScriptState}` : ''; }"
 BOX_JS = "() => { const e = document.querySelector('textarea'); return e ? e.value : null; }"
 
 
@@ -121,11 +123,17 @@ def main() -> None:
                     servers[victim] = start_server(REPO, args.checkpoints, ports[0])
                     print(f"restarted {victim} after {time.monotonic() - fault_at:.1f} s", file=sys.stderr, flush=True)
                 done: dict[int, float] = {}
+                connected: dict[int, float] = {}  # when each page was first connected again after the fault
+                dropped: set[int] = set()  # pages seen disconnected since the fault
                 while len(done) < len(sessions) and time.monotonic() - fault_at < args.timeout:
                     for i, (_, page) in enumerate(sessions):
                         if i in done:
                             continue
                         try:
+                            if not page.evaluate(STATE_JS).startswith("CONNECTED "):
+                                dropped.add(i)
+                            elif i in dropped and i not in connected:
+                                connected[i] = time.monotonic() - fault_at
                             typed = page.evaluate(BOX_JS) == SECOND[i]
                             shown = page.evaluate(OUTPUT_JS)
                             if typed and shown and shown != outputs[i] and page.evaluate(SETTLED_JS):
@@ -138,8 +146,10 @@ def main() -> None:
                     rows.append({"session": i, "server_before": before[i], "server_after": server_of(context),
                                  "on_victim": before[i] == victim, "typed_kept": page.evaluate(BOX_JS) == SECOND[i],
                                  "translated": i in done, "seconds": round(done[i], 1) if i in done else None,
+                                 "connected_s": round(connected[i], 1) if i in connected else None,
                                  "errors_shown": page.evaluate(ERRORS_JS),
-                                 "shown": page.evaluate(OUTPUT_JS)[:60], "settled": page.evaluate(SETTLED_JS)})
+                                 "shown": page.evaluate(OUTPUT_JS)[:60], "settled": page.evaluate(SETTLED_JS),
+                                 "connection_and_run": page.evaluate(STATE_JS)})
                     print(json.dumps(rows[-1]), flush=True)
                 hit = [r for r in rows if r["on_victim"]]
                 summary = {"fault": args.fault, "typed": args.typed, "processes": args.processes, "sessions": len(rows),

@@ -57,6 +57,13 @@ def align_dir(tmp_path_factory) -> Path:
 @contextlib.contextmanager
 def served(checkpoints: Path, log: Path, *flags: str):
     """``streamlit run app.py --checkpoints CHECKPOINTS FLAGS`` on a free port, its URL while inside."""
+    with served_process(checkpoints, log, *flags) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def served_process(checkpoints: Path, log: Path, *flags: str):
+    """As ``served``: (its URL, the server's process) while inside."""
     port = free_port()
     with open(log, "wb") as handle:
         server = subprocess.Popen(
@@ -75,7 +82,7 @@ def served(checkpoints: Path, log: Path, *flags: str):
                 if time.time() > deadline or server.poll() is not None:
                     pytest.fail(f"streamlit did not start: {log.read_text()[-2000:]}")
                 time.sleep(0.5)
-        yield url
+        yield url, server
     finally:
         server.terminate()
         server.wait(timeout=20)

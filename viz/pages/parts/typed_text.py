@@ -8,16 +8,28 @@ typed while the server was gone, or sent the moment it died, never reached a run
 runs in the browser: it keeps a text box's current text in a query parameter (``history.replaceState``:
 no reload, no history entry), so the new session's first run reads the typed sentence from the
 URL and translates it without a second Ctrl+Enter (docs/hosting.md, "When a server dies").
+
+A page that reconnects while no run was under way starts no run at all (Streamlit's rule), so the
+component also watches the connection: once a server answers again and a text is still pending,
+it loads the page again from its URL, once per text.
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from viz.pages.parts import first_paint
 from viz.pages.parts.components import registered
 
 _SCRIPT = """
 export default function ({ data, setTriggerValue }) {
   const stored = `typed_text:${data.param}`;  // this tab's text no run has used yet
+  const selector = `.st-key-${data.key} textarea`;
+  const setValue = (box, text) => {  // as typing does, so that the page's own record of the box follows
+    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, text);
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+  };
+  const ctrlEnter = (box) => box.dispatchEvent(
+    new KeyboardEvent("keydown", { key: "Enter", code: "Enter", ctrlKey: true, bubbles: true }));
   const keep = (box) => {
     if (box.dataset.keptIn === data.param) return;  // once per text box element (React may replace it)
     box.dataset.keptIn = data.param;
@@ -29,26 +41,76 @@ export default function ({ data, setTriggerValue }) {
       window.history.replaceState(window.history.state, "", url);
     });
   };
-  document.querySelectorAll(`.st-key-${data.key} textarea`).forEach(keep);
+  document.querySelectorAll(selector).forEach(keep);
   const typed = sessionStorage.getItem(stored);
   if (typed === null || typed === data.current) {
     sessionStorage.removeItem(stored);  // a run has used it: nothing is pending
+    sessionStorage.removeItem(`typed_text_reloaded:${data.param}`);
   } else if (data.fresh) {  // a new session (the server died or restarted) never saw it: send it again
-    const box = document.querySelector(`.st-key-${data.key} textarea`);
+    const box = document.querySelector(selector);
     if (box && box.value !== typed) {  // through the text box itself, as Ctrl+Enter sends it, so that the
       // browser's record of the widget's value and the server's agree (a value set by the server alone
       // is sent back as the old one by the browser's next rerun)
-      Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, typed);
-      box.dispatchEvent(new Event("input", { bubbles: true }));
+      setValue(box, typed);
     }
     if (box) {
-      box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", ctrlKey: true, bubbles: true }));
+      ctrlEnter(box);
     } else {
       setTriggerValue("typed", typed);
     }
   }
+  // A page that reconnects while idle starts no run (Streamlit reruns on reconnecting only when the
+  // connection dropped under a run it had asked for; a Ctrl+Enter pressed the moment the server went
+  // away is dropped unsent), and a run it starts then carries the query string the page was loaded
+  // with, not the typed text's. So one watcher per tab follows the connection and, with a text still
+  // pending, loads the page again from its link (which holds the text and the rest of the view: the
+  // new session translates it) as soon as a server answers: when Streamlit has reconnected and its
+  // own rerun (if any) had its chance, or earlier, when the server's health check answers (Streamlit
+  // waits longer and longer between its own tries). Once per text: a text the page changes (cut,
+  // cleaned) would otherwise stay pending for ever.
+  const app = document.querySelector("[data-testid=stApp]");
+  const watchers = (window.__typedTextWatchers = window.__typedTextWatchers || {});
+  if (!app || watchers[data.param]) return;
+  watchers[data.param] = true;
+  const reloaded = `typed_text_reloaded:${data.param}`;
+  const reloadIfPending = (unfinished) => {
+    // unfinished: the page still waits for the rerun its last run asked for (first_paint.py's probe),
+    // which the old server took with it; the page's link is what is pending then
+    const pending = sessionStorage.getItem(stored) ?? (unfinished ? window.location.href : null);
+    if (pending === null || !document.querySelector(selector) || sessionStorage.getItem(reloaded) === pending) {
+      return false;
+    }
+    sessionStorage.setItem(reloaded, pending);
+    window.location.reload();
+    return true;
+  };
+  let dropped = false, polling = null;
+  const poll = () => {
+    if (!dropped || sessionStorage.getItem(stored) === null) return (polling = null);
+    fetch(new URL("_stcore/health", window.location.href), { cache: "no-store" })
+      .then((answer) => (answer.ok && dropped && reloadIfPending()))
+      .catch(() => false)
+      .then((done) => { polling = done ? null : setTimeout(poll, data.poll_ms); });
+  };
+  new MutationObserver(() => {
+    if (app.dataset.testConnectionState !== "CONNECTED") {  // installed connected: any other state is a drop
+      dropped = true;
+      if (polling === null) polling = setTimeout(poll, data.poll_ms);
+      return;
+    }
+    if (!dropped) return;
+    dropped = false;
+    setTimeout(() => app.dataset.testScriptState === "notRunning"
+      && reloadIfPending(document.querySelector(data.probe) !== null), data.settle_ms);
+  }).observe(app, { attributes: true, attributeFilter: ["data-test-connection-state"] });
 }
 """
+
+# After a reconnection, how long the watcher waits for Streamlit's own rerun to use the pending text
+# before it loads the page again (a run asked for starts within tens of milliseconds of reconnecting),
+# and how often it asks the server's health check while the page is disconnected.
+RECONNECT_SETTLE_MS = 500
+HEALTH_POLL_MS = 500
 
 
 def keep_in_url(key: str, param: str, most: int) -> None:
@@ -60,7 +122,9 @@ def keep_in_url(key: str, param: str, most: int) -> None:
     fresh = not state.get(f"typed_text_seen_{key}")
     state[f"typed_text_seen_{key}"] = True
     registered("inside_attention_nmt.typed_text", js=_SCRIPT)(
-        data={"key": key, "param": param, "most": most, "current": str(state.get(key, "")), "fresh": fresh},
+        data={"key": key, "param": param, "most": most, "current": str(state.get(key, "")), "fresh": fresh,
+              "settle_ms": RECONNECT_SETTLE_MS, "poll_ms": HEALTH_POLL_MS,
+              "probe": f'[class*="st-key-{first_paint.PROBE_KEY}_"]'},
         key=f"typed_text_{key}", on_typed_change=lambda: _typed(key, param, most))
 
 
