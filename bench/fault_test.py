@@ -11,7 +11,11 @@ balancer, each translating a first sentence of its own. Then the fault:
   server holding the first session is killed (SIGKILL), under the victim's sessions' requests
   (``--typed after``: the kill first, then the typing, into pages whose server is gone);
 - ``restart``: the same with one server (``--processes 1``), started again on its port after
-  the kill (the sessions type meanwhile).
+  the kill (the sessions type meanwhile);
+- ``remove``: no server dies; the checkpoint folder of the model every session shows on the right
+  (``--remove``) is taken out of the served folder (a folder of links to ``--checkpoints``' entries)
+  as the sessions send their second sentence. The left model's translation should come back, with
+  one clear line about the removed one and no exception.
 
 Prints one JSON line per session (its server before and after, whether its second sentence came
 back translated without retyping, the seconds from the fault to its translation, error messages
@@ -42,6 +46,9 @@ SECOND = ["two men are walking in the street", "a woman is cooking dinner", "the
           "i want to learn french", "the shop is closed on sunday", "a girl is singing a song",
           "the birds fly over the lake", "he forgot his umbrella", "the soup is too hot"]
 ERRORS_JS = "() => document.querySelectorAll('[data-testid=stException], [data-testid=stAlertContentError]').length"
+EXCEPTIONS_JS = "() => document.querySelectorAll('[data-testid=stException]').length"
+ERROR_TEXT_JS = "() => [...document.querySelectorAll('[data-testid=stAlertContentError]')].map(e => e.innerText)"
+WARNING_TEXT_JS = "() => [...document.querySelectorAll('[data-testid=stAlertContentWarning]')].map(e => e.innerText)"
 OUTPUT_JS = "() => { const e = document.querySelector('[data-testid=stText]'); return e ? e.innerText : ''; }"
 STATE_JS = "() => { const a = document.querySelector('[data-testid=stApp]'); " \
            "return a ? `${a.dataset.testConnectionState} ${a.dataset.testScriptState}` : ''; }"
@@ -76,7 +83,9 @@ def open_session(browser, url: str, sentence: str, timeout_ms: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fault", choices=["kill", "restart"], default="kill")
+    parser.add_argument("--fault", choices=["kill", "restart", "remove"], default="kill")
+    parser.add_argument("--remove", default="everyday-rnnencdec-en-fr",
+                        help="--fault remove: the checkpoint folder taken away (the default page's right-hand model)")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--checkpoints", type=Path, default=REPO / "checkpoints")
@@ -92,8 +101,17 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     ports = [free_port() for _ in range(args.processes)]
-    servers = {f"app{k}": start_server(REPO, args.checkpoints, port) for k, port in enumerate(ports, 1)}
     with tempfile.TemporaryDirectory() as tmp:
+        served = args.checkpoints
+        if args.fault == "remove":  # a folder the fault can change without touching the checkpoints
+            served = Path(tmp) / "checkpoints"
+            served.mkdir()
+            for entry in args.checkpoints.resolve().iterdir():
+                (served / entry.name).symlink_to(entry)
+            if not (served / args.remove).exists():
+                parser.error(f"--remove: no {args.remove} in {args.checkpoints}")
+            args.typed = "after"  # the folder goes first: a decode that ended before would show nothing
+        servers = {f"app{k}": start_server(REPO, served, port) for k, port in enumerate(ports, 1)}
         balancer, front = start_balancer(ports, Path(tmp))
         url = f"http://127.0.0.1:{front}/"
         try:
@@ -114,13 +132,17 @@ def main() -> None:
 
                 if args.typed == "before":
                     type_second()
-                servers[victim].send_signal(signal.SIGKILL)
-                servers[victim].wait()
+                if args.fault == "remove":
+                    (served / args.remove).unlink()
+                    victim = "every server"
+                else:
+                    servers[victim].send_signal(signal.SIGKILL)
+                    servers[victim].wait()
                 fault_at = time.monotonic()
                 if args.typed == "after":
                     type_second()
                 if args.fault == "restart":
-                    servers[victim] = start_server(REPO, args.checkpoints, ports[0])
+                    servers[victim] = start_server(REPO, served, ports[0])
                     print(f"restarted {victim} after {time.monotonic() - fault_at:.1f} s", file=sys.stderr, flush=True)
                 done: dict[int, float] = {}
                 connected: dict[int, float] = {}  # when each page was first connected again after the fault
@@ -144,10 +166,13 @@ def main() -> None:
                 rows = []
                 for i, (context, page) in enumerate(sessions):
                     rows.append({"session": i, "server_before": before[i], "server_after": server_of(context),
-                                 "on_victim": before[i] == victim, "typed_kept": page.evaluate(BOX_JS) == SECOND[i],
+                                 "on_victim": before[i] == victim or args.fault == "remove", "typed_kept": page.evaluate(BOX_JS) == SECOND[i],
                                  "translated": i in done, "seconds": round(done[i], 1) if i in done else None,
                                  "connected_s": round(connected[i], 1) if i in connected else None,
                                  "errors_shown": page.evaluate(ERRORS_JS),
+                                 "exceptions_shown": page.evaluate(EXCEPTIONS_JS),
+                                 "error_lines": [line[:120] for line in page.evaluate(ERROR_TEXT_JS)],
+                                 "warning_lines": [line[:120] for line in page.evaluate(WARNING_TEXT_JS)],
                                  "shown": page.evaluate(OUTPUT_JS)[:60], "settled": page.evaluate(SETTLED_JS),
                                  "connection_and_run": page.evaluate(STATE_JS)})
                     print(json.dumps(rows[-1]), flush=True)

@@ -502,3 +502,21 @@ def test_a_new_translation_shows_before_its_faithfulness_check(app_env, monkeypa
     at.run()
     at.text_area(key="source").input("the small cat sits").run()  # seen before: its check is kept
     assert any(c.value.startswith("**How faithful") for c in at.caption)
+
+
+def test_a_model_whose_folder_goes_away_while_the_page_is_open_is_replaced_with_one_clear_line(
+        tiny_checkpoints, tmp_path, monkeypatch):
+    root = tmp_path / "checkpoints"
+    for arch, path in tiny_checkpoints.items():
+        shutil.copytree(path, root / f"{arch}-tiny")
+    shutil.copytree(tiny_checkpoints["rnnsearch"], root / "extra-tiny")
+    start_app(monkeypatch, "--checkpoints", root)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.sidebar.selectbox(key="model_right").select("extra-tiny").run()
+    assert not at.exception and not at.warning
+    shutil.rmtree(root / "extra-tiny")  # removed while served
+    type_sentence(at, "a dog runs in the park")
+    assert at.session_state["model_right"] != "extra-tiny"
+    gone = [w.value for w in at.warning if "no longer on this server" in w.value]
+    assert len(gone) == 1 and "extra" in gone[0], [w.value for w in at.warning]
+    assert at.text[0].value == "un chien court dans le parc"  # the other model still translates

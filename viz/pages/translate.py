@@ -189,8 +189,12 @@ def model_pair_ui(models: list[ModelInfo], defaults: View) -> list[str]:
     """The left and right models (one when both pickers name the same), among ``models``."""
     names, labels = [m.name for m in models], {m.name: m.label for m in models}
     for key, default in (("model_left", defaults.left), ("model_right", defaults.right)):
-        if st.session_state.get(key) not in names:
+        was = st.session_state.get(key)
+        if was not in names:
             st.session_state[key] = default
+            if was is not None:  # the session had it: its folder went away while the page was open
+                st.warning(_("{model} is no longer on this server (its folder was removed or cannot be read); "
+                             "showing {other} instead.").format(model=ltr(md(str(was))), other=ltr(md(default))))
     st.sidebar.subheader(_("Models"))
     left = st.sidebar.selectbox(_("Left model"), names, key="model_left", format_func=labels.get,
                                 persist_state="session")
