@@ -188,13 +188,19 @@ def write_url(params: dict[str, str]) -> None:
 def model_pair_ui(models: list[ModelInfo], defaults: View) -> list[str]:
     """The left and right models (one when both pickers name the same), among ``models``."""
     names, labels = [m.name for m in models], {m.name: m.label for m in models}
+    state = st.session_state
+    gone = state.setdefault("models_gone", {})  # picker key -> (the model that went away, its stand-in)
     for key, default in (("model_left", defaults.left), ("model_right", defaults.right)):
-        was = st.session_state.get(key)
+        was = state.get(key)
         if was not in names:
-            st.session_state[key] = default
+            state[key] = default
             if was is not None:  # the session had it: its folder went away while the page was open
-                st.warning(_("{model} is no longer on this server (its folder was removed or cannot be read); "
-                             "showing {other} instead.").format(model=ltr(md(str(was))), other=ltr(md(default))))
+                gone[key] = (str(was), default)
+        if key in gone and state[key] != gone[key][1]:  # the student has picked another model since
+            del gone[key]
+    for was, now in gone.values():  # shown on every run until then: a later run must not drop it unseen
+        st.warning(_("{model} is no longer on this server (its folder was removed or cannot be read); "
+                     "showing {other} instead.").format(model=ltr(md(was)), other=ltr(md(now))))
     st.sidebar.subheader(_("Models"))
     left = st.sidebar.selectbox(_("Left model"), names, key="model_left", format_func=labels.get,
                                 persist_state="session")
