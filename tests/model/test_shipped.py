@@ -40,7 +40,7 @@ def test_shipped_checkpoint_translates(name):
 
 def test_shipped_folders_stay_small():
     size = sum(p.stat().st_size for n in NAMES for p in (SHIPPED / n).iterdir())
-    assert size <= 230 * 2**20
+    assert size <= 260 * 2**20  # every shipped model, weights in half precision
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -90,9 +90,10 @@ TUTORIAL_PAIRS = {("fr", "en"): "everyday", ("de", "en"): "captions"}  # the dir
 
 @pytest.mark.parametrize("direction,pair", list(TUTORIAL_PAIRS.items()))
 def test_the_tutorials_pairs_are_shipped_with_their_replays(direction, pair):
-    """Both models of the pair, trained alike (same data, vocabularies and number of updates),
-    each card carrying its training replay from update 0 and its comparison with the other."""
-    names = sorted(n for n, c in CARDS.items() if c.pair == pair
+    """Both RNNs of the pair, trained alike (same data, vocabularies and number of updates),
+    each card carrying its training replay from update 0 and its comparison with the other (a
+    Transformer of the pair, where there is one, is compared with RNNsearch in its own card)."""
+    names = sorted(n for n, c in CARDS.items() if c.pair == pair and c.arch != "transformer"
                    and (_train_config(n).src_lang, _train_config(n).tgt_lang) == direction)
     assert sorted(CARDS[n].arch for n in names) == ["rnnencdec", "rnnsearch"]
     for name in names:
