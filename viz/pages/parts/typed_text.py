@@ -9,9 +9,10 @@ runs in the browser: it keeps a text box's current text in a query parameter (``
 no reload, no history entry), so the new session's first run reads the typed sentence from the
 URL and translates it without a second Ctrl+Enter (docs/hosting.md, "When a server dies").
 
-A page that reconnects while no run was under way starts no run at all (Streamlit's rule), so the
-component also watches the connection: once a server answers again and a text is still pending,
-it loads the page again from its URL, once per text.
+A page that reconnects while no run was under way starts no run at all (Streamlit's rule), and a
+run Streamlit starts in a new session carries the URL the page was loaded with. So the component
+watches the connection, and checks each new session's first run: with a text still pending once a
+server answers, it loads the page again from its URL with the text in it, once per text.
 """
 from __future__ import annotations
 
@@ -23,13 +24,8 @@ from viz.pages.parts.components import registered
 _SCRIPT = """
 export default function ({ data, setTriggerValue }) {
   const stored = `typed_text:${data.param}`;  // this tab's text no run has used yet
+  const reloaded = `typed_text_reloaded:${data.param}`;  // what the page was last loaded again for
   const selector = `.st-key-${data.key} textarea`;
-  const setValue = (box, text) => {  // as typing does, so that the page's own record of the box follows
-    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, text);
-    box.dispatchEvent(new Event("input", { bubbles: true }));
-  };
-  const ctrlEnter = (box) => box.dispatchEvent(
-    new KeyboardEvent("keydown", { key: "Enter", code: "Enter", ctrlKey: true, bubbles: true }));
   const keep = (box) => {
     if (box.dataset.keptIn === data.param) return;  // once per text box element (React may replace it)
     box.dataset.keptIn = data.param;
@@ -42,53 +38,62 @@ export default function ({ data, setTriggerValue }) {
     });
   };
   document.querySelectorAll(selector).forEach(keep);
+  // Load the page again from its link with ``text`` in it: the new session's first run reads the text
+  // from the link and translates it. (A run that Streamlit starts in a new session carries the query
+  // string the page was loaded with, which that run writes back: the link is set again here.) Once
+  // per text: a text the page changes (cut, cleaned) would otherwise stay pending for ever.
+  const reloadWith = (text, mark) => {
+    if (sessionStorage.getItem(reloaded) === mark) return false;
+    sessionStorage.setItem(reloaded, mark);
+    if (text !== null) {
+      const url = new URL(window.location.href);
+      url.searchParams.set(data.param, text);
+      window.history.replaceState(window.history.state, "", url);
+    }
+    window.location.reload();
+    return true;
+  };
   const typed = sessionStorage.getItem(stored);
   if (typed === null || typed === data.current) {
     sessionStorage.removeItem(stored);  // a run has used it: nothing is pending
-    sessionStorage.removeItem(`typed_text_reloaded:${data.param}`);
-  } else if (data.fresh) {  // a new session (the server died or restarted) never saw it: send it again
+    sessionStorage.removeItem(reloaded);
+  } else if (data.fresh && !reloadWith(typed, typed)) {  // a new session (the server died or restarted)
+    // never saw it, and loading the page again did not help: send it through the text box, as
+    // Ctrl+Enter does (a value set by the server alone is sent back as the old one by the next rerun)
     const box = document.querySelector(selector);
-    if (box && box.value !== typed) {  // through the text box itself, as Ctrl+Enter sends it, so that the
-      // browser's record of the widget's value and the server's agree (a value set by the server alone
-      // is sent back as the old one by the browser's next rerun)
-      setValue(box, typed);
+    if (box && box.value !== typed) {
+      Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(box, typed);
+      box.dispatchEvent(new Event("input", { bubbles: true }));
     }
     if (box) {
-      ctrlEnter(box);
+      box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", ctrlKey: true, bubbles: true }));
     } else {
       setTriggerValue("typed", typed);
     }
   }
   // A page that reconnects while idle starts no run (Streamlit reruns on reconnecting only when the
   // connection dropped under a run it had asked for; a Ctrl+Enter pressed the moment the server went
-  // away is dropped unsent), and a run it starts then carries the query string the page was loaded
-  // with, not the typed text's. So one watcher per tab follows the connection and, with a text still
-  // pending, loads the page again from its link (which holds the text and the rest of the view: the
-  // new session translates it) as soon as a server answers: when Streamlit has reconnected and its
+  // away is dropped unsent). So one watcher per tab follows the connection and, with a text still
+  // pending, loads the page again as soon as a server answers: when Streamlit has reconnected and its
   // own rerun (if any) had its chance, or earlier, when the server's health check answers (Streamlit
-  // waits longer and longer between its own tries). Once per text: a text the page changes (cut,
-  // cleaned) would otherwise stay pending for ever.
+  // waits longer and longer between its own tries).
   const app = document.querySelector("[data-testid=stApp]");
   const watchers = (window.__typedTextWatchers = window.__typedTextWatchers || {});
   if (!app || watchers[data.param]) return;
   watchers[data.param] = true;
-  const reloaded = `typed_text_reloaded:${data.param}`;
   const reloadIfPending = (unfinished) => {
+    if (!document.querySelector(selector)) return false;  // another page: the Translate page's text waits
+    const pending = sessionStorage.getItem(stored);
+    if (pending !== null) return reloadWith(pending, pending);
     // unfinished: the page still waits for the rerun its last run asked for (first_paint.py's probe),
     // which the old server took with it; the page's link is what is pending then
-    const pending = sessionStorage.getItem(stored) ?? (unfinished ? window.location.href : null);
-    if (pending === null || !document.querySelector(selector) || sessionStorage.getItem(reloaded) === pending) {
-      return false;
-    }
-    sessionStorage.setItem(reloaded, pending);
-    window.location.reload();
-    return true;
+    return unfinished && reloadWith(null, window.location.href);
   };
   let dropped = false, polling = null;
   const poll = () => {
     if (!dropped || sessionStorage.getItem(stored) === null) return (polling = null);
     fetch(new URL("_stcore/health", window.location.href), { cache: "no-store" })
-      .then((answer) => (answer.ok && dropped && reloadIfPending()))
+      .then((answer) => (answer.ok && dropped && reloadIfPending(false)))
       .catch(() => false)
       .then((done) => { polling = done ? null : setTimeout(poll, data.poll_ms); });
   };
