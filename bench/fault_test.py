@@ -15,7 +15,12 @@ balancer, each translating a first sentence of its own. Then the fault:
 - ``remove``: no server dies; the checkpoint folder of the model every session shows on the right
   (``--remove``) is taken out of the served folder (a folder of links to ``--checkpoints``' entries)
   as the sessions send their second sentence. The left model's translation should come back, with
-  one clear line about the removed one and no exception.
+  one clear line about the removed one and no exception;
+- ``full-cache``: the servers' cache folder (``--cache-dir``) is a small filesystem filled to the
+  last byte (a tmpfs: needs root) from the start, so no sentence space can be kept on disk. After
+  the second sentence, each session opens the Sentence space page and types a sentence: its maps
+  should come (built in memory) with no error shown, and nothing half-written may stay in the
+  folder. Each row also says whether the maps came and when.
 
 Prints one JSON line per session (its server before and after, whether its second sentence came
 back translated without retyping, the seconds from the fault to its translation, error messages
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,8 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.common import free_port  # noqa: E402
-from bench.load_test import CHROMIUM_ARGS, start_balancer, start_server  # noqa: E402
+from bench.common import free_port, streamlit_server, wait_healthy  # noqa: E402
+from bench.load_test import CHROMIUM_ARGS, start_balancer  # noqa: E402
 from viz.pages.parts.first_paint import SETTLED_JS  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -55,6 +61,14 @@ STATE_JS = "() => { const a = document.querySelector('[data-testid=stApp]'); " \
 BOX_JS = "() => { const e = document.querySelector('textarea'); return e ? e.value : null; }"
 
 
+def start_server(repo: Path, checkpoints: Path, port: int, cache: Path | None = None):
+    """A class server (``bench.load_test.start_server``), its sentence spaces kept in ``cache`` when given."""
+    server = streamlit_server(repo, checkpoints, port, ["--server.fileWatcherType", "none"],
+                              ["--cache-dir", str(cache)] if cache else [])
+    wait_healthy(f"http://127.0.0.1:{port}", server, timeout=120, pause=0.5, kill=True)
+    return server
+
+
 def server_of(context) -> str:
     """The balancer's cookie naming the server that holds a session ("" before it has one)."""
     return next((c["value"] for c in context.cookies() if c["name"] == "NMT_SERVER"), "")
@@ -62,6 +76,45 @@ def server_of(context) -> str:
 
 def settle(page, timeout_ms: int) -> None:
     page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
+
+
+FILLER = "filler"  # the file that fills the full-cache fault's disk
+
+
+def fill_small_disk(folder: Path, size_kib: int = 256) -> Path:
+    """``folder`` as a tmpfs of ``size_kib`` KiB holding one file that fills it (mounting needs root)."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode:
+        raise SystemExit(f"--fault full-cache mounts a small tmpfs and needs root: {mounted.stderr.strip()}")
+    try:
+        with open(folder / FILLER, "wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+    except OSError:  # ENOSPC: full
+        pass
+    return folder
+
+
+def space_page(page, url: str, sentence: str, timeout: float) -> dict:
+    """Open the Sentence space page, place ``sentence``: did its maps come (and when), errors shown."""
+    start = time.monotonic()
+    page.goto(f"{url}space", wait_until="domcontentloaded")
+    box = page.get_by_label("Your sentence")
+    box.wait_for(timeout=timeout * 1000)
+    settle(page, int(timeout * 1000))
+    box.fill(sentence)
+    box.press("Enter")
+    try:
+        page.wait_for_function("() => document.querySelectorAll('.canvas-chart[data-drawn]').length >= 2",
+                               timeout=timeout * 1000)
+        drawn = True
+    except Exception:  # not within the timeout
+        drawn = False
+    return {"space_drawn": drawn, "space_s": round(time.monotonic() - start, 1) if drawn else None,
+            "space_errors_shown": page.evaluate(ERRORS_JS)}
 
 
 def open_session(browser, url: str, sentence: str, timeout_ms: int):
@@ -83,7 +136,7 @@ def open_session(browser, url: str, sentence: str, timeout_ms: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fault", choices=["kill", "restart", "remove"], default="kill")
+    parser.add_argument("--fault", choices=["kill", "restart", "remove", "full-cache"], default="kill")
     parser.add_argument("--remove", default="everyday-rnnencdec-en-fr",
                         help="--fault remove: the checkpoint folder taken away (the default page's right-hand model)")
     parser.add_argument("--processes", type=int, default=2)
@@ -111,7 +164,11 @@ def main() -> None:
             if not (served / args.remove).exists():
                 parser.error(f"--remove: no {args.remove} in {args.checkpoints}")
             args.typed = "after"  # the folder goes first: a decode that ended before would show nothing
-        servers = {f"app{k}": start_server(REPO, served, port) for k, port in enumerate(ports, 1)}
+        cache = None
+        if args.fault == "full-cache":
+            cache = fill_small_disk(Path(tmp) / "cache")
+            args.typed = "after"
+        servers = {f"app{k}": start_server(REPO, served, port, cache) for k, port in enumerate(ports, 1)}
         balancer, front = start_balancer(ports, Path(tmp))
         url = f"http://127.0.0.1:{front}/"
         try:
@@ -135,6 +192,8 @@ def main() -> None:
                 if args.fault == "remove":
                     (served / args.remove).unlink()
                     victim = "every server"
+                elif args.fault == "full-cache":  # full from the start
+                    victim = "every server"
                 else:
                     servers[victim].send_signal(signal.SIGKILL)
                     servers[victim].wait()
@@ -142,7 +201,7 @@ def main() -> None:
                 if args.typed == "after":
                     type_second()
                 if args.fault == "restart":
-                    servers[victim] = start_server(REPO, served, ports[0])
+                    servers[victim] = start_server(REPO, served, ports[0], cache)
                     print(f"restarted {victim} after {time.monotonic() - fault_at:.1f} s", file=sys.stderr, flush=True)
                 done: dict[int, float] = {}
                 connected: dict[int, float] = {}  # when each page was first connected again after the fault
@@ -166,7 +225,7 @@ def main() -> None:
                 rows = []
                 for i, (context, page) in enumerate(sessions):
                     rows.append({"session": i, "server_before": before[i], "server_after": server_of(context),
-                                 "on_victim": before[i] == victim or args.fault == "remove", "typed_kept": page.evaluate(BOX_JS) == SECOND[i],
+                                 "on_victim": before[i] == victim or victim == "every server", "typed_kept": page.evaluate(BOX_JS) == SECOND[i],
                                  "translated": i in done, "seconds": round(done[i], 1) if i in done else None,
                                  "connected_s": round(connected[i], 1) if i in connected else None,
                                  "errors_shown": page.evaluate(ERRORS_JS),
@@ -175,6 +234,8 @@ def main() -> None:
                                  "warning_lines": [line[:120] for line in page.evaluate(WARNING_TEXT_JS)],
                                  "shown": page.evaluate(OUTPUT_JS)[:60], "settled": page.evaluate(SETTLED_JS),
                                  "connection_and_run": page.evaluate(STATE_JS)})
+                    if cache is not None:
+                        rows[-1].update(space_page(page, url, FIRST[i], args.timeout))
                     print(json.dumps(rows[-1]), flush=True)
                 hit = [r for r in rows if r["on_victim"]]
                 summary = {"fault": args.fault, "typed": args.typed, "processes": args.processes, "sessions": len(rows),
@@ -183,6 +244,12 @@ def main() -> None:
                            "slowest_victim_s": max((r["seconds"] for r in hit if r["seconds"] is not None), default=None),
                            "slowest_s": max((r["seconds"] for r in rows if r["seconds"] is not None), default=None),
                            "errors_shown": sum(r["errors_shown"] for r in rows)}
+                if cache is not None:
+                    summary.update(spaces_drawn=sum(r["space_drawn"] for r in rows),
+                                   slowest_space_s=max((r["space_s"] for r in rows if r["space_s"] is not None),
+                                                       default=None),
+                                   space_errors_shown=sum(r["space_errors_shown"] for r in rows),
+                                   cache_files_left=sorted(f.name for f in cache.iterdir() if f.name != FILLER))
                 print(json.dumps(summary), flush=True)
                 browser.close()
         finally:
@@ -191,6 +258,8 @@ def main() -> None:
                 if server.poll() is None:
                     server.terminate()
                     server.wait(timeout=30)
+            if cache is not None:
+                subprocess.run(["umount", str(cache)], check=False)
 
 
 if __name__ == "__main__":
