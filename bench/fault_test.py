@@ -39,8 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.common import free_port, streamlit_server, wait_healthy  # noqa: E402
-from bench.load_test import CHROMIUM_ARGS, start_balancer  # noqa: E402
+from bench.common import free_port  # noqa: E402
+from bench.load_test import CHROMIUM_ARGS, start_balancer, start_server  # noqa: E402
 from viz.pages.parts.first_paint import SETTLED_JS  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -59,14 +59,6 @@ OUTPUT_JS = "() => { const e = document.querySelector('[data-testid=stText]'); r
 STATE_JS = "() => { const a = document.querySelector('[data-testid=stApp]'); " \
            "return a ? `${a.dataset.testConnectionState} ${a.dataset.testScriptState}` : ''; }"
 BOX_JS = "() => { const e = document.querySelector('textarea'); return e ? e.value : null; }"
-
-
-def start_server(repo: Path, checkpoints: Path, port: int, cache: Path | None = None):
-    """A class server (``bench.load_test.start_server``), its sentence spaces kept in ``cache`` when given."""
-    server = streamlit_server(repo, checkpoints, port, ["--server.fileWatcherType", "none"],
-                              ["--cache-dir", str(cache)] if cache else [])
-    wait_healthy(f"http://127.0.0.1:{port}", server, timeout=120, pause=0.5, kill=True)
-    return server
 
 
 def server_of(context) -> str:
@@ -100,6 +92,8 @@ def fill_small_disk(folder: Path, size_kib: int = 256) -> Path:
 
 def space_page(page, url: str, sentence: str, timeout: float) -> dict:
     """Open the Sentence space page, place ``sentence``: did its maps come (and when), errors shown."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     start = time.monotonic()
     page.goto(f"{url}space", wait_until="domcontentloaded")
     box = page.get_by_label("Your sentence")
@@ -111,7 +105,7 @@ def space_page(page, url: str, sentence: str, timeout: float) -> dict:
         page.wait_for_function("() => document.querySelectorAll('.canvas-chart[data-drawn]').length >= 2",
                                timeout=timeout * 1000)
         drawn = True
-    except Exception:  # not within the timeout
+    except PlaywrightTimeout:
         drawn = False
     return {"space_drawn": drawn, "space_s": round(time.monotonic() - start, 1) if drawn else None,
             "space_errors_shown": page.evaluate(ERRORS_JS)}
@@ -168,7 +162,8 @@ def main() -> None:
         if args.fault == "full-cache":
             cache = fill_small_disk(Path(tmp) / "cache")
             args.typed = "after"
-        servers = {f"app{k}": start_server(REPO, served, port, cache) for k, port in enumerate(ports, 1)}
+        flags = ["--cache-dir", str(cache)] if cache else []  # full-cache: the sentence spaces' folder
+        servers = {f"app{k}": start_server(REPO, served, port, flags) for k, port in enumerate(ports, 1)}
         balancer, front = start_balancer(ports, Path(tmp))
         url = f"http://127.0.0.1:{front}/"
         try:
@@ -201,7 +196,7 @@ def main() -> None:
                 if args.typed == "after":
                     type_second()
                 if args.fault == "restart":
-                    servers[victim] = start_server(REPO, served, ports[0], cache)
+                    servers[victim] = start_server(REPO, served, ports[0], flags)
                     print(f"restarted {victim} after {time.monotonic() - fault_at:.1f} s", file=sys.stderr, flush=True)
                 done: dict[int, float] = {}
                 connected: dict[int, float] = {}  # when each page was first connected again after the fault

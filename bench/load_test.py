@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -98,10 +99,10 @@ class Phases:
                 event.set()
 
 
-def start_server(repo: Path, checkpoints: Path, port: int) -> subprocess.Popen:
+def start_server(repo: Path, checkpoints: Path, port: int, app_flags: Sequence[str] = ()) -> subprocess.Popen:
     """A class server (no source file watcher) on ``port``, once it answers healthy (killed if it
-    does not within two minutes)."""
-    server = streamlit_server(repo, checkpoints, port, ["--server.fileWatcherType", "none"])
+    does not within two minutes); ``app_flags`` go to the app after ``--checkpoints``."""
+    server = streamlit_server(repo, checkpoints, port, ["--server.fileWatcherType", "none"], app_flags)
     wait_healthy(f"http://127.0.0.1:{port}", server, timeout=120, pause=0.5, kill=True)
     return server
 

@@ -122,7 +122,7 @@ def keep_in_url(key: str, param: str, most: int) -> None:
     """Keep the text of the text area with widget key ``key`` in the URL's ``param`` (and in the
     tab's session storage) as it is typed, cut to ``most`` characters. Called once the run has
     shown what it made of the text: a text no finished run has used stays pending, and a new
-    session's first run hands it back to the page (which runs again with it)."""
+    session whose first run missed it has the page loaded again with it in the URL."""
     state = st.session_state
     fresh = not state.get(f"typed_text_seen_{key}")
     state[f"typed_text_seen_{key}"] = True
