@@ -69,5 +69,9 @@ def broadcast(obj, rt: Runtime):
 
 
 def cleanup(rt: Runtime) -> None:
+    """Leave the process group at the end of training. The ranks first wait for each other, so
+    none tears down its side of a connection while another still uses it (rank 0 is the last
+    to finish: it writes the checkpoints)."""
     if rt.world > 1 and dist.is_initialized():
+        dist.barrier()
         dist.destroy_process_group()

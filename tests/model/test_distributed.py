@@ -1,9 +1,10 @@
 """DDP on CPU with gloo: 2 processes equal 1 process with the same global batch."""
 import json
 import os
-import socket
 import sys
+import tempfile
 import types
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -13,12 +14,6 @@ from safetensors.torch import load_file
 
 from model.core.config import preset
 from model.training.trainer import train
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def tiny_config(corpus, out, **fields):
@@ -31,27 +26,26 @@ def tiny_config(corpus, out, **fields):
     return cfg
 
 
-def _worker(rank: int, world: int, port: int, cfg_dict: dict, resume: bool) -> None:
+def _worker(rank: int, world: int, store: str, cfg_dict: dict, resume: bool) -> None:
+    """One rank. The ranks meet through a file, not a TCP port: a port probed free can be taken
+    by another test's server (the suite runs in two workers) before rank 0 binds it. ``setup``
+    finds the group already joined and uses it, as it does under torchrun."""
+    import torch.distributed as dist
+
     from model.core.config import Config
 
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
     train(Config.from_dict(cfg_dict), resume=resume, log=lambda *_: None, show_bar=False)
 
 
 def run_two(cfg, resume=False):
-    """Two ranks on a free port; a port another process took between our probe and the ranks'
-    bind (it was free a moment earlier) gets one more try on a new port. The ranks do not run this
-    process's ``__main__`` again (in a test run it may be a page script an AppTest left there)."""
-    for attempt in range(2):
-        try:
-            with mock.patch.dict(sys.modules, {"__main__": types.ModuleType("__main__")}):
-                mp.start_processes(_worker, args=(2, free_port(), cfg.to_dict(), resume), nprocs=2, join=True,
-                                   start_method="spawn")
-            return
-        except mp.ProcessRaisedException as exc:
-            if attempt or "address already in use" not in str(exc).lower():
-                raise
+    """Two ranks meeting through a new store file beside the run's folder. The ranks do not run
+    this process's ``__main__`` again (in a test run it may be a page script an AppTest left there)."""
+    store = Path(tempfile.mkdtemp(prefix="store-", dir=Path(cfg.train.out_dir).parent)) / "store"
+    with mock.patch.dict(sys.modules, {"__main__": types.ModuleType("__main__")}):
+        mp.start_processes(_worker, args=(2, str(store), cfg.to_dict(), resume), nprocs=2, join=True,
+                           start_method="spawn")
 
 
 def weights(folder):
