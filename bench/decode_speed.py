@@ -19,13 +19,15 @@ Prints JSON lines:
 round by round: the 27-word sentence decoded as the page does (beam 5, full traces; median of 5)
 and 1,000 test_2016_flickr captions decoded as the command line does (beam 5, no traces, 64 a
 batch, in-process), each model's median and its ratio to the first model's; and the same batches
-encoded only: the encoder's share of the batch time. With ``--profile``, each model's batch decode
+encoded only: the encoder's share of the batch time; and the batch decode's minor page faults
+(memory the C library returned to the system and touches again). With ``--profile``, each model's batch decode
 once more under PyTorch's profiler: which operators take its time.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -149,9 +151,19 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
     traced, plain = SearchConfig(beam=5, trace=True), SearchConfig(beam=5, trace=False)
     for tr in translators.values():
         tr.translate(captions[:64], plain, batch_size=64)  # warm
+    faults: dict[str, list[int]] = {name: [] for name in translators}
+
+    def batch(name: str) -> float:
+        """The batch decode's seconds; its minor page faults (memory the C library had handed back to
+        the system and now touches again) go into ``faults``."""
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        elapsed = seconds(lambda: translators[name].translate(captions, plain, batch_size=64))
+        faults[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        return elapsed
+
     works = {"interactive_traced_27_words_s": lambda name: statistics.median(
                  seconds(lambda: translators[name].translate([PRODUCT_SENTENCE], traced)) for _ in range(5)),
-             "batch_beam5_s": lambda name: seconds(lambda: translators[name].translate(captions, plain, batch_size=64)),
+             "batch_beam5_s": batch,
              "batch_encoder_s": lambda name: seconds(lambda: encode_only(translators[name], captions))}
     found = alternate({name: lambda: None for name in translators}, works, rounds)
     first = next(iter(translators))
@@ -164,7 +176,8 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
                               "batch_speed_vs_first": round(found["batch_beam5_s"][first]
                                                             / found["batch_beam5_s"][name], 2),
                               "batch_encoder_share": round(found["batch_encoder_s"][name]
-                                                           / found["batch_beam5_s"][name], 3)}
+                                                           / found["batch_beam5_s"][name], 3),
+                              "batch_minor_page_faults": int(statistics.median(faults[name]))}
                        for name in translators}}
 
 
