@@ -351,7 +351,9 @@ def warm_start(folder: Path, loaded: OwnModel, model: OwnModel, out: Optional[Pa
     """Start this run from a finished checkpoint (``train.init_from``): its weights, and its
     card's update count, wall time and log (written to ``out``/log.jsonl when ``out`` is given),
     so curves and update counts run on. Training resumes at the start of the epoch after the
-    checkpoint's; the optimizer is new, which ``train.warmup`` eases in."""
+    checkpoint's; the optimizer is new, which ``train.warmup`` eases in. This run's ``best/`` is
+    the best of its own validations: the first one writes it, even if the log it carries on has
+    a higher score (the checkpoint it started from is still where it was)."""
     if loaded.config != model.config:
         raise CheckpointError(f"train.init_from={folder}: its model config {loaded.config} differs from this "
                               f"run's {model.config}")
@@ -366,7 +368,7 @@ def warm_start(folder: Path, loaded: OwnModel, model: OwnModel, out: Optional[Pa
                                              f"{folder}/card.json replay"))
     last = records[-1]
     return Progress(epoch=math.ceil(last["epoch"]), step=last["step"], first_step=last["step"],
-                    best_bleu=max(r["val_bleu"] for r in records), elapsed_s=last["elapsed_s"])
+                    elapsed_s=last["elapsed_s"])
 
 
 def warm_lr(optimizer, t: TrainConfig, progress: Progress) -> None:

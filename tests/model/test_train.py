@@ -1,5 +1,7 @@
 """Training smoke runs, resuming, overrides and the JSON log."""
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -69,6 +71,20 @@ def test_init_from_continues_a_finished_model_its_count_and_its_log(tiny_checkpo
     start, end = load_file(best / "model.safetensors"), load_file(tmp_path / "w" / "last" / "model.safetensors")
     for name in start:
         torch.testing.assert_close(end[name], start[name])
+
+
+def test_a_continued_run_has_a_best_checkpoint_of_its_own(tiny_checkpoints, tiny_corpus, tmp_path):
+    """The log it carries on scores 100 BLEU everywhere, which no validation can beat: the
+    run's first validation still writes best/, and training returns that folder."""
+    start = Path(shutil.copytree(tiny_checkpoints["rnnsearch"], tmp_path / "start"))
+    card = json.loads((start / "card.json").read_text())
+    for record in card["log"]:
+        record["val_bleu"] = 100.0
+    (start / "card.json").write_text(json.dumps(card))
+    first = card["log"][-1]["step"]
+    cfg = tiny_config(tiny_corpus, tmp_path / "v", init_from=str(start), max_steps=first + 2, epochs=100)
+    returned = train(cfg, log=lambda *_: None, show_bar=False)
+    assert returned == tmp_path / "v" / "best" and (returned / "model.safetensors").is_file()
 
 
 def test_init_from_refuses_another_architecture(tiny_checkpoints, tiny_corpus, tmp_path):
