@@ -1,6 +1,7 @@
 """DDP on CPU with gloo: 2 processes equal 1 process with the same global batch."""
 import json
 import os
+import shutil
 import sys
 import tempfile
 import types
@@ -26,7 +27,7 @@ def tiny_config(corpus, out, **fields):
     return cfg
 
 
-def _worker(rank: int, world: int, store: str, cfg_dict: dict, resume: bool) -> None:
+def _worker(rank: int, world: int, store: str, cfg_dict: dict) -> None:
     """One rank. The ranks meet through a file, not a TCP port: a port probed free can be taken
     by another test's server (the suite runs in two workers) before rank 0 binds it. ``setup``
     finds the group already joined and uses it, as it does under torchrun."""
@@ -36,16 +37,29 @@ def _worker(rank: int, world: int, store: str, cfg_dict: dict, resume: bool) -> 
 
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
-    train(Config.from_dict(cfg_dict), resume=resume, log=lambda *_: None, show_bar=False)
+    train(Config.from_dict(cfg_dict), log=lambda *_: None, show_bar=False)
 
 
-def run_two(cfg, resume=False):
+def run_two(cfg):
     """Two ranks meeting through a new store file beside the run's folder. The ranks do not run
-    this process's ``__main__`` again (in a test run it may be a page script an AppTest left there)."""
-    store = Path(tempfile.mkdtemp(prefix="store-", dir=Path(cfg.train.out_dir).parent)) / "store"
-    with mock.patch.dict(sys.modules, {"__main__": types.ModuleType("__main__")}):
-        mp.start_processes(_worker, args=(2, str(store), cfg.to_dict(), resume), nprocs=2, join=True,
-                           start_method="spawn")
+    this process's ``__main__`` again (in a test run it may be a page script an AppTest left there).
+
+    Rarely (2 runs in about 100 on a loaded 2-core machine) a rank dies of SIGABRT in C++,
+    "terminate called without an active exception", even with the ranks leaving the process
+    group together (``distributed.cleanup``). The run is then made once more, from an empty
+    folder, and the tests check that one; any other failure, or a second abort, fails them."""
+    out = Path(cfg.train.out_dir)
+    for attempt in range(2):
+        store = Path(tempfile.mkdtemp(prefix="store-", dir=out.parent)) / "store"
+        try:
+            with mock.patch.dict(sys.modules, {"__main__": types.ModuleType("__main__")}):
+                mp.start_processes(_worker, args=(2, str(store), cfg.to_dict()), nprocs=2, join=True,
+                                   start_method="spawn")
+            return
+        except mp.ProcessExitedException as exc:
+            if attempt or exc.signal_name != "SIGABRT":
+                raise
+            shutil.rmtree(out, ignore_errors=True)
 
 
 def weights(folder):
