@@ -20,8 +20,8 @@ round by round: the 27-word sentence decoded as the page does (beam 5, full trac
 and 1,000 test_2016_flickr captions decoded as the command line does (beam 5, no traces, 64 a
 batch, in-process), each model's median and its ratio to the first model's; and the same batches
 encoded only: the encoder's share of the batch time; and the batch decode's minor page faults
-(memory the C library returned to the system and touches again). With ``--profile``, each model's batch decode
-once more under PyTorch's profiler: which operators take its time.
+(memory the C library returned to the system and touches again). With ``--profile``, each
+model's batch decode once more under PyTorch's profiler: which operators take its time.
 """
 from __future__ import annotations
 
@@ -154,8 +154,7 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
     faults: dict[str, list[int]] = {name: [] for name in translators}
 
     def batch(name: str) -> float:
-        """The batch decode's seconds; its minor page faults (memory the C library had handed back to
-        the system and now touches again) go into ``faults``."""
+        """The batch decode's seconds; its minor page faults go into ``faults``."""
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         elapsed = seconds(lambda: translators[name].translate(captions, plain, batch_size=64))
         faults[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
