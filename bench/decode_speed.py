@@ -19,8 +19,13 @@ Prints JSON lines:
 round by round: the 27-word sentence decoded as the page does (beam 5, full traces; median of 5)
 and 1,000 test_2016_flickr captions decoded as the command line does (beam 5, no traces, 64 a
 batch, in-process), each model's median and its ratio to the first model's; and the same batches
-encoded only: the encoder's share of the batch time; and the batch decode's minor page faults
-(memory the C library returned to the system and touches again). With ``--profile``, each
+encoded only: the encoder's share of the batch time; the batch decode's minor page faults
+(memory the C library returned to the system and touches again); and the batch decode's matrix
+products alone (``bench/products.py``: recorded once, then replayed on random tensors of the same
+shapes, the median of three), their GFLOP and what is left of the batch time beside them: what a
+model's arithmetic costs, apart from everything else its decoding does; and, in one more batch
+decode, the seconds spent in the model's own calls of the decoding interface (``encode``, ``step``,
+``reorder``), the rest being beam search's bookkeeping. With ``--profile``, each
 model's batch decode once more under PyTorch's profiler: which operators take its time.
 """
 from __future__ import annotations
@@ -143,6 +148,32 @@ def operator_shares(translator: Translator, captions: list[str], top: int = 8) -
             "operators": {e.key: round(e.self_cpu_time_total / total, 3) for e in events[:top]}}
 
 
+def interface_seconds(translator: Translator, captions: list[str]) -> dict[str, float]:
+    """One batch decode (beam 5, no traces, 64 a batch) with the model's ``encode``, ``step`` and
+    ``reorder`` timed (each wrapped on the instance, unwrapped after): seconds in each, and the
+    rest of the batch time (beam search's pruning and bookkeeping)."""
+    model, spent = translator.model, {"encode": 0.0, "step": 0.0, "reorder": 0.0}
+
+    def timed(name: str, method):
+        def call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - start
+        return call
+
+    for name in spent:
+        setattr(model, name, timed(name, getattr(model, name)))
+    try:
+        total = seconds(lambda: translator.translate(captions, SearchConfig(beam=5, trace=False), batch_size=64))
+    finally:
+        for name in spent:
+            delattr(model, name)
+    return {**{f"{name}_s": round(value, 2) for name, value in spent.items()},
+            "search_rest_s": round(total - sum(spent.values()), 2)}
+
+
 def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> dict:
     """``--models``: each model's interactive and batch decoding, taking turns (``alternate``)."""
     from bench.common import alternate
@@ -166,6 +197,9 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
              "batch_encoder_s": lambda name: seconds(lambda: encode_only(translators[name], captions))}
     found = alternate({name: lambda: None for name in translators}, works, rounds)
     first = next(iter(translators))
+    products = {name: record(lambda: tr.translate(captions, plain, batch_size=64)) for name, tr in translators.items()}
+    replayed = {name: statistics.median(p.replay() for _ in range(3)) for name, p in products.items()}
+    parts = {name: interface_seconds(tr, captions) for name, tr in translators.items()}
     return {"bench": "model_comparison", "sentences": len(captions), "rounds": rounds,
             "threads": torch.get_num_threads(),
             "models": {name: {"interactive_ms": round(found["interactive_traced_27_words_s"][name] * 1000, 1),
@@ -176,7 +210,11 @@ def model_comparison(folders: list[Path], captions: list[str], rounds: int) -> d
                                                             / found["batch_beam5_s"][name], 2),
                               "batch_encoder_share": round(found["batch_encoder_s"][name]
                                                            / found["batch_beam5_s"][name], 3),
-                              "batch_minor_page_faults": int(statistics.median(faults[name]))}
+                              "batch_minor_page_faults": int(statistics.median(faults[name])),
+                              "batch_products_s": round(replayed[name], 2),
+                              "batch_products_gflop": round(products[name].gflop, 1),
+                              "batch_besides_products_s": round(found["batch_beam5_s"][name] - replayed[name], 2),
+                              "batch_interface_s": parts[name]}
                        for name in translators}}
 
 
