@@ -39,7 +39,12 @@ def test_the_layer_and_head_picker_redraws_the_heatmap(browser, transformer_url,
     # layer 0: each model's own default layer (here its last, 2); head 1; shifted
     page.wait_for_function("() => location.search.includes('heads=0.1s')", timeout=30_000)
     page.get_by_text("every head", exact=True).click()
-    for head in (1, 2, 3):
-        page.locator(f'.canvas-chart[data-drawn] canvas[aria-label="layer 2, head {head}, shifted"]').wait_for(
-            timeout=60_000)
+    heads = [page.locator(f'.canvas-chart[data-drawn] canvas[aria-label="layer 2, head {head}, shifted"]')
+             for head in (1, 2, 3)]
+    for head in heads:
+        head.wait_for(timeout=60_000)
+    # the grid spans the page, two heads a row: each about half of it, not a quarter
+    page_width = page.locator("[data-testid=stMainBlockContainer]").bounding_box()["width"]
+    widths = [head.bounding_box()["width"] for head in heads]
+    assert all(0.4 * page_width < w <= 0.5 * page_width for w in widths), (widths, page_width)
     page.screenshot(path=str(tmp_path / "heads.png"), full_page=True)

@@ -57,11 +57,29 @@ def test_the_heatmap_follows_the_layer_and_head_picked(at, transformer_root):
     assert [[round(v, 4) for v in row] for row in one["z"]] == [[round(float(v), 4) for v in row] for row in expected]
 
 
-def test_every_head_of_a_layer_is_drawn_side_by_side(at):
+def column_depths(node, depth: int = 0):
+    """(how many columns hold it, its data) for each canvas chart under ``node`` of an AppTest tree."""
+    import json
+
+    from streamlit.testing.v1.element_tree import Column
+
+    depth += isinstance(node, Column)
+    if getattr(node, "type", None) == "bidi_component":
+        yield depth, json.loads(node.proto.json)
+    for child in getattr(node, "children", {}).values():
+        yield from column_depths(child, depth)
+
+
+def test_every_head_of_a_layer_is_drawn_side_by_side_across_the_page(at):
     at.radio(key="heads_kind").set_value("every").run()
     assert not at.exception, at.exception
     titles = [m["title"] for m in matrices(at)]
     assert [t for t in titles if t.startswith("layer 2, head")] == [f"layer 2, head {h}" for h in (1, 2, 3)]
+    assert any(m.value == "**transformer\\-tiny**: every head of layer 2" for m in at.markdown)  # the name escaped
+    depths = {data["title"]: depth for depth, data in column_depths(at.main) if data.get("kind") == "matrix"}
+    # each head in one column of a grid as wide as the page, not inside the Transformer's half of it
+    assert [depths[f"layer 2, head {h}"] for h in (1, 2, 3)] == [1, 1, 1]
+    assert depths["rnnsearch-tiny: attention α"] == 1  # RNNsearch keeps its own half
 
 
 def test_the_shifted_reading_reads_the_next_step(at):

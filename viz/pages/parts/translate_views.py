@@ -168,40 +168,50 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
     if layered:
         st.caption(_(HEADS_HOW_TO_READ))
         picked = heads_ui(layered)
-    for column, result in zip(st.columns(max(len(attended), 1)), attended):
-        with column:  # one heatmap gets the full width: long sentences stay readable
-            trace = result.trace
-            matrix, title = trace.attention, _("{name}: attention α").format(name=ltr(result.name))
-            if trace.cross_attention is not None:
-                choice, every_head = choice_for(picked, result)
-                cross = heads_of(result, choice.shifted)
-                if every_head:
-                    heads_grid_ui(result, cross, choice, words or overlay, gray)
-                    continue
-                matrix = reading(cross, choice)
-                title = _("{name}: cross-attention, {which}").format(name=ltr(result.name), which=choice_text(choice))
-            src, tgt = trace.source_tokens, trace.target_tokens
-            if words or overlay:
-                matrix, src, tgt = merge_to_words(matrix, src, tgt)
-            fig = alignment_matrix(matrix, src, tgt, title=title,
-                                   grayscale=gray)  # drawn on a canvas: no plotly on the landing tab
-            if overlay:
-                with st.spinner(_("Reading the model's training text...")):
-                    statistical_overlay.training_sample(result.name, settings)  # once per server
-                with st.spinner(_("Aligning with eflomal...")):
-                    links = statistical_overlay.statistical_links(result.name, settings, src,
-                                                                  [w for w in tgt if w != "</s>"])
-                if links is None:
-                    st.caption(_("The training text of {name} is not on this server: no eflomal links.")
-                               .format(name=ltr(md(result.name))))
-                else:
-                    fig = with_links(fig, links, _("eflomal links"))
-            chart_ui(fig, key=f"heatmap_{result.name}")
-            if trace.cross_attention is None:
-                attention_check_ui(result.name, result.translator, result.trace, settings)
-            elif checkable(trace):
-                heatmap_check_ui(result.name, result.translator, trace.source_ids, trace.target_ids,
-                                 reading(heads_of(result, choice.shifted), choice), settings)
+    # every head of a layer is a grid of small heatmaps: it gets the page's whole width below the
+    # other models' heatmaps (in half a page each head would be a few pixels a source word)
+    grids = layered if picked is not None and picked.kind == "every" else []
+    singles = [(i, r) for i, r in enumerate(attended) if all(r is not g for g in grids)]
+    columns = st.columns(2 if grids else max(len(singles), 1)) if singles else []
+    for position, (index, result) in enumerate(singles):
+        with columns[min(index, len(columns) - 1) if grids else position]:  # the model's own side of the page
+            heatmap_ui(result, picked, words, overlay, gray, settings)
+    for result in grids:
+        choice = choice_for(picked, result)[0]
+        st.markdown(_("**{name}**: every head of layer {layer}").format(name=ltr(md(result.name)),
+                                                                          layer=choice.layer + 1))
+        heads_grid_ui(result, heads_of(result, choice.shifted), choice, words or overlay, gray)
+
+
+def heatmap_ui(result: Decoded, picked: Optional[HeadsPick], words: bool, overlay: bool, gray: bool,
+               settings: AppSettings) -> None:
+    """One model's alignment heatmap (a layered model's: the layer or head ``picked``), its
+    eflomal links when ``overlay``, and how faithful it is."""
+    trace = result.trace
+    matrix, title = trace.attention, _("{name}: attention α").format(name=ltr(result.name))
+    if trace.cross_attention is not None:
+        choice = choice_for(picked, result)[0]
+        matrix = reading(heads_of(result, choice.shifted), choice)
+        title = _("{name}: cross-attention, {which}").format(name=ltr(result.name), which=choice_text(choice))
+    pieces, src, tgt = matrix, trace.source_tokens, trace.target_tokens  # (tgt_len, src_len) as the model read them
+    if words or overlay:
+        matrix, src, tgt = merge_to_words(matrix, src, tgt)
+    fig = alignment_matrix(matrix, src, tgt, title=title, grayscale=gray)  # drawn on a canvas: no plotly on the landing tab
+    if overlay:
+        with st.spinner(_("Reading the model's training text...")):
+            statistical_overlay.training_sample(result.name, settings)  # once per server
+        with st.spinner(_("Aligning with eflomal...")):
+            links = statistical_overlay.statistical_links(result.name, settings, src, [w for w in tgt if w != "</s>"])
+        if links is None:
+            st.caption(_("The training text of {name} is not on this server: no eflomal links.")
+                       .format(name=ltr(md(result.name))))
+        else:
+            fig = with_links(fig, links, _("eflomal links"))
+    chart_ui(fig, key=f"heatmap_{result.name}")
+    if trace.cross_attention is None:
+        attention_check_ui(result.name, result.translator, result.trace, settings)
+    elif checkable(trace):
+        heatmap_check_ui(result.name, result.translator, trace.source_ids, trace.target_ids, pieces, settings)
 
 
 def choice_for(pick: HeadsPick, result: Decoded) -> tuple[HeadChoice, bool]:
