@@ -106,7 +106,7 @@ def test_every_tab_opens_with_the_transformer(at, tab):
         at.radio(key="step_model").set_value("transformer-tiny").run()
         assert not at.exception, at.exception
         (layers,) = [m for m in matrices(at) if m["title"].startswith("every layer's cross-attention")]
-        assert layers["y_labels"] == ["layer 1", "layer 2"]
+        assert layers["y_labels"] == ["layer 1", "layer 2"] and layers["y_title"] == "decoder layer"
     if tab == "What if":
         at.radio(key="whatif_model").set_value("transformer-tiny").run()
         at.radio(key="whatif_mode").set_value("the attention").run()

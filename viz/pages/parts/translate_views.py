@@ -397,7 +397,7 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
             labels = [_("layer {layer}").format(layer=k + 1) for k in range(len(layers))]
             chart_ui(alignment_matrix(layers, trace.source_tokens, labels,
                                       title=_("every layer's cross-attention at step {step} (mean of its heads)")
-                                      .format(step=step)), key="step_layers")
+                                      .format(step=step), row_name=_("decoder layer")), key="step_layers")
         if trace.energies is not None:
             chart_ui(energies_bar(trace.energies[i], trace.source_tokens), key="step_energies")
         else:
