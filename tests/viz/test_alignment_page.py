@@ -113,7 +113,7 @@ def test_without_gold_sets_the_page_offers_uploads_and_names_the_flag(checkpoint
 def record(folder, gold_name: str, rows: list[dict], digest: str, sentences: int = 3) -> None:
     """Write ``rows`` into a checkpoint's card as ``python -m model.align --card`` does."""
     path = folder / "card.json"
-    card = json.loads(path.read_text())
+    card = json.loads(path.read_text()) if path.is_file() else {"name": folder.name, "arch": "transformer"}
     card.setdefault("alignment", {})[gold_name] = {"rows": rows, "command": f"python -m model.align ... {folder.name}",
                                                    "sentences": sentences, "gold_digest": digest}
     path.write_text(json.dumps(card))
@@ -336,3 +336,58 @@ def test_gold_files_a_new_session_lost_are_asked_for_again_by_name(gold_folder):
     assert not at.exception, at.exception
     assert [w.value.replace("\\", "") for w in at.warning] == [
         "The server restarted, or this page moved to another server: please upload toy.en, toy.fr, toy.wa again."]
+
+
+# ---------------------------------------------------------------- no gold set: what the cards record
+
+
+def heads_rows(model: str, layers: int, heads: int) -> list[dict]:
+    """A Transformer's "heads" rows as a card records them: each layer's heads and mean, both readings."""
+    return [{**row(model, "heads", "target", round(0.1 * layer + 0.01 * (head or 9) + 0.5 * shifted, 3)),
+             "layer": layer, "head": head, "shifted": shifted}
+            for shifted in (False, True) for layer in range(1, layers + 1) for head in [*range(1, heads + 1), None]]
+
+
+def test_without_a_gold_set_the_page_shows_what_the_cards_record(own, tiny_checkpoints, tmp_path, monkeypatch,
+                                                                 scored_names):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    _, root = own
+    save_tiny_transformer(tiny_checkpoints["rnnsearch"], root / "transformer-tiny", seed=5)
+    record(root / "rnnsearch-tiny", "toy", [row("rnnsearch-tiny", "attention", "target", 0.111),
+                                            row(None, "diagonal", "target", 0.333)], "d1")
+    record(root / "rnnsearch-tiny", "other", [row("rnnsearch-tiny", "attention", "target", 0.7)], "d2", sentences=5)
+    record(root / "rnnencdec-tiny", "toy", [row("rnnencdec-tiny", "saliency", "target", 0.222),
+                                            row(None, "diagonal", "target", 0.333)], "d1")
+    record(root / "transformer-tiny", "toy", [row("transformer-tiny", "attention", "target", 0.123),
+                                              *heads_rows("transformer-tiny", 2, 3),
+                                              row(None, "diagonal", "target", 0.333)], "d1")
+    record(root / "transformer-tiny", "other", [row("transformer-tiny", "attention", "target", 0.8)], "d2", sentences=5)
+    record(root / "rnnencdec-tiny", "other", [row("rnnencdec-tiny", "saliency", "target", 0.9)], "d3", sentences=5)
+    settings = start_app(monkeypatch, "--checkpoints", root, "--align-dir", tmp_path / "no-gold")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert "Recorded in the models' cards" in [h.value for h in at.subheader]
+    assert [t.label for t in at.tabs] == ["toy (3 sentences)", "other (5 sentences)"]
+    toy, other = (at.dataframe[i].value for i in range(2))
+    # each model's rows from its own card, the baseline once though three cards record it
+    assert sorted(zip(toy["model"], toy["method"], toy["AER"])) == sorted([
+        ("rnnsearch-tiny", "attention", 0.111), ("rnnencdec-tiny", "saliency", 0.222),
+        ("transformer-tiny", "attention", 0.123), ("(baseline)", "diagonal", 0.333)])
+    assert list(toy["model"])[-1] == "(baseline)"
+    # RNNencdec's card scored other sentences than the two others under the name "other": left out
+    assert sorted(zip(other["model"], other["AER"])) == [("rnnsearch-tiny", 0.7), ("transformer-tiny", 0.8)]
+    grids = [m for m in canvas(at, "matrix") if m["title"].startswith("AER")]
+    assert len(grids) == 2 and all(g["y_labels"] == ["layer 1", "layer 2"] and g["y_title"] == "decoder layer"
+                                   and g["x_labels"] == ["head 1", "head 2", "head 3", "mean"] and g["x_title"] == "head"
+                                   for g in grids)
+    assert grids[0]["z"][1] == [0.21, 0.22, 0.23, 0.29] and grids[1]["z"][0] == [0.61, 0.62, 0.63, 0.69]
+    assert scored_names == []  # nothing is run
+
+
+def test_without_a_gold_set_or_recorded_scores_only_the_uploads_show(own, tmp_path, monkeypatch):
+    _, root = own
+    settings = start_app(monkeypatch, "--checkpoints", root, "--align-dir", tmp_path / "no-gold")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert not at.subheader and not at.tabs and not at.dataframe

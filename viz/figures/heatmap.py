@@ -61,12 +61,13 @@ DIGITS = 6  # decimals of each weight sent to the page (its hover shows 3; rows 
 
 def alignment_matrix(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str = "",
                      grayscale: bool = False, zmax: Optional[float] = 1.0,
-                     value_name: Optional[str] = None, row_name: Optional[str] = None) -> MatrixFigure:
+                     value_name: Optional[str] = None, row_name: Optional[str] = None,
+                     column_name: Optional[str] = None) -> MatrixFigure:
     """What ``alignment_heatmap`` shows, as a ``MatrixFigure`` for the page's canvas; ``row_name``
-    names the rows (default "output": one row per output token)."""
+    and ``column_name`` name the axes (default "output" and "source": output and source tokens)."""
     matrix = np.round(np.asarray(matrix, dtype=float), DIGITS)  # (tgt, src)
     return MatrixFigure(title, tuple(token_text(t) for t in src_tokens), tuple(token_text(t) for t in tgt_tokens),
-                        tuple(tuple(row) for row in matrix.tolist()), _("source"),
+                        tuple(tuple(row) for row in matrix.tolist()), _("source") if column_name is None else column_name,
                         _("output") if row_name is None else row_name,
                         _("weight") if value_name is None else value_name, "greys" if grayscale else "blues", zmax)
 

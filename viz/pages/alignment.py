@@ -16,6 +16,7 @@ from model.scoring.statistical_aligner import AlignerText
 from model.scoring.forced_matrices import Unscored, WordMatrices
 from model.scoring.word_alignment import (
     BOTH_DIRECTIONS,
+    DEFAULT_EXTRACTION,
     EXTRACTIONS,
     GoldSet,
     both_directions,
@@ -31,7 +32,15 @@ from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import queue_notice
 from viz.serving import alignments, hosting, offered_models, statistical_overlay
-from viz.serving.alignments import ALIGN_LANGS, BASELINES, Measured, Recorded, builtin_gold, recorded_results
+from viz.serving.alignments import (
+    ALIGN_LANGS,
+    BASELINES,
+    Measured,
+    Recorded,
+    builtin_gold,
+    recorded_gold_sets,
+    recorded_results,
+)
 from viz.serving.settings import AppSettings
 
 # Extraction and method names are values (model.align's options, the cards' rows): shown as they
@@ -80,6 +89,7 @@ def render(settings: AppSettings) -> None:
         return
     picked = gold_ui(settings)
     if picked is None:
+        recorded_ui(models)
         return
     gold, digest = picked
     chosen = models_ui(models)
@@ -190,20 +200,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
              for r in (recorded.rows if recorded else ()) if r.method != "heads"]
     table += [(r.model, r.method, r.extraction, r.counts.aer, r.counts.precision, r.counts.recall, r.sentences,
                _("measured now")) for r in (shown_rows(measured.rows, how) if measured else ())]
-    table.sort(key=lambda t: (t[0] is None, t[0] is not None and PAIRED in t[0]))  # stable: keeps each group's order
-    # the columns' names are English until shown; methods and links (extractions) are values, shown as they are
-    frame = pd.DataFrame([{"model": model or _("(baseline)"), "method": method, "links": links, "AER": round(aer, 3),
-                           "precision": round(precision, 3), "recall": round(recall, 3), "sentences": sentences,
-                           "from": source}
-                          for model, method, links, aer, precision, recall, sentences, source in table])
-    headers = {"model": _("model"), "method": _("method"), "links": _("links"), "precision": _("precision"),
-               "recall": _("recall"), "sentences": _("sentences"), "from": _("from")}
-    st.dataframe((frame if recorded else frame.drop(columns="from")).rename(columns=headers), hide_index=True,
-                 key="align_table")
-    st.caption(_("AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): A the links picked, S the sure human links, P the "
-                 "possible ones. Attention aligns text like its training data best: on parliament text it may do "
-                 "no better than the diagonal. A row “A + B” combines a model with one translating the other way, "
-                 "as statistical aligners combine their two directions."))
+    scores_table_ui(table, with_source=bool(recorded), key="align_table")
     heads_ui([*(recorded.rows if recorded else ()), *(measured.rows if measured else ())], how)
     if recorded and recorded.rows:
         n = len(gold.sentences)
@@ -221,9 +218,51 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
                                                                           reason=unscored_text(u)))
 
 
-def heads_ui(rows: list, how: str) -> None:
+def scores_table_ui(table: list[tuple], with_source: bool, key: str) -> None:
+    """The AER table of ``table``'s rows (model or None, method, extraction, AER, precision, recall,
+    sentences, where from): models first, then the two directions combined, then the baselines;
+    the last column only ``with_source``."""
+    table = sorted(table, key=lambda t: (t[0] is None, t[0] is not None and PAIRED in t[0]))  # stable: keeps each group's order
+    # the columns' names are English until shown; methods and links (extractions) are values, shown as they are
+    frame = pd.DataFrame([{"model": model or _("(baseline)"), "method": method, "links": links, "AER": round(aer, 3),
+                           "precision": round(precision, 3), "recall": round(recall, 3), "sentences": sentences,
+                           "from": source}
+                          for model, method, links, aer, precision, recall, sentences, source in table])
+    headers = {"model": _("model"), "method": _("method"), "links": _("links"), "precision": _("precision"),
+               "recall": _("recall"), "sentences": _("sentences"), "from": _("from")}
+    st.dataframe((frame if with_source else frame.drop(columns="from")).rename(columns=headers), hide_index=True,
+                 key=key)
+    st.caption(_("AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): A the links picked, S the sure human links, P the "
+                 "possible ones. Attention aligns text like its training data best: on parliament text it may do "
+                 "no better than the diagonal. A row “A + B” combines a model with one translating the other way, "
+                 "as statistical aligners combine their two directions."))
+
+
+def recorded_ui(models: list[offered_models.ModelInfo]) -> None:
+    """What the models' cards record, for a page without a gold set yet: each gold set's table and
+    every layer's and head's grid, as measured before the models were shipped."""
+    sets = recorded_gold_sets(models)
+    if not sets:
+        return
+    st.subheader(_("Recorded in the models' cards"))
+    st.caption(_("Measured before the models were shipped, on gold sets this server does not offer. Upload them, "
+                 "or gold alignments of your own, to measure again and draw each sentence."))
+    labels = [ngettext("{name} ({n} sentence)", "{name} ({n} sentences)", g.sentences).format(name=ltr(g.name), n=g.sentences)
+              for g in sets]
+    for tab, gold in zip(st.tabs(labels), sets):
+        with tab:
+            table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, _("card"))
+                     for r in gold.rows if r.method != "heads"]
+            scores_table_ui(table, with_source=False, key=f"align_card_table_{gold.name}")
+            heads_ui(list(gold.rows), DEFAULT_EXTRACTION, key=f"{gold.name}_")
+            with st.expander(_("How these rows were measured")):
+                for command in gold.provenance:
+                    st.code(command, language="bash", wrap_lines=True)
+
+
+def heads_ui(rows: list, how: str, key: str = "") -> None:
     """The layer x head AER grid of each model with several attentions, in both readings, and
-    its best head beside the model's default attention."""
+    its best head beside the model's default attention; ``key`` prefixes the charts' keys."""
     for model in dict.fromkeys(r.model for r in rows if r.method == "heads" and r.extraction == how):
         st.subheader(_("{model}: every layer and head").format(model=ltr(md(model))))
         columns = st.columns(2)
@@ -235,7 +274,8 @@ def heads_ui(rows: list, how: str) -> None:
                      else _("AER, read at the step that outputs the word"))
             with column:
                 chart_ui(alignment_matrix(np.nan_to_num(grid, nan=1.0), heads, layers, title=title, zmax=1.0,
-                                          value_name="AER"), key=f"heads_grid_{model}_{shifted}")
+                                          value_name="AER", row_name=_("decoder layer"), column_name=_("head")),
+                         key=f"heads_grid_{key}{model}_{shifted}")
         best = best_head(rows, model, how)
         default = next((r for r in rows if r.model == model and r.method == "attention" and r.extraction == how), None)
         which = (_("layer {layer}, head {head}").format(layer=best.layer, head=best.head) if best.head else

@@ -106,6 +106,38 @@ def recorded_results(gold: GoldSet, digest: str, models: list[offered_models.Mod
     return Recorded(tuple(rows), tuple(dict.fromkeys(provenance)), tuple(missing), missing_baselines)
 
 
+@dataclass(frozen=True)
+class CardGoldSet:
+    """One gold set as the models' cards record it, for a page that has not the gold set itself."""
+
+    name: str
+    sentences: int
+    rows: tuple[AlignmentScore, ...]  # each model's rows, the combined directions' and the baselines, each once
+    provenance: tuple[str, ...]  # the commands that measured them
+
+
+def recorded_gold_sets(models: list[offered_models.ModelInfo]) -> tuple[CardGoldSet, ...]:
+    """Every gold set the cards of ``models`` record, by name: each model's rows from its own card,
+    the combined directions' ("A + B", in both models' cards) and the baselines' from the first card
+    that has them. Where cards scored different sentences under one name (another digest or size),
+    the sentences most cards scored are shown (the first model's on a tie), the others left out."""
+    results = [(m.name, name, result) for m in models if m.card for name, result in m.card.alignment.items()]
+    shown = []
+    for gold in dict.fromkeys(name for _, name, _ in results):
+        versions = [(r.sentences, r.gold_digest) for _, name, r in results if name == gold]
+        which = max(dict.fromkeys(versions), key=versions.count)  # the first of the most frequent
+        rows, commands = [], []
+        for model, name, result in results:
+            if name != gold or (result.sentences, result.gold_digest) != which:
+                continue
+            rows += [r for r in result.rows if r.model == model]
+            rows += [r for r in result.rows if r.model is None or PAIRED in r.model
+                     if all((o.model, o.method, o.extraction) != (r.model, r.method, r.extraction) for o in rows)]
+            commands.append(result.command)
+        shown.append(CardGoldSet(gold, which[0], tuple(rows), tuple(dict.fromkeys(c for c in commands if c))))
+    return tuple(shown)
+
+
 def _card_results(gold: GoldSet, digest: str, models: list[offered_models.ModelInfo]) -> dict:
     """{model name: its card's AlignmentResult for ``gold``}, only results of the same sentences:
     the card's digest, or for older cards the set's name and size."""
