@@ -147,5 +147,6 @@ def test_what_came_next_sets_the_transformer_beside_rnnsearch_from_the_cards(pap
     assert "rnnsearch-tiny keeps 100%" in kept and "rnnencdec-tiny 54%" in kept and "transformer-tiny 95%" in kept
     (grid,) = [h for h in canvas(at, "matrix") if h["title"].startswith("toy-gold: AER by layer and head")]
     assert grid["z"][0] == [0.41, 0.42, 0.43, 0.4] and grid["y_labels"] == ["layer 1", "layer 2"]
+    assert (grid["x_title"], grid["y_title"]) == ("head", "decoder layer")
     (said,) = [c.value for c in at.caption if c.value.startswith("On toy-gold, the best-aligning")]
     assert "layer 1, mean of its heads (AER 0.400)" in said and "scores 0.500" in said and "attention 0.500" in said

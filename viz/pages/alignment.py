@@ -23,9 +23,10 @@ from model.scoring.word_alignment import (
     diagonal_matrix,
     extract,
 )
-from viz.figures.heatmap import alignment_matrix, answer_key_matrix
+from viz.figures.heatmap import answer_key_matrix
 from viz.pages.parts import widgets
 from viz.pages.parts.canvas_charts import chart_ui
+from viz.pages.parts.head_grid import grid_figure, reading_text
 from viz.pages.parts.lost_uploads import lost_uploads_ui
 from viz import html_report
 from viz.i18n import N_, _, error_text, ltr, ngettext
@@ -267,22 +268,16 @@ def heads_ui(rows: list, how: str, key: str = "") -> None:
         st.subheader(_("{model}: every layer and head").format(model=ltr(md(model))))
         columns = st.columns(2)
         for column, shifted in zip(columns, (False, True)):
-            grid = head_grid(rows, model, how, shifted)
-            heads = [_("head {head}").format(head=h + 1) for h in range(grid.shape[1] - 1)] + [_("mean")]
-            layers = [_("layer {layer}").format(layer=k + 1) for k in range(grid.shape[0])]
             title = (_("AER, shifted reading (the step where the word is the decoder's input)") if shifted
                      else _("AER, read at the step that outputs the word"))
             with column:
-                chart_ui(alignment_matrix(np.nan_to_num(grid, nan=1.0), heads, layers, title=title, zmax=1.0,
-                                          value_name="AER", row_name=_("decoder layer"), column_name=_("head")),
+                chart_ui(grid_figure(head_grid(rows, model, how, shifted), title),
                          key=f"heads_grid_{key}{model}_{shifted}")
         best = best_head(rows, model, how)
         default = next((r for r in rows if r.model == model and r.method == "attention" and r.extraction == how), None)
-        which = (_("layer {layer}, head {head}").format(layer=best.layer, head=best.head) if best.head else
-                 _("layer {layer}, mean of its heads").format(layer=best.layer)) + (_(", shifted") if best.shifted else "")
         st.caption(_("Best: {which}, AER {aer:.3f}; the attention its other views show: AER {default}. Lower is "
                      "better; darker cells align worse.").format(
-            which=which, aer=row_aer(best), default=f"{row_aer(default):.3f}" if default is not None else "–"))
+            which=reading_text(best), aer=row_aer(best), default=f"{row_aer(default):.3f}" if default is not None else "–"))
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row], settings: AppSettings) -> None:

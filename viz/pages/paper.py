@@ -18,6 +18,7 @@ from viz.pages.parts import nav, paper_equations, translate_views, widgets
 from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.canvas_charts import chart_ui
+from viz.pages.parts.head_grid import grid_figure, reading_text
 from viz.pages.parts.replay import replay_ui
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set
@@ -276,23 +277,17 @@ def head_grid_from_card(search: str, transformer: str, settings: AppSettings) ->
         how = next((r.extraction for r in result.rows if r.method == "heads"), None)
         if how is None:
             continue
-        grid_aer = head_grid(result.rows, transformer, how, False)
-        heads = [_("head {head}").format(head=h + 1) for h in range(grid_aer.shape[1] - 1)] + [_("mean")]
-        layers = [_("layer {layer}").format(layer=k + 1) for k in range(grid_aer.shape[0])]
-        chart_ui(alignment_matrix(grid_aer, heads, layers, title=_("{gold}: AER by layer and head").format(
-            gold=ltr(gold)), zmax=1.0, value_name="AER"), key=f"paper_next_grid_{gold}")
+        chart_ui(grid_figure(head_grid(result.rows, transformer, how, False),
+                             _("{gold}: AER by layer and head").format(gold=ltr(gold))), key=f"paper_next_grid_{gold}")
         best = best_head(result.rows, transformer, how)
         theirs = [r.aer for r in (search_card.alignment.get(gold).rows if search_card and gold in search_card.alignment
                                   else ()) if r.model == search and r.method == "attention" and r.extraction == how]
         default = [r.aer for r in result.rows if r.model == transformer and r.method == "attention"
                    and r.extraction == how]
-        which = (_("layer {layer}, head {head}").format(layer=best.layer, head=best.head) if best.head else
-                 _("layer {layer}, mean of its heads").format(layer=best.layer)) + (_(", shifted") if best.shifted
-                                                                                     else "")
         st.caption(_("On {gold}, the best-aligning reading is {which} (AER {best:.3f}); the layer the Transformer's "
                      "views show scores {default}, RNNsearch's attention {search}. Darker cells align worse; the "
                      "Alignment page shows the shifted reading too.").format(
-            gold=ltr(gold), which=which, best=best.aer, default=f"{default[0]:.3f}" if default else "–",
+            gold=ltr(gold), which=reading_text(best), best=best.aer, default=f"{default[0]:.3f}" if default else "–",
             search=f"{theirs[0]:.3f}" if theirs else "–"))
 
 
