@@ -525,3 +525,17 @@ def test_a_model_whose_folder_goes_away_while_the_page_is_open_is_replaced_with_
     assert [w.value for w in at.warning if "no longer on this server" in w.value] == gone
     at.sidebar.selectbox(key="model_right").select("rnnsearch-tiny").run()  # the student moves on
     assert not [w.value for w in at.warning if "no longer on this server" in w.value]
+
+
+def test_the_teacher_forcing_tab_offers_the_reference_written_for_an_example(at):
+    open_tab(at, "Teacher forcing")
+    (notice,) = [i.value for i in at.info if "written for this example" in i.value]
+    assert "Je voudrais une tasse de café, s'il vous plaît" in notice and not at.dataframe  # (its period escaped)
+    at.button(key="tf_use_example").click().run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="tf_reference").value == "Je voudrais une tasse de café, s'il vous plaît."
+    assert len(at.dataframe) == 1  # the step-by-step table of the two prefixes
+    type_sentence(at.text_input(key="tf_reference").set_value("").run(), "a dog runs in the park")
+    # a sentence of the user's own has no reference to offer
+    assert not [i for i in at.info if "written for this example" in i.value]
+    assert not [b for b in at.button if b.key == "tf_use_example"]

@@ -28,6 +28,7 @@ from viz.figures.faithfulness_curves import curve_panels
 from viz.figures.heatmap import alignment_matrix, display_token, merge_to_words, pharaoh, with_links
 from viz.pages.parts import first_paint, widgets
 from viz.pages.parts.canvas_charts import chart_ui
+from viz.pages.parts.examples import example_reference
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import decode_one_for_page
@@ -599,7 +600,14 @@ def teacher_forcing_tab(results: list[Decoded], text: str, settings: AppSettings
     reference = st.text_input(_("Reference translation"), key="tf_reference", max_chars=2000,
                               placeholder=_("The translation the model should have given"))
     if not reference.strip():
-        st.info(_("Type a reference translation of the sentence above to compare the two prefixes."))
+        known = example_reference(text, st.session_state.get("direction", ""))
+        if known is None:
+            st.info(_("Type a reference translation of the sentence above to compare the two prefixes."))
+            return
+        st.info(_("Type a reference translation of the sentence above to compare the two prefixes, or use the one "
+                  "written for this example: {reference}").format(reference=ltr(md(known))))
+        st.button(_("Use this reference"), key="tf_use_example", on_click=st.session_state.update,
+                  kwargs={"tf_reference": known})
         return
     try:
         with st.spinner(_("Forcing the model through the reference...")):
