@@ -391,3 +391,13 @@ def test_without_a_gold_set_or_recorded_scores_only_the_uploads_show(own, tmp_pa
     at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
     assert not at.exception, at.exception
     assert not at.subheader and not at.tabs and not at.dataframe
+
+
+def test_a_gold_set_name_from_a_card_is_shown_as_text(own, tmp_path, monkeypatch):
+    _, root = own
+    record(root / "rnnsearch-tiny", "[x](javascript:alert(1))", [row("rnnsearch-tiny", "attention", "target", 0.1)],
+           "d1")
+    settings = start_app(monkeypatch, "--checkpoints", root, "--align-dir", tmp_path / "no-gold")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs] == [r"\[x\]\(javascript\:alert\(1\)\) (3 sentences)"]  # no link

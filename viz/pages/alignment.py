@@ -248,7 +248,7 @@ def recorded_ui(models: list[offered_models.ModelInfo]) -> None:
     st.subheader(_("Recorded in the models' cards"))
     st.caption(_("Measured before the models were shipped, on gold sets this server does not offer. Upload them, "
                  "or gold alignments of your own, to measure again and draw each sentence."))
-    labels = [ngettext("{name} ({n} sentence)", "{name} ({n} sentences)", g.sentences).format(name=ltr(g.name), n=g.sentences)
+    labels = [ngettext("{name} ({n} sentence)", "{name} ({n} sentences)", g.sentences).format(name=ltr(md(g.name)), n=g.sentences)
               for g in sets]
     for tab, gold in zip(st.tabs(labels), sets):
         with tab:
