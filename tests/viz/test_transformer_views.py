@@ -107,6 +107,7 @@ def test_every_tab_opens_with_the_transformer(at, tab):
         assert not at.exception, at.exception
         (layers,) = [m for m in matrices(at) if m["title"].startswith("every layer's cross-attention")]
         assert layers["y_labels"] == ["layer 1", "layer 2"] and layers["y_title"] == "decoder layer"
+        assert [m for m in canvas(at) if m.get("title") == "attention at step 1: layer 2, mean of its heads"]
     if tab == "What if":
         at.radio(key="whatif_model").set_value("transformer-tiny").run()
         at.radio(key="whatif_mode").set_value("the attention").run()

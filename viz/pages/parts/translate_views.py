@@ -389,8 +389,11 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
         st.info(_("RNNencdec has no attention: every step sees the same fixed summary of the source. "
                   "What it does have is a distribution over next tokens:"))
     else:
-        strip = source_strip(trace.attention[i], trace.source_tokens, _("attention α_{step}j at step {step}")
-                             .format(step=step))
+        title = _("attention α_{step}j at step {step}").format(step=step)
+        if trace.cross_attention is not None:  # α is one layer's heads' mean: say which
+            own = getattr(result.translator.model, "alignment_layer", trace.cross_attention.shape[0] - 1)
+            title = _("attention at step {step}: layer {layer}, mean of its heads").format(step=step, layer=own + 1)
+        strip = source_strip(trace.attention[i], trace.source_tokens, title)
         chart_ui(strip, key="step_strip")
         attention_check_ui(result.name, result.translator, trace, settings, short=True)
         if trace.cross_attention is not None:  # every layer's row at this step, each the mean of its heads
