@@ -29,6 +29,12 @@ def upload(at, src: bytes, ref: bytes):
     return at
 
 
+def test_without_a_built_in_set_the_page_asks_for_files_and_says_where_recorded_scores_are(at):
+    assert at.radio(key="eval_source_kind").options == ["Two files (source, reference)", "One TSV/CSV file"]
+    (notice,) = [i.value for i in at.info]
+    assert notice.startswith("Upload both files.") and "Models page" in notice and "built-in" not in notice
+
+
 def test_upload_evaluate_and_inspect(at):
     upload(at, SRC.encode(), gzip.compress(REF.encode()))
     assert not at.exception and not at.error

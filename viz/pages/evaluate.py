@@ -169,7 +169,9 @@ def eval_set_ui(direction: tuple[str, str], linked, settings: AppSettings) -> Ev
                                        key="eval_ref")
         lost_uploads_ui("uploaded", [f.name for f in (src_file, ref_file) if f is not None] or None)
         if src_file is None or ref_file is None:
-            st.info(_("Upload both files, or pick a built-in test set."))
+            st.info(_("Upload both files, or pick a built-in test set.") if builtin else
+                    _("Upload both files. The shipped models' scores on the test sets of their training corpora are "
+                      "on the Models page."))
             return None
         with st.spinner(_("Reading the test set...")):
             return evaluations.read_upload((src_file.getvalue(), ref_file.getvalue()), (src_file.name, ref_file.name),
