@@ -197,8 +197,7 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
                settings: AppSettings) -> None:
     """The AER table: rows the cards record (``recorded``) and rows measured now, models first,
     then the two directions combined, then the baselines."""
-    table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, _("card"))
-             for r in (recorded.rows if recorded else ()) if r.method != "heads"]
+    table = card_rows(recorded.rows if recorded else ())
     table += [(r.model, r.method, r.extraction, r.counts.aer, r.counts.precision, r.counts.recall, r.sentences,
                _("measured now")) for r in (shown_rows(measured.rows, how) if measured else ())]
     scores_table_ui(table, with_source=bool(recorded), key="align_table")
@@ -217,6 +216,12 @@ def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[M
     for u in (measured.unscored if measured else ()):
         st.warning(_("Not scored: {model}, sentence {n}: {reason}").format(model=ltr(md(u.model)), n=u.sentence,
                                                                           reason=unscored_text(u)))
+
+
+def card_rows(rows) -> list[tuple]:
+    """``scores_table_ui``'s rows for the scores a card records (its layer x head rows aside)."""
+    return [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, _("card"))
+            for r in rows if r.method != "heads"]
 
 
 def scores_table_ui(table: list[tuple], with_source: bool, key: str) -> None:
@@ -252,9 +257,7 @@ def recorded_ui(models: list[offered_models.ModelInfo]) -> None:
               for g in sets]
     for tab, gold in zip(st.tabs(labels), sets):
         with tab:
-            table = [(r.model, r.method, r.extraction, r.aer, r.precision, r.recall, r.sentences, _("card"))
-                     for r in gold.rows if r.method != "heads"]
-            scores_table_ui(table, with_source=False, key=f"align_card_table_{gold.name}")
+            scores_table_ui(card_rows(gold.rows), with_source=False, key=f"align_card_table_{gold.name}")
             heads_ui(list(gold.rows), DEFAULT_EXTRACTION, key=f"{gold.name}_")
             with st.expander(_("How these rows were measured")):
                 for command in gold.provenance:

@@ -171,14 +171,16 @@ def alignment_tab(results: list[Decoded], settings: AppSettings) -> None:
         picked = heads_ui(layered)
     # every head of a layer is a grid of small heatmaps: it gets the page's whole width below the
     # other models' heatmaps (in half a page each head would be a few pixels a source word)
-    grids = layered if picked is not None and picked.kind == "every" else []
-    singles = [(i, r) for i, r in enumerate(attended) if all(r is not g for g in grids)]
-    columns = st.columns(2 if grids else max(len(singles), 1)) if singles else []
-    for position, (index, result) in enumerate(singles):
-        with columns[min(index, len(columns) - 1) if grids else position]:  # the model's own side of the page
-            heatmap_ui(result, picked, words, overlay, gray, settings)
+    every = picked is not None and picked.kind == "every"
+    grids = layered if every else []
+    singles = [(side, r) for side, r in enumerate(attended) if not (every and r.trace.cross_attention is not None)]
+    if singles:  # beside a grid a heatmap keeps its half of the page, on its model's side
+        columns = st.columns(2 if grids else len(singles))
+        for position, (side, result) in enumerate(singles):
+            with columns[side if grids else position]:
+                heatmap_ui(result, picked, words, overlay, gray, settings)
     for result in grids:
-        choice = choice_for(picked, result)[0]
+        choice = choice_for(picked, result)
         st.markdown(_("**{name}**: every head of layer {layer}").format(name=ltr(md(result.name)),
                                                                           layer=choice.layer + 1))
         heads_grid_ui(result, heads_of(result, choice.shifted), choice, words or overlay, gray)
@@ -191,7 +193,7 @@ def heatmap_ui(result: Decoded, picked: Optional[HeadsPick], words: bool, overla
     trace = result.trace
     matrix, title = trace.attention, _("{name}: attention α").format(name=ltr(result.name))
     if trace.cross_attention is not None:
-        choice = choice_for(picked, result)[0]
+        choice = choice_for(picked, result)
         matrix = reading(heads_of(result, choice.shifted), choice)
         title = _("{name}: cross-attention, {which}").format(name=ltr(result.name), which=choice_text(choice))
     pieces, src, tgt = matrix, trace.source_tokens, trace.target_tokens  # (tgt_len, src_len) as the model read them
@@ -215,14 +217,14 @@ def heatmap_ui(result: Decoded, picked: Optional[HeadsPick], words: bool, overla
         heatmap_check_ui(result.name, result.translator, trace.source_ids, trace.target_ids, pieces, settings)
 
 
-def choice_for(pick: HeadsPick, result: Decoded) -> tuple[HeadChoice, bool]:
-    """``pick`` for ``result``'s model (a layer or head it lacks: its last one): the choice, and
-    whether every head of the layer is to be shown."""
+def choice_for(pick: HeadsPick, result: Decoded) -> HeadChoice:
+    """``pick`` for ``result``'s model (a layer or head it lacks: its last one); for "every head",
+    the layer (``head`` None)."""
     layers, heads = result.trace.cross_attention.shape[:2]
     own = getattr(result.translator.model, "alignment_layer", layers - 1)
     layer = own if pick.layer == 0 else min(pick.layer, layers) - 1
     head = min(pick.head, heads) - 1 if pick.kind == "one" else None
-    return HeadChoice(layer, head, pick.shifted), pick.kind == "every"
+    return HeadChoice(layer, head, pick.shifted)
 
 
 def apply_heads(pick: HeadsPick) -> None:
