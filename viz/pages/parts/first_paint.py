@@ -25,7 +25,7 @@ from __future__ import annotations
 import streamlit as st
 
 from viz.i18n import _
-from viz.pages.parts.components import registered
+from viz.pages.parts.components import browser_file, registered
 
 ENABLED = True  # the tests turn it off for apps that do not test it (tests/conftest.py)
 DRAWN = "first_paint_drawn"  # session state: the browser reported its first paint, or a later run came
@@ -42,7 +42,7 @@ PROBE_KEY = "first_paint_probe"  # each probe's key starts so; Streamlit gives i
 RUN_OVER_JS = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 SETTLED_JS = f"() => ({RUN_OVER_JS})() && !document.querySelector('[class*=\"st-key-{PROBE_KEY}_\"]')"
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
-_SCRIPT = "export default function (component) { component.setTriggerValue('drawn', true); }"
+_SCRIPT = browser_file("first_paint.js")
 
 
 def _probe():
