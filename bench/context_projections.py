@@ -30,7 +30,7 @@ from bench.common import alternate_settings, compare_on_models, seconds  # noqa:
 from bench.decode_speed import PRODUCT_SENTENCE, decode_works  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
-from model.explaining import methods  # noqa: E402
+from model.explaining import methods, registry  # noqa: E402
 from model.explaining.faithfulness import measure  # noqa: E402
 from model.network.decoder import Decoder  # noqa: E402
 
@@ -50,7 +50,7 @@ WAYS = {"precomputed": PREPARED, "products": products_prepare}
 def compare(tr: Translator, captions: list[str], rounds: int) -> dict:
     trace = tr.translate([PRODUCT_SENTENCE], SearchConfig(beam=5, trace=True))[0]
     src, out = trace.source_ids, trace.target_ids
-    explained = methods.explain(tr.model, src, out, ("attention", "gradient_x_input", "occlusion"))
+    explained = registry.explain(tr.model, src, out, ("attention", "gradient_x_input", "occlusion"))
     outputs: dict = {}  # way -> the batch decode's translations
     works = {**decode_works(tr, captions, outputs),
              "occlusion": lambda way: seconds(lambda: methods.occlusion(tr.model, src, out)),

@@ -38,7 +38,7 @@ from bench.common import CHECKPOINTS, corpus  # noqa: E402
 from bench.products import record  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
-from model.explaining import methods  # noqa: E402
+from model.explaining import methods, registry  # noqa: E402
 from model.explaining.faithfulness import attention_check, measure  # noqa: E402
 from model.explaining.test_set import faithfulness_table  # noqa: E402
 
@@ -51,7 +51,7 @@ TABLE_METHODS = ("attention", "attention_norm", "gradient_x_input", "occlusion")
 
 def applicable(model, names) -> list[str]:
     """``names`` without the attention methods where ``model`` has no attention."""
-    return [m for m in names if model.has_attention or m not in ("attention", "attention_norm")]
+    return [m for m in names if model.has_attention or not registry.needs_attention(m)]
 
 
 def timed(fn, repeats: int) -> float:
@@ -71,12 +71,12 @@ def one_sentence(translators: dict, repeats: int) -> None:
         src, out = trace.source_ids, trace.target_ids
         row = []
         for method in applicable(tr.model, ("attention",) + FOUR):
-            seconds = timed(lambda: methods.explain(tr.model, src, out, [method]), repeats)
+            seconds = timed(lambda: registry.explain(tr.model, src, out, [method]), repeats)
             row.append(f"{method} {seconds:.2f} s")
             if method in FOUR:
                 totals["four"] += seconds
                 totals["without_ig"] += 0 if method == "integrated_gradients" else seconds
-        found = methods.explain(tr.model, src, out, ("attention",) + FOUR)
+        found = registry.explain(tr.model, src, out, ("attention",) + FOUR)
         curves = timed(lambda: measure(tr.model, src, out, found), repeats)
         if trace.attention is not None:  # the check under the heatmap (model/explaining/faithfulness.py)
             check = timed(lambda: attention_check(tr.model, trace), repeats)
@@ -141,7 +141,7 @@ def arithmetic_floor(translators: dict, repeats: int, n: int) -> None:
         trace = tr.translate([SENTENCE], SearchConfig(beam=5))[0]
         src, out = trace.source_ids, trace.target_ids
         for method in applicable(tr.model, FOUR):
-            found = floor(method, lambda: methods.explain(tr.model, src, out, [method]), repeats)
+            found = floor(method, lambda: registry.explain(tr.model, src, out, [method]), repeats)
             totals = [t + f for t, f in zip(totals, found)]
         if n:
             pairs = [(t.source_ids, t.target_ids) for t in tr.translate(lines, SearchConfig(beam=5))]

@@ -44,9 +44,11 @@ from model.core.errors import ConfigError
 from model.corpus.textfile import read_text
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.explaining.explanation import LAYERS, METHODS
+from model.explaining import registry
+from model.explaining.explanation import LAYERS
 from model.explaining.faithfulness import SEEDS, measure
-from model.explaining.methods import expand_methods, explain
+from model.explaining.methods import expand_methods
+from model.explaining.registry import explain
 from model.explaining.test_set import FIGURES, FaithfulnessTable, faithfulness_table
 from model.explaining.test_set import SEEDS as TEST_SET_SEEDS
 
@@ -135,8 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     given.add_argument("--text", help="the sentence to translate and explain")
     given.add_argument("--src", help="a test set, one sentence per line: the mean of each figure over it")
     parser.add_argument("--max-sentences", type=int_range(1), default=500, help="lines of --src explained at most")
-    parser.add_argument("--methods", default=",".join((*METHODS, LAYERS)),
-                        help=f"comma-separated, of {', '.join((*METHODS, LAYERS))} ({LAYERS}: a Transformer's "
+    parser.add_argument("--methods", default=",".join((*registry.names(), LAYERS)),
+                        help=f"comma-separated, of {', '.join((*registry.names(), LAYERS))} ({LAYERS}: a Transformer's "
                              "cross-attention of each decoder layer, averaged over its heads; default: all)")
     parser.add_argument("--contrast", metavar="WORD", help="explain log p(output) - log p(WORD) at --step")
     parser.add_argument("--step", type=int_range(1), default=1, help="the output step --contrast applies to (1-based)")
@@ -146,10 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     args = parser.parse_args(argv)
     names = [m for m in args.methods.split(",") if m]
-    unknown = [m for m in names if m not in (*METHODS, LAYERS)]
+    unknown = [m for m in names if m not in (*registry.names(), LAYERS)]
     if unknown or not names:
         parser.error(f"unknown method {', '.join(repr(m[:30]) for m in unknown) or '(none given)'}; "
-                     f"choose from {', '.join((*METHODS, LAYERS))}")
+                     f"choose from {', '.join((*registry.names(), LAYERS))}")
     if args.text is not None and (len(args.text) > MAX_TEXT_CHARS or not args.text.strip()):
         parser.error(f"--text must be 1..{MAX_TEXT_CHARS} characters of text")
     if args.threads:

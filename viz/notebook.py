@@ -25,9 +25,10 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from model.explaining.explanation import METHODS, Explanation
+from model.explaining import registry
+from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, attention_check, heatmap_check, measure
-from model.explaining.methods import explain
+from model.explaining.registry import explain
 from model.explaining.saliency import saliency
 from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_attention
 from model.decoding.search import SearchConfig
@@ -168,20 +169,21 @@ class Translation:
 
     def explain(self, method: str = "integrated_gradients", contrast: Optional[Sequence[int]] = None) -> Explanation:
         """This translation's output explained by ``method`` (model/explaining/methods.py: one of
-        METHODS): ``.source`` (output x source) and ``.prefix`` (output x output) scores,
+        model/explaining/registry.py · ``names()``): ``.source`` (output x source) and ``.prefix`` (output x output) scores,
         ``.normalised()``, ``.shares()``; ``contrast``: an id per output position, to explain
         log p(output) - log p(contrast)."""
-        if method not in METHODS:
-            raise UnknownView(f"no method {method!r}; choose one of: {', '.join(METHODS)}")
+        if method not in registry.names():
+            raise UnknownView(f"no method {method!r}; choose one of: {', '.join(registry.names())}")
         found = explain(self.translator.model, self.trace.source_ids, self.trace.target_ids, [method], contrast)
         if method not in found:
-            raise UnknownView(f"{self.model} has no attention; choose one of: {', '.join(METHODS[2:])}")
+            raise UnknownView(f"{self.model} has no attention; choose one of: "
+                              f"{', '.join(registry.applicable(False))}")
         return found[method]
 
     def _explanations(self) -> str:
         model, trace = self.translator.model, self.trace
         src, out = trace.source_ids, trace.target_ids
-        found = explain(model, src, out, ["attention", "attention_norm", "gradient_x_input", "occlusion"])
+        found = explain(model, src, out, registry.defaults())
         measured = measure(model, src, out, found)
         rows, parts = [], []
         for method, explanation in found.items():

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-METHODS = ("attention", "attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")
 LAYERS = "layers"  # asks for every decoder layer's attention of a model with several (a Transformer)
 LAYER_PREFIX = "attention_layer_"  # "attention_layer_K": decoder layer K's cross-attention, mean over heads
 
@@ -30,7 +29,7 @@ def layer_of(method: str) -> int:
 
 @dataclass(frozen=True)
 class Explanation:
-    method: str  # one of METHODS, or a layer_method
+    method: str  # a name in model/explaining/registry.py's table, or a layer_method
     source: np.ndarray  # (T, S) score of source token j for output token i
     prefix: np.ndarray  # (T, T) score of output token k for output token i; 0 where k >= i
     completeness_gap: float = float("nan")  # integrated gradients only: the largest relative gap over output tokens

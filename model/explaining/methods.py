@@ -15,7 +15,9 @@
 - ``attention_layer_K`` (a model with several attentions, a Transformer): decoder layer K's
   cross-attention averaged over its heads, read as ``attention`` is; ``layer_methods`` names them.
 
-Every method explains log p(y_i) of the given output, read with teacher forcing; ``contrast``
+The table of these methods (what each needs, how ``explain`` runs them) is
+model/explaining/registry.py. Every method explains log p(y_i) of the given output, read with
+teacher forcing; ``contrast``
 (a token id per output position) explains log p(y_i) - log p(contrast_i) instead ("why this word
 and not that one", Yin & Neubig 2022).
 """
@@ -179,33 +181,4 @@ def attention_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequen
             if norms is not None:
                 found["attention_norm"] = Explanation("attention_norm", alpha * norms[None, :], np.zeros((T, T)))
             out.append(found)
-    return out
-
-
-def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], methods: Sequence[str],
-            contrast: Optional[Sequence[int]] = None) -> dict[str, Explanation]:
-    """The explanations ``methods`` give (those that apply to the model: attention needs attention)."""
-    makers = {"attention": lambda: attention(model, src_ids, out_ids) if contrast is None else None,
-              "attention_norm": lambda: attention(model, src_ids, out_ids, True) if contrast is None else None,
-              "gradient_x_input": lambda: gradient_x_input(model, src_ids, out_ids, contrast),
-              "integrated_gradients": lambda: integrated_gradients(model, src_ids, out_ids, contrast),
-              "occlusion": lambda: occlusion(model, src_ids, out_ids, contrast)}
-    layers = [layer_of(m) for m in methods if layer_of(m) and m in layer_methods(model)]
-    found = {name: makers[name]() for name in methods if name in makers}
-    if layers and contrast is None:  # every layer asked for from one teacher-forced pass
-        found.update(layer_attentions(model, src_ids, out_ids, layers))
-    return {name: found[name] for name in methods if found.get(name) is not None}
-
-
-def explain_many(model: Decodable, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
-                 methods: Sequence[str]) -> list[dict[str, Explanation]]:
-    """``explain`` of each pair; gradient x input's rows of all the pairs share batches, and so
-    does reading their attention; the other methods run pair by pair."""
-    batched = gradient_x_input_many(model, pairs) if "gradient_x_input" in methods else [None] * len(pairs)
-    read = attention_many(model, pairs) if {"attention", "attention_norm"} & set(methods) else [{}] * len(pairs)
-    rest = [m for m in methods if m not in ("gradient_x_input", "attention", "attention_norm")]
-    out = []
-    for (src_ids, out_ids), gxi, attended in zip(pairs, batched, read):
-        found = {**explain(model, src_ids, out_ids, rest), "gradient_x_input": gxi, **attended}
-        out.append({name: found[name] for name in methods if found.get(name) is not None})  # in the order asked for
     return out

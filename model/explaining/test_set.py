@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence
 from model.core.decodable import Decodable
 from model.core.errors import ConfigError
 from model.explaining.faithfulness import Faithfulness, measure
-from model.explaining.methods import explain_many
+from model.explaining.registry import explain_many
 
 GROUP = 16  # sentences explained together: gradient rows and attention reads share batches (methods.explain_many)
 SEEDS = 1  # random orders per sentence: each sentence gets its own, so a test set averages hundreds

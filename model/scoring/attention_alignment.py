@@ -41,6 +41,7 @@ import numpy as np
 from model.checkpoints.families import describe_folder
 from model.corpus.corpora import corpus_specs
 from model.decoding.translator import Translator
+from model.explaining import registry
 from model.core.errors import UserError
 from model.scoring.forced_matrices import Unscored, WordMatrices, forced_matrices
 from model.scoring.statistical_aligner import eflomal_gold_links, training_corpus
@@ -227,8 +228,8 @@ def score_model(name: str, translator: Translator, direction: tuple[str, str], g
     could not score, and its word matrices per sentence (None where unscored)."""
     if direction not in ((src_lang, tgt_lang), (tgt_lang, src_lang)):
         raise UserError(f"{name} translates {'-'.join(direction)}; the gold set is {src_lang}-{tgt_lang}")
-    attention_only = ("attention", "attention_norm", "heads")
-    wanted = [m for m in MODEL_METHODS if m in methods and (translator.model.has_attention or m not in attention_only)]
+    wanted = [m for m in MODEL_METHODS if m in methods
+              and (translator.model.has_attention or not (m == "heads" or registry.needs_attention(m)))]
     if not wanted:
         return [], [], []
     matrices, missed = forced_matrices(translator, gold, "saliency" in methods,

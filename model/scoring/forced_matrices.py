@@ -17,7 +17,7 @@ from model.decoding.cross_attention import has_heads
 from model.decoding.device import device_of
 from model.decoding.translator import MAX_SOURCE_TOKENS, Translator
 from model.explaining.faithfulness import Comprehensiveness, comprehensiveness_check
-from model.explaining.methods import explain
+from model.explaining.registry import explain
 from model.explaining.saliency import saliency_many
 from model.scoring.word_alignment import GoldSet, word_matrix
 

@@ -391,7 +391,7 @@ def test_the_explanation_methods_get_alignment_rows_of_their_own(tiny_checkpoint
     gold output, merged to words; the matrices are the method's own (model/explaining/methods.py)."""
     from model.corpus.vocab import EOS
     from model.decoding.translator import Translator
-    from model.explaining.methods import explain
+    from model.explaining.registry import explain
     from model.scoring.attention_alignment import score_model
     from model.scoring.forced_matrices import encode_words
     from model.scoring.word_alignment import GoldSentence, GoldSet, word_matrix

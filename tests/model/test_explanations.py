@@ -12,8 +12,8 @@ from torch import nn
 from model.core.decodable import Decodable, ModelDescription, Step
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.explaining import forced_scoring, methods
-from model.explaining.explanation import METHODS, Explanation
+from model.explaining import forced_scoring, methods, registry
+from model.explaining.explanation import Explanation
 from tests.model.explanation_checks import assert_shared_forward_equals_one_variant_each
 
 V, M = 7, 5  # vocabulary and embedding sizes of the toy models
@@ -80,14 +80,14 @@ def test_integrated_gradients_equal_gradient_x_input_on_a_linear_contrast():
 def test_a_model_reading_one_source_word_is_explained_by_that_word_alone():
     model = Linear(only_first=True, prefix=False)
     for name in ("integrated_gradients", "occlusion", "gradient_x_input"):
-        source, prefix = methods.explain(model, SRC, OUT, [name])[name].normalised()
+        source, prefix = registry.explain(model, SRC, OUT, [name])[name].normalised()
         assert np.allclose(source[:, 0], 1.0) and np.allclose(source[:, 1:], 0.0), name
         assert np.allclose(prefix, 0.0), name
 
 
 def test_contrasting_a_word_with_itself_explains_nothing():
     model = Linear()
-    for name, found in methods.explain(model, SRC, OUT, ["gradient_x_input", "integrated_gradients", "occlusion"],
+    for name, found in registry.explain(model, SRC, OUT, ["gradient_x_input", "integrated_gradients", "occlusion"],
                                        contrast=OUT).items():
         assert np.allclose(found.source, 0.0) and np.allclose(found.prefix, 0.0), name
 
@@ -121,7 +121,7 @@ def decoded(tiny_checkpoints) -> dict:
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 def test_source_and_prefix_shares_sum_to_one_for_every_method(arch, decoded):
     model, src, out = decoded[arch]
-    found = methods.explain(model, src, out, METHODS)
+    found = registry.explain(model, src, out, registry.names())
     assert ("attention" in found) == (arch == "rnnsearch")
     for name, explanation in found.items():
         assert explanation.source.shape == (len(out), len(src)) and explanation.prefix.shape == (len(out), len(out))
@@ -132,9 +132,9 @@ def test_source_and_prefix_shares_sum_to_one_for_every_method(arch, decoded):
 
 def test_batched_equals_one_variant_at_a_time(decoded, monkeypatch):
     model, src, out = decoded["rnnsearch"]
-    together = methods.explain(model, src, out, ["gradient_x_input", "occlusion"])
+    together = registry.explain(model, src, out, ["gradient_x_input", "occlusion"])
     monkeypatch.setattr(forced_scoring, "MAX_ROWS", 1)
-    alone = methods.explain(model, src, out, ["gradient_x_input", "occlusion"])
+    alone = registry.explain(model, src, out, ["gradient_x_input", "occlusion"])
     for name in together:
         assert np.allclose(together[name].source, alone[name].source, atol=1e-5), name
         assert np.allclose(together[name].prefix, alone[name].prefix, atol=1e-5), name
@@ -162,8 +162,8 @@ def test_explain_many_gives_each_pair_what_explain_gives_it(decoded):
     model, src, out = decoded["rnnsearch"]
     pairs = [(src, out), (src[:4], out[:3])]
     asked = ["occlusion", "gradient_x_input", "attention", "attention_norm"]
-    for (s, o), found in zip(pairs, methods.explain_many(model, pairs, asked)):
-        alone = methods.explain(model, s, o, asked)
+    for (s, o), found in zip(pairs, registry.explain_many(model, pairs, asked)):
+        alone = registry.explain(model, s, o, asked)
         assert list(found) == asked  # in the order asked for
         for name in asked:
             assert np.allclose(found[name].source, alone[name].source, atol=1e-5), name
@@ -215,7 +215,7 @@ def test_measure_keeps_each_methods_curves_and_the_random_orders_mean_curve():
     from model.explaining import faithfulness as f
 
     model = Linear()
-    found = methods.explain(model, SRC, OUT, ["gradient_x_input", "occlusion"])
+    found = registry.explain(model, SRC, OUT, ["gradient_x_input", "occlusion"])
     measured = f.measure(model, SRC, OUT, found, seeds=3)
     for name, explanation in found.items():
         alone = f.curves(model, SRC, OUT, f._order(explanation.source_importance()))
@@ -274,8 +274,8 @@ def test_the_command_explains_each_models_own_output_and_measures_it(tiny_checkp
                      tiny_checkpoints["rnnencdec"], "--text", "a dog runs", "--seeds", "2", "--json", out)
     assert result.returncode == 0, result.stderr
     search, encdec = [__import__("json").loads(line) for line in out.read_text().splitlines()]
-    assert set(search["methods"]) == set(METHODS) and set(encdec["methods"]) == set(METHODS) - {"attention",
-                                                                                                 "attention_norm"}
+    assert set(search["methods"]) == set(registry.names())
+    assert set(encdec["methods"]) == set(registry.names()) - {"attention", "attention_norm"}
     for found in (search, encdec):
         for name, row in found["methods"].items():
             together = np.asarray(row["source"]).sum(1) + np.asarray(row["prefix"]).sum(1)
@@ -345,8 +345,8 @@ class Unsqueezed(Linear):
 
 @pytest.mark.parametrize("method", ["gradient_x_input", "occlusion", "integrated_gradients"])
 def test_the_words_written_are_weighed_whatever_shape_the_embedding_returns(method):
-    flat = methods.explain(Linear(), SRC, OUT, [method])[method]
-    shaped = methods.explain(Unsqueezed(), SRC, OUT, [method])[method]
+    flat = registry.explain(Linear(), SRC, OUT, [method])[method]
+    shaped = registry.explain(Unsqueezed(), SRC, OUT, [method])[method]
     assert np.abs(flat.prefix).sum() > 0
     assert np.allclose(flat.prefix, shaped.prefix, atol=1e-5) and np.allclose(flat.source, shaped.source, atol=1e-5)
 

@@ -208,7 +208,8 @@ def test_a_config_asking_for_too_many_parameters_is_refused_on_load(tiny_checkpo
 def test_each_layers_attention_is_an_explanation_method_with_its_faithfulness(tiny_checkpoints, tmp_path):
     from model.explaining.explanation import LAYERS
     from model.explaining.faithfulness import measure
-    from model.explaining.methods import expand_methods, explain
+    from model.explaining.methods import expand_methods
+    from model.explaining.registry import explain
 
     translator = Translator.from_checkpoint(save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t"))
     model = translator.model

@@ -12,19 +12,14 @@ from typing import Mapping
 from plotly.subplots import make_subplots
 import plotly.graph_objects as go
 
-from model.explaining.explanation import METHODS
 from model.explaining.faithfulness import Curves
 from viz.figures.lines import Line, LinesFigure
+from viz.figures.method_labels import method_colour
 from viz.i18n import _
-
-# one colour per method, the same in every model's figure (METHODS' order); others cycle after them
-COLOURS = dict(zip(METHODS, ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728")))
-OTHERS = ("#8c564b", "#e377c2", "#17becf")
-
 
 def _lines(curves: Mapping[str, Curves], random_curves: Curves, names: Mapping[str, str]):
     """(name, curve, colour, dashed) for each method's curves, then the random order's."""
-    found = [(names.get(m, m), c, COLOURS.get(m, OTHERS[i % len(OTHERS)]), False)
+    found = [(names.get(m, m), c, method_colour(m, i), False)
              for i, (m, c) in enumerate(curves.items())]
     return found + [(_("random order"), random_curves, "#7f7f7f", True)]
 

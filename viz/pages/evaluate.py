@@ -12,7 +12,8 @@ from model.corpus.test_sets import (MAX_LINE_CHARS, MAX_LINES, EvalSet, join_con
 from model.explaining.attention_ablation import ABLATIONS, Ablation
 from model.decoding.search import SearchConfig
 from model.core.errors import DataError, UserError
-from model.explaining.explanation import LAYERS, METHODS
+from model.explaining import registry
+from model.explaining.explanation import LAYERS
 from model.explaining.test_set import FIGURES
 from model.scoring.evaluation import (
     STRESS_K,
@@ -27,7 +28,8 @@ from viz.pages.parts.lost_uploads import lost_uploads_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
-from viz.pages.parts.translate_views import DEFAULT_METHODS, faithfulness_headers, method_label
+from viz.figures.method_labels import method_label
+from viz.pages.parts.translate_views import faithfulness_headers
 from viz.serving import evaluations, explanations, hosting, offered_models
 from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
@@ -351,11 +353,10 @@ def faithfulness_ui(test: EvalSet, runs: list[ModelRun], settings: AppSettings) 
                  "translation is re-scored; the figures are means over the sentences, and ± marks a confidence "
                  "interval (95%). A method whose deletion interval lies wholly below the random order's found what "
                  "the model used. The Translate page's Explanations tab shows the same for one sentence."))
-    offered = [m for m in METHODS if m not in ("attention", "attention_norm")
-               or any(r.traces and r.traces[0].attention is not None for r in runs)]
+    offered = list(registry.applicable(any(r.traces and r.traces[0].attention is not None for r in runs)))
     offered += [LAYERS] if any(r.traces and r.traces[0].cross_attention is not None for r in runs) else []
     chosen = tuple(widgets.multiselect(_("Methods"), offered,
-                                       default=[m for m in (*DEFAULT_METHODS, LAYERS) if m in offered],
+                                       default=[m for m in (*registry.defaults(), LAYERS) if m in offered],
                                        format_func=method_label, key="eval_faith_methods"))
     limit = int(st.number_input(_("Sentences (the first ones)"), 1, min(FAITHFULNESS_MAX, len(test.src)),
                                 min(50, len(test.src)), key="eval_faith_n"))

@@ -15,6 +15,7 @@ import numpy as np
 from model.cards.schema import AlignmentScore
 from model.core.errors import DataError
 from model.corpus.corpora import corpus_specs
+from model.explaining import registry
 from model.explaining.faithfulness import Comprehensiveness
 from model.scoring.attention_alignment import MODEL_METHODS, PAIRED, Row, ScoredModel, both_directions_rows, diagonal_rows, eflomal_row, gold_digest, opposite_pairs, score_model
 from model.scoring.statistical_aligner import AlignerText, eflomal_gold_links, training_corpus
@@ -74,7 +75,7 @@ def recorded_results(gold: GoldSet, digest: str, models: list[offered_models.Mod
     results = _card_results(gold, digest, models)
     rows, provenance, missing = [], [], []
     for m in models:
-        wanted = [x for x in MODEL_METHODS if x in methods and (x not in ("attention", "attention_norm") or m.has_attention)
+        wanted = [x for x in MODEL_METHODS if x in methods and (m.has_attention or not registry.needs_attention(x))
                   and (x != "heads" or m.has_heads)]
         found = [r for r in results[m.name].rows if r.model == m.name and r.method in wanted and r.extraction == how] \
             if m.name in results else []

@@ -16,7 +16,8 @@ import numpy as np
 from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, Curves, Faithfulness, checkable, measure
 from model.explaining.faithfulness import heatmap_check as check_heatmap
-from model.explaining.methods import expand_methods, explain
+from model.explaining.methods import expand_methods
+from model.explaining.registry import explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator

@@ -16,7 +16,8 @@ from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_at
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
-from model.explaining.explanation import LAYERS, METHODS, layer_of
+from model.explaining import registry
+from model.explaining.explanation import LAYERS
 from model.explaining.faithfulness import checkable
 from model.core.errors import NoHypothesisError, UserError
 from viz import html_report
@@ -26,6 +27,7 @@ from viz.figures import print_figures
 from viz.figures.explanation_shares import shares_bar
 from viz.figures.faithfulness_curves import curve_panels
 from viz.figures.heatmap import alignment_matrix, display_token, merge_to_words, pharaoh, with_links
+from viz.figures.method_labels import method_label
 from viz.pages.parts import first_paint, widgets
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.pages.parts.examples import example_reference
@@ -42,10 +44,6 @@ from viz.serving.settings import AppSettings
 LABELS = dict(zip(TABS, [N_("Alignment"), N_("Step by step"), N_("Beam tree"), N_("What if"), N_("Explanations"),
                          N_("Teacher forcing"), N_("Downloads")]))
 PLAY_INTERVAL_S = 0.7
-METHOD_NAMES = {"attention": N_("attention α"), "attention_norm": N_("norm-weighted attention"),
-                "gradient_x_input": N_("gradient × input"), "integrated_gradients": N_("integrated gradients"),
-                "occlusion": N_("occlusion"), LAYERS: N_("each layer's attention (mean of its heads)")}
-DEFAULT_METHODS = ("attention", "attention_norm", "gradient_x_input", "occlusion")
 _STATUS_NAMES = (N_("pruned"), N_("kept"), N_("finished"), N_("best"))  # a beam node's status, shown through _()
 HOW_TO_READ = {  # shown through _()
     "alignment": N_("Each **row** is one output piece, each **column** one source piece. "
@@ -520,12 +518,11 @@ def _compare(result: Decoded, new: Trace, moved: Optional[int], settings: AppSet
 
 
 def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
-    offered = [m for m in METHODS if m not in ("attention", "attention_norm") or any(r.trace.attention is not None
-                                                                                   for r in results)]
+    offered = list(registry.applicable(any(r.trace.attention is not None for r in results)))
     layered = any(r.trace.cross_attention is not None for r in results)
     offered += [LAYERS] if layered else []
     chosen = widgets.multiselect(_("Methods"), offered,
-                                 default=[m for m in (*DEFAULT_METHODS, LAYERS) if m in offered],
+                                 default=[m for m in (*registry.defaults(), LAYERS) if m in offered],
                                  format_func=method_label, key="explain_methods")
     if "integrated_gradients" in chosen:
         st.caption(_("Integrated gradients run 16 passes per output word, more where a word's scores do not yet add "
@@ -556,13 +553,6 @@ def contrast_ui(result: Decoded) -> Optional[tuple[int, int]]:
                              format_func=lambda i: _("none") if i is None else next(
                                  f"{c.token} (p = {c.prob:.2f})" for c in others if c.id == i))
     return None if other is None else (step, other)
-
-
-def method_label(method: str) -> str:
-    """An explanation method's name in the reader's language (a layer's attention by its number)."""
-    if layer_of(method):
-        return _("attention, layer {layer}").format(layer=layer_of(method))
-    return _(METHOD_NAMES[method])
 
 
 def explanation_view(result: Decoded, found) -> None:
