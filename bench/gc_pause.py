@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--captions", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    import viz.pages.parts.menu  # noqa: F401  every page's module, and torch, as a server holds them
+    import viz.pages.menu  # noqa: F401  every page's module, and torch, as a server holds them
     from model.decoding.translator import Translator
 
     translators = [Translator.from_checkpoint(CHECKPOINTS / name) for name in NAMES.split(",")]

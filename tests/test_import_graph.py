@@ -5,6 +5,8 @@
 - model/'s folders form layers in the order docs/architecture.md writes (LAYERS): a module imports
   only from its own folder and the folders below it; the top level (the command lines) may
   import any folder, and no folder imports the top level;
+- viz/'s parts form layers the same way (VIZ_LAYERS, written in docs/architecture.md): i18n, figures,
+  serving, the top-level modules (report, cards' Markdown, notebook), commands, pages/parts, pages;
 - no two of our modules import each other, directly or around a circle."""
 import ast
 import re
@@ -142,6 +144,69 @@ def test_the_layer_order_is_the_one_the_architecture_page_writes():
     written = re.search(r"<!-- layers -->(.*?)<!-- /layers -->", page, re.S)
     assert written, "docs/architecture.md has its layers between <!-- layers --> markers"
     assert re.findall(r"`(\w+)/`", written.group(1)) == list(LAYERS)
+
+
+# viz/'s parts, lowest first (docs/architecture.md, "Layers of viz/"): each may import those before it.
+VIZ_LAYERS = ("i18n.py", "figures", "serving", "(top level)", "commands", "pages/parts", "pages")
+
+
+def viz_layer_of(module: str) -> str:
+    """The part of viz/ a module lies in (one of VIZ_LAYERS), or "" for the package ``viz`` itself."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return ""
+    if parts[0] == "i18n":
+        return "i18n.py"
+    if parts[:2] == ["pages", "parts"]:
+        return "pages/parts"
+    if (ROOT / "viz" / parts[0]).is_dir():
+        return parts[0]
+    return "(top level)"
+
+
+def against_the_viz_layers(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a viz/ module to a part above its own."""
+    wrong = []
+    for module, deps in graph.items():
+        if not module.startswith("viz."):
+            continue
+        here = viz_layer_of(module)
+        for dep in deps:
+            there = viz_layer_of(dep) if dep.startswith("viz.") else ""
+            if not there or there == here:
+                continue
+            if here not in VIZ_LAYERS or there not in VIZ_LAYERS or VIZ_LAYERS.index(there) > VIZ_LAYERS.index(here):
+                wrong.append(f"{module} ({here}) imports {dep} ({there})")
+    return sorted(wrong)
+
+
+def test_every_viz_folder_has_its_place_in_the_layers():
+    folders = {p.name for p in (ROOT / "viz").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders | {"pages/parts", "i18n.py", "(top level)"} == set(VIZ_LAYERS)
+
+
+def test_viz_parts_import_only_downwards():
+    wrong = against_the_viz_layers(our_modules())
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_viz_layer_check_sees_a_planted_upward_import():
+    """A part of a page importing a page, or the serving layer reaching a figure's caller, is caught;
+    the same imports downwards are not."""
+    planted = {"viz.pages.parts.widgets": {"viz.pages.translate", "viz.serving.decodes"},
+               "viz.serving.decodes": {"viz.notebook", "viz.i18n"},
+               "viz.figures.heatmap": {"viz.i18n"},
+               "viz.pages.translate": {"viz.pages.parts.widgets", "viz.figures.heatmap"}}
+    assert against_the_viz_layers(planted) == [
+        "viz.pages.parts.widgets (pages/parts) imports viz.pages.translate (pages)",
+        "viz.serving.decodes (serving) imports viz.notebook ((top level))"]
+
+
+def test_the_viz_layer_order_is_the_one_the_architecture_page_writes():
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    written = re.search(r"<!-- viz-layers -->(.*?)<!-- /viz-layers -->", page, re.S)
+    assert written, "docs/architecture.md has viz/'s layers between <!-- viz-layers --> markers"
+    assert re.findall(r"^\d+\. `([^`]+?)/?`", written.group(1), re.M) == list(VIZ_LAYERS)
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -30,7 +30,7 @@ from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, attention_check, heatmap_check, measure
 from model.explaining.registry import explain
 from model.explaining.saliency import saliency
-from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_attention
+from model.decoding.cross_attention import HeadChoice, default_choice, every_head, shifted_cross_attention, view_matrix
 from model.decoding.search import SearchConfig
 from model.decoding.teacher_forcing import teacher_forcing
 from model.decoding.trace import Trace
@@ -140,20 +140,18 @@ class Translation:
         trace = self.trace
         if trace.cross_attention is None:
             raise UnknownView(f"{self.model} has one attention, not layers and heads: use show(\"alignment\")")
-        cross = shifted_cross_attention(self.translator.model, trace.source_ids, trace.target_ids) if shifted \
-            else trace.cross_attention
-        layers, heads = cross.shape[:2]
+        layers, heads = trace.cross_attention.shape[:2]
         if every:
-            return "".join(self._heatmap(reading(cross, HeadChoice(k, h, shifted)),
-                                         f"{self.model}: {HeadChoice(k, h, shifted).label()}",
-                                         f"{self.model}_layer{k + 1}_head{h + 1}")
-                           for k in range(layers) for h in range(heads))
-        default = getattr(self.translator.model, "alignment_layer", layers - 1) + 1
-        layer = default if layer is None else layer
+            cross = shifted_cross_attention(self.translator.model, trace.source_ids, trace.target_ids) if shifted \
+                else trace.cross_attention
+            return "".join(self._heatmap(matrix, f"{self.model}: {choice.label()}",
+                                         f"{self.model}_layer{choice.layer + 1}_head{choice.head + 1}")
+                           for choice, matrix in every_head(cross, None, shifted))
+        layer = default_choice(trace).layer + 1 if layer is None else layer
         if not 1 <= layer <= layers or (head is not None and not 1 <= head <= heads):
             raise UnknownView(f"{self.model} has layers 1..{layers} of heads 1..{heads}")
         choice = HeadChoice(layer - 1, None if head is None else head - 1, shifted)
-        matrix = reading(cross, choice)
+        matrix = view_matrix(trace, choice, self.translator.model)
         check = self._check(matrix)
         return (self._heatmap(matrix, f"{self.model}: {choice.label()}", f"{self.model}_{choice.label()}")
                 + ("" if check is None else check_note(check)))
@@ -336,15 +334,18 @@ def load(name_or_path: str | Path) -> Model:
 
 
 def lab(task: str = "reverse", archs: Sequence[str] = ("rnnsearch", "rnnencdec"), seconds: float = 60.0,
-        train_lengths: str = "1-20", test_lengths: str = "1-30", seed: int = 1, **sizes) -> dict[str, Model]:
-    """A Lab experiment (docs/lab.md): each of ``archs`` trained on ``task`` for ``seconds`` on one
-    thread, tested by input length; {arch: Model} whose ``translate(...)`` show themselves, each with
-    its ``lab`` record (updates, loss curve, exact match by length: ``model.lab.by_length``).
-    ``sizes``: ``emb``, ``hidden``, ``lr``."""
+        train_lengths: str = "1-20", test_lengths: str = "1-30", seed: int = 1, updates: Optional[int] = None,
+        **sizes) -> dict[str, Model]:
+    """A Lab experiment (docs/lab.md): each of ``archs`` trained on ``task`` for ``updates``
+    updates (the Lab's default when None) or ``seconds``, whichever comes first, on one thread,
+    tested by input length; {arch: Model} whose ``translate(...)`` show themselves, each with its
+    ``lab`` record (updates, what ended the training, loss curve, exact match by length:
+    ``model.lab.by_length``, ``model.lab.ended_by``). ``sizes``: ``emb``, ``hidden``, ``lr``."""
     from model.experiments.lab_run import LabSettings, run_lab
 
+    budget = {} if updates is None else {"updates": int(updates)}
     result = run_lab(LabSettings(task=task, archs=tuple(archs), seconds=float(seconds), train_lengths=train_lengths,
-                                 test_lengths=test_lengths, seed=seed, **sizes))
+                                 test_lengths=test_lengths, seed=seed, **budget, **sizes))
     return {arch: Model(f"lab-{task}-{arch}", trained.translator, None, lab=trained)
             for arch, trained in result.models.items()}
 

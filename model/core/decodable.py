@@ -33,7 +33,14 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
   hypotheses (an imported Hugging Face model states ``generate``'s), in place of this project's;
 - optionally faster paths with defaults built on ``step``: ``teacher_forced`` (a whole target at
   once), ``forced_logprobs`` (a few ids' log-probabilities per position) and ``advance`` /
-  ``read_out`` (the output layer only where it is read).
+  ``read_out`` (the output layer only where it is read);
+- for a model with several attentions (a Transformer's cross-attention: a layer of heads in every
+  decoder layer), which one a view shows: ``attention_layers`` (0, the default: one attention),
+  ``alignment_layer`` (the layer whose heads' mean ``Step.alpha`` is, by default the last:
+  ``default_attention`` is that rule, written once), ``forced_cross_attention`` (every layer's
+  every head over a teacher-forced target) and ``supports_attention_edit`` (whether ``step``
+  honours ``alpha_override`` and ``alpha_fn``). model/decoding/cross_attention.py turns a trace
+  and a ``HeadChoice`` into the matrix a view draws.
 
 A model without attention returns ``alpha=None``: it still gets beam trees, step tables and
 saliency, which only needs ``embed_source`` and ``encode(..., embedded=...)``.
@@ -266,6 +273,35 @@ class Decodable(ABC):
         (batch, m)), so that explanations can weigh the words already written
         (model/explaining/); None (the default): they weigh the source only."""
         return None
+
+    @property
+    def attention_layers(self) -> int:
+        """How many decoder layers attend to the source with several heads, each readable through
+        ``forced_cross_attention``; 0 (the default): the model has one attention, ``Step.alpha``."""
+        return 0
+
+    @property
+    def alignment_layer(self) -> int:
+        """The 0-based layer whose heads' mean is ``Step.alpha``, the matrix views show unless a
+        reader picks another; by default the last."""
+        return max(self.attention_layers - 1, 0)
+
+    @property
+    def supports_attention_edit(self) -> bool:
+        """Whether ``step`` honours ``alpha_override`` and ``alpha_fn`` (the what-if view, attention
+        ablations); True by default for a model with attention."""
+        return self.has_attention
+
+    def default_attention(self, cross: torch.Tensor) -> torch.Tensor:
+        """The one matrix views show by default, from every layer's every head: cross
+        (batch, layers, heads, ...) -> the mean over heads of ``alignment_layer`` (batch, ...),
+        for one step (..., src) or a whole target (..., tgt, src)."""
+        return cross[:, self.alignment_layer].mean(1)
+
+    def forced_cross_attention(self, memory: Memory, tgt_in: torch.Tensor) -> torch.Tensor:
+        """Every layer's every head of cross-attention (batch, layers, heads, T, src_len) reading
+        tgt_in (batch, T) with teacher forcing; only for a model with ``attention_layers``."""
+        raise NotImplementedError(f"{type(self).__name__} has one attention, not layers of heads")
 
     def num_parameters(self) -> int:
         """Number of weights (cards and ``python -m model.checkpoint check`` print it); this

@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
+from model.core.decodable import Decodable
 from model.corpus.parallel import pad
 from model.corpus.vocab import BOS
 from model.decoding.device import device_of
@@ -28,11 +29,22 @@ class HeadChoice:
     head: Optional[int] = None  # 0-based head; None: the mean over the layer's heads
     shifted: bool = False  # read at the step where the word is the decoder's input, not its output
 
-    def label(self) -> str:
-        """"layer 2, head 3" / "layer 2 (mean of heads)", 1-based as the pages show them."""
-        what = f"layer {self.layer + 1}, head {self.head + 1}" if self.head is not None else \
-            f"layer {self.layer + 1} (mean of heads)"
-        return what + (", shifted" if self.shifted else "")
+    def label(self, words: "ChoiceWords" = None) -> str:
+        """"layer 2, head 3" / "layer 2 (mean of heads)", 1-based as the pages show them, in
+        ``words`` (the pages pass them in the reader's language; English by default)."""
+        words = words or ChoiceWords()
+        what = words.head.format(layer=self.layer + 1, head=(self.head or 0) + 1) if self.head is not None else \
+            words.mean.format(layer=self.layer + 1)
+        return what + (words.shifted if self.shifted else "")
+
+
+@dataclass(frozen=True)
+class ChoiceWords:
+    """The words of a ``HeadChoice.label``: templates with {layer} and {head}, 1-based."""
+
+    head: str = "layer {layer}, head {head}"
+    mean: str = "layer {layer} (mean of heads)"
+    shifted: str = ", shifted"
 
 
 def reading(cross: np.ndarray, choice: HeadChoice) -> np.ndarray:
@@ -46,10 +58,37 @@ def reading(cross: np.ndarray, choice: HeadChoice) -> np.ndarray:
     return layer.mean(0) if choice.head is None else layer[choice.head]
 
 
-def has_heads(model) -> bool:
-    """Whether ``model`` keeps several attentions per step: it names its ``attention_layers`` and
-    gives their ``forced_cross_attention`` (model/network/transformer.py)."""
-    return callable(getattr(model, "forced_cross_attention", None)) and getattr(model, "attention_layers", 0) > 0
+def has_heads(model: Decodable) -> bool:
+    """Whether ``model`` keeps several attentions per step (``Decodable.attention_layers``)."""
+    return model.attention_layers > 0
+
+
+def default_choice(trace) -> HeadChoice:
+    """The choice a trace's ``attention`` is: the mean over heads of its model's alignment layer."""
+    return HeadChoice(trace.alignment_layer if trace.alignment_layer is not None else trace.cross_attention.shape[0] - 1)
+
+
+def view_matrix(trace, choice: Optional[HeadChoice] = None, model: Optional[Decodable] = None,
+                shifted: Optional[np.ndarray] = None) -> np.ndarray:
+    """The matrix (tgt_len, src_len) a view of ``trace`` draws: its ``attention`` for no choice,
+    else ``choice`` of its cross-attention; the shifted reading is ``shifted`` when the caller
+    kept it, else read again with ``model`` (``shifted_cross_attention``). The pages, the
+    notebook and ``viz.commands.figures`` all draw through this."""
+    if choice is None:
+        return trace.attention
+    if trace.cross_attention is None:
+        raise ValueError("this model has one attention, not layers and heads")
+    if choice.shifted and shifted is None:
+        shifted = shifted_cross_attention(model, trace.source_ids, trace.target_ids)
+    return reading(shifted if choice.shifted else trace.cross_attention, choice)
+
+
+def every_head(cross: np.ndarray, layer: Optional[int] = None, shifted: bool = False
+               ) -> list[tuple[HeadChoice, np.ndarray]]:
+    """Each head's choice and matrix: of 0-based ``layer``, or of every layer (None), layer by
+    layer; ``cross`` (layers, heads, tgt_len, src_len), read as ``shifted`` says."""
+    layers = range(cross.shape[0]) if layer is None else [layer]
+    return [(HeadChoice(k, h, shifted), cross[k, h]) for k in layers for h in range(cross.shape[1])]
 
 
 @torch.inference_mode()

@@ -136,8 +136,12 @@ class _Beams:
                                     "hypothesis")
         best = [max(f, key=lambda h: h.norm_score) for f in self.finished]
         described = self.model.description
-        return [_make_trace(described, vocabs, ids, hyp, self.recorder, sent)
-                for sent, (ids, hyp) in enumerate(zip(src, best))]
+        traces = [_make_trace(described, vocabs, ids, hyp, self.recorder, sent)
+                  for sent, (ids, hyp) in enumerate(zip(src, best))]
+        for trace in traces:
+            if trace.cross_attention is not None:
+                trace.alignment_layer = self.model.alignment_layer  # the layer ``attention`` is the heads' mean of
+        return traces
 
 
 def _beams(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig) -> _Beams:

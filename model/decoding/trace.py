@@ -25,7 +25,8 @@ JSON schema (``TRACE_SCHEMA_VERSION`` 2), one object per sentence:
 - ``cross_attention`` (optional: absent or null for a model with one attention per step): for a
   model with several layers and heads of attention over the source (a Transformer's
   cross-attention), every one of them as ``[layer][head][i][j]``, each row over
-  ``source_tokens`` summing to 1; ``attention`` is then the model's stated default among them
+  ``source_tokens`` summing to 1; ``attention`` is then the model's stated default among them:
+  the mean over the heads of layer ``alignment_layer`` (0-based; absent in older traces: the last)
 - ``topk``: per step (as ``step_logprobs``), a list of ``{"token", "id", "prob"}`` candidates
   (``Candidate``), most likely first
 - ``beam``: every node of the search tree, node ``id`` at position ``id``: ``{"id", "parent",
@@ -113,6 +114,7 @@ class Trace:
     alignment_model: str = ""  # ModelDescription.attention: "additive", ...; "" without attention
     origin: str = ""  # ModelDescription.origin: who built and trained the model
     cross_attention: Optional[np.ndarray] = None  # (layers, heads, tgt_len, src_len); None: one attention only
+    alignment_layer: Optional[int] = None  # with cross_attention: the 0-based layer whose heads' mean is ``attention``
 
     def to_json(self) -> dict:
         return {
@@ -125,7 +127,8 @@ class Trace:
             "topk": [[c.to_json() for c in step] for step in self.topk], "beam": [node.to_json() for node in self.beam],
             "truncated": self.truncated,
             **({} if self.cross_attention is None else {"cross_attention": [[_matrix(head) for head in layer]
-                                                                             for layer in self.cross_attention]}),
+                                                                             for layer in self.cross_attention],
+                                                          "alignment_layer": self.alignment_layer}),
         }
 
     def dumps(self) -> str:
@@ -160,6 +163,12 @@ class Trace:
             topk=topk, beam=[], truncated=fields.flag("truncated"), alignment_model=fields.text("alignment_model"),
             origin=fields.text("origin"))
         trace.cross_attention = fields.layers_of_heads("cross_attention", (n_tgt, n_src))
+        if trace.cross_attention is not None:
+            layer = fields.integer("alignment_layer", optional=True) if "alignment_layer" in fields.data else None
+            if layer is not None and not 0 <= layer < trace.cross_attention.shape[0]:
+                raise TraceError(f"{where}: field 'alignment_layer' is {layer}; the trace has "
+                                 f"{trace.cross_attention.shape[0]} layers (0-based)")
+            trace.alignment_layer = trace.cross_attention.shape[0] - 1 if layer is None else layer
         for k, node in enumerate(fields.items("beam")):
             trace.beam.append(_node(_Fields(node, f"{where}: beam[{k}]"), trace.beam, n_src))
         return trace

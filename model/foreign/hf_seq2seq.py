@@ -492,10 +492,6 @@ class HFSeq2Seq(nn.Module, Decodable):
         return decoder_layers(self.settings.sizes)
 
     @property
-    def alignment_layer(self) -> int:
-        return self.attention_layers - 1
-
-    @property
     def output_length(self) -> OutputLength:
         d = self.settings.decoding
         return OutputLength(0.0, d.max_tokens, cut_at_cap=not d.forced_eos, min_tokens=d.min_tokens)
@@ -579,9 +575,9 @@ class HFSeq2Seq(nn.Module, Decodable):
         out = self._decoder(memory, self.hf_ids(y_prev).unsqueeze(1), state.cache, use_cache=True)
         cross = torch.stack([a[:, :, 0] for a in out.cross_attentions], 1).float()  # (batch, layers, heads, src_len)
         return Step(self.our_logprobs(out.logits[:, -1], state.position), HFState(out.cache, state.position + 1),
-                    cross[:, self.alignment_layer].mean(1), None, cross)
+                    self.default_attention(cross), None, cross)
 
-    supports_attention_edit = False
+    supports_attention_edit = False  # Decodable's contract: step() refuses alpha_override and alpha_fn
 
     def reorder(self, state: HFState, index: torch.Tensor) -> HFState:
         if state.cache is not None:
@@ -600,7 +596,7 @@ class HFSeq2Seq(nn.Module, Decodable):
         out = self._decoder(memory, self.hf_ids(tgt_in))
         logprobs = torch.stack([self.our_logprobs(out.logits[:, t], t) for t in range(tgt_in.size(1))], 1)
         cross = torch.stack(out.cross_attentions, 1).float()  # (batch, layers, heads, T, src_len)
-        return logprobs, cross[:, self.alignment_layer].mean(1)
+        return logprobs, self.default_attention(cross)
 
 
 def _embed_scale(hf_model) -> float:

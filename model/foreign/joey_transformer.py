@@ -92,10 +92,6 @@ class JoeyTransformerModel(nn.Module, Decodable):
         return len(self.joey.decoder.layers)
 
     @property
-    def alignment_layer(self) -> int:
-        return self.attention_layers - 1  # Joey's own choice: the last layer, averaged over heads
-
-    @property
     def target_embedding(self) -> nn.Module:
         return self.joey.trg_embed
 
@@ -163,7 +159,7 @@ class JoeyTransformerModel(nn.Module, Decodable):
         logprobs = torch.log_softmax(logits[:, -1].float(), dim=-1).index_select(1, self.tgt_map)
         last = cross[:, :, :, -1].float()  # (batch, layers, heads, src_len)
         return Step(logprobs.masked_fill(self.never_emitted, float("-inf")), JoeyPrefix(ids),
-                    last[:, self.alignment_layer].mean(1), None, last)
+                    self.default_attention(last), None, last)  # Joey's own choice, Decodable's default: the last layer
 
     def reorder(self, state: JoeyPrefix, index: torch.Tensor) -> JoeyPrefix:
         return state.select(index)

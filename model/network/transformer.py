@@ -325,9 +325,8 @@ class TransformerModel(nn.Module, Decodable):
         return self.decoder.W_o(out) * keep, self._alpha(weights) * keep
 
     def _alpha(self, weights: torch.Tensor) -> torch.Tensor:
-        """The one matrix views show: (batch, layers, heads, ...) -> layer ``alignment_layer``'s
-        mean over heads (batch, ...)."""
-        return weights[:, self.alignment_layer].mean(1)
+        """The one matrix views show (``Decodable.default_attention``)."""
+        return self.default_attention(weights)
 
     def teacher_forced(self, memory: TransformerMemory, tgt_in: torch.Tensor,
                        input_scale: Optional[torch.Tensor] = None):
@@ -365,7 +364,7 @@ class TransformerModel(nn.Module, Decodable):
         cross = torch.stack(weights, 1)  # (batch, layers, heads, src_len)
         logits = self.decoder.W_o(self.decoder.norm(x[:, 0]))  # (batch, V)
         return Step(torch.log_softmax(logits.float(), dim=-1), DecoderCache(tuple(caches), state.position + 1),
-                    cross[:, self.alignment_layer].mean(1), None, cross)
+                    self.default_attention(cross), None, cross)
 
     def reorder(self, state: DecoderCache, index: torch.Tensor) -> DecoderCache:
         return state.select(index)

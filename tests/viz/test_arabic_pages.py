@@ -28,7 +28,7 @@ WA = "1 1 1 S\n1 2 2 S\n1 3 3 S\n2 1 1 S\n2 2 2 P\n2 3 3 S\n3 1 1 S\n3 2 3 S\n3 
 def _script(settings, page):
     import importlib
 
-    from viz.pages.parts import menu
+    from viz.pages import menu
     from viz.pages.parts.language import language_ui
 
     language_ui()

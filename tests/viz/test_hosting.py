@@ -160,7 +160,7 @@ def test_evaluate_page_path_box_takes_a_name_inside_the_root(production, evaluat
 
 
 def _translate_page(settings):
-    from viz.pages.parts import menu
+    from viz.pages import menu
     from viz.pages import translate as translate_page
 
     menu.all_pages(settings)  # registers the pages it links to, as app.py does

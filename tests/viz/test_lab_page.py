@@ -15,7 +15,7 @@ from .test_translate_page import canvas
 
 def _script(settings):
     from viz.pages import lab as lab_page
-    from viz.pages.parts import menu
+    from viz.pages import menu
 
     menu.all_pages(settings)  # registers the pages it links to, as app.py does
     lab_page.render(settings)

@@ -18,7 +18,7 @@ SECTIONS = ["The model (§3, App. A)", "Figure 2: long sentences", "Figure 3: al
 
 
 def _paper(settings):
-    from viz.pages.parts import menu
+    from viz.pages import menu
     from viz.pages import paper as paper_page
 
     menu.all_pages(settings)  # registers the pages it links to, as app.py does

@@ -49,7 +49,7 @@ def _paper(settings, direction):
     import streamlit as st
 
     from viz.pages import paper
-    from viz.pages.parts import menu
+    from viz.pages import menu
 
     menu.all_pages(settings)
     st.session_state.setdefault("paper_direction", direction)

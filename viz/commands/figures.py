@@ -15,8 +15,7 @@ from matplotlib.figure import Figure
 from model.core.errors import UserError
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
-from model.decoding.cross_attention import HeadChoice, shifted_cross_attention
-from model.decoding.cross_attention import reading as reading_of
+from model.decoding.cross_attention import HeadChoice, shifted_cross_attention, view_matrix
 from model.explaining.faithfulness import attention_check, heatmap_check
 from viz.figures import print_figures
 from viz.figures.heatmap import merge_to_words
@@ -86,20 +85,20 @@ def _heads_from_checkpoint(checkpoint: str, text: str, beam: int, words: bool, l
     if trace.cross_attention is None:
         raise ValueError(f"{checkpoint} has one attention, not layers and heads: draw it without --layer, --head, "
                          "--heads and --shifted")
-    cross = shifted_cross_attention(translator.model, trace.source_ids, trace.target_ids) if shifted \
-        else trace.cross_attention
-    layers, heads = cross.shape[:2]
+    layers, heads = trace.cross_attention.shape[:2]
     reading = ", shifted" if shifted else ""
     if every:
         if words:
             raise ValueError("--heads draws subword pieces; leave out --words")
+        cross = shifted_cross_attention(translator.model, trace.source_ids, trace.target_ids) if shifted \
+            else trace.cross_attention
         return heads_figure(cross, trace.source_tokens, trace.target_tokens, f"every layer and head{reading}")
     if layer is None or not 1 <= layer <= layers:
         raise ValueError(f"--layer must be 1..{layers} for this model")
     if head is not None and not 1 <= head <= heads:
         raise ValueError(f"--head must be 1..{heads} for this model")
     choice = HeadChoice(layer - 1, None if head is None else head - 1, shifted)
-    matrix, src, tgt = reading_of(cross, choice), trace.source_tokens, trace.target_tokens
+    matrix, src, tgt = view_matrix(trace, choice, translator.model), trace.source_tokens, trace.target_tokens
     check = heatmap_check(translator.model, trace.source_ids, trace.target_ids, matrix)
     note = "" if check is None else check_sentence(check)
     print(note)

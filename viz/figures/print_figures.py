@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 import numpy as np
 
+from model.decoding.cross_attention import every_head
 from model.scoring.word_alignment import WORD_START
 
 if TYPE_CHECKING:  # matplotlib itself (0.4 s) is imported when a figure is made or saved
@@ -114,21 +115,20 @@ def _draw_heads(cross: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequen
     cell = 0.16  # inches a cell: small multiples
     fig = Figure(figsize=(heads * (cell * cols + 0.3) + 1.2, layers * (cell * rows + 0.3) + 1.4 + (0.3 if note else 0)))
     axes = fig.subplots(layers, heads, squeeze=False)
-    for k in range(layers):
-        for h in range(heads):
-            ax = axes[k][h]
-            ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, cross[k, h], cmap="gray_r",
-                          vmin=0.0, vmax=1.0)
-            ax.set_xlim(-0.5, cols - 0.5)
-            ax.set_ylim(rows - 0.5, -0.5)
-            ax.set_aspect("equal")
-            ax.tick_params(length=0, labelsize=5)
-            ax.set_xticks(range(cols), [_label(t) for t in src_tokens] if k == 0 else [""] * cols, rotation=90)
-            ax.set_yticks(range(rows), [_label(t) for t in tgt_tokens] if h == 0 else [""] * rows)
-            ax.xaxis.tick_top()
-            ax.set_xlabel(f"layer {k + 1}, head {h + 1}", fontsize=6)
-            for side in ax.spines.values():
-                side.set_linewidth(0.3)
+    for choice, matrix in every_head(cross):
+        k, h = choice.layer, choice.head
+        ax = axes[k][h]
+        ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, matrix, cmap="gray_r", vmin=0.0, vmax=1.0)
+        ax.set_xlim(-0.5, cols - 0.5)
+        ax.set_ylim(rows - 0.5, -0.5)
+        ax.set_aspect("equal")
+        ax.tick_params(length=0, labelsize=5)
+        ax.set_xticks(range(cols), [_label(t) for t in src_tokens] if k == 0 else [""] * cols, rotation=90)
+        ax.set_yticks(range(rows), [_label(t) for t in tgt_tokens] if h == 0 else [""] * rows)
+        ax.xaxis.tick_top()
+        ax.set_xlabel(choice.label(), fontsize=6)
+        for side in ax.spines.values():
+            side.set_linewidth(0.3)
     if title:
         fig.suptitle(title.replace("$", r"\$"))
     if note:

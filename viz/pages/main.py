@@ -10,7 +10,7 @@ import streamlit as st
 
 from viz.pages.parts import first_paint
 from viz.pages.parts.language import language_ui
-from viz.pages.parts.menu import all_pages
+from viz.pages.menu import all_pages
 from viz.pages.parts.widgets import chart_format_ui
 from viz.serving.hosting import production
 from viz.serving.sentence_space import warm_in_background

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from model.corpus.test_sets import EvalSet, join_consecutive
+from model.decoding.cross_attention import default_choice
 from model.scoring.attention_alignment import best_head, head_grid
 from model.scoring.evaluation import STRESS_K
 from viz.figures.heatmap import alignment_matrix
@@ -231,7 +232,7 @@ def what_came_next(search: str, encdec: str, mine: list[ModelInfo], sentence: st
                 chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens, grayscale=True),
                          key=f"paper_next_{model}")
                 translate_views.attention_check_ui(model, decoded.translator, trace, settings, short=True)
-    layer = getattr(paper_equations.decode(name, sentence, settings).translator.model, "alignment_layer", 0) + 1
+    layer = default_choice(paper_equations.decode(name, sentence, settings).trace).layer + 1
     st.caption(_("Left, RNNsearch's α; right, the Transformer's cross-attention of layer {layer}, averaged over its "
                  "heads (the layer its card names). The Translate page shows every layer and head of it.")
                .format(layer=layer))

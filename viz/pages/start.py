@@ -43,7 +43,7 @@ async def warm_at_start(app) -> AsyncIterator[None]:
     yield
 
 
-PAGES = "viz.pages.parts.menu"  # the page script's list of pages: it imports every page, and torch with them
+PAGES = "viz.pages.menu"  # the page script's list of pages: it imports every page, and torch with them
 
 
 def import_pages() -> None:

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.decoding.cross_attention import HeadChoice, reading, shifted_cross_attention
+from model.decoding.cross_attention import (ChoiceWords, HeadChoice, default_choice, every_head,
+                                            shifted_cross_attention, view_matrix)
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
@@ -192,7 +193,7 @@ def heatmap_ui(result: Decoded, picked: Optional[HeadsPick], words: bool, overla
     matrix, title = trace.attention, _("{name}: attention α").format(name=ltr(result.name))
     if trace.cross_attention is not None:
         choice = choice_for(picked, result)
-        matrix = reading(heads_of(result, choice.shifted), choice)
+        matrix = view_matrix(trace, choice, shifted=heads_of(result, True) if choice.shifted else None)
         title = _("{name}: cross-attention, {which}").format(name=ltr(result.name), which=choice_text(choice))
     pieces, src, tgt = matrix, trace.source_tokens, trace.target_tokens  # (tgt_len, src_len) as the model read them
     if words or overlay:
@@ -219,7 +220,7 @@ def choice_for(pick: HeadsPick, result: Decoded) -> HeadChoice:
     """``pick`` for ``result``'s model (a layer or head it lacks: its last one); for "every head",
     the layer (``head`` None)."""
     layers, heads = result.trace.cross_attention.shape[:2]
-    own = getattr(result.translator.model, "alignment_layer", layers - 1)
+    own = default_choice(result.trace).layer
     layer = own if pick.layer == 0 else min(pick.layer, layers) - 1
     head = min(pick.head, heads) - 1 if pick.kind == "one" else None
     return HeadChoice(layer, head, pick.shifted)
@@ -272,9 +273,8 @@ def write_heads_param(value: str) -> None:
 
 def choice_text(choice: HeadChoice) -> str:
     """``choice`` in the reader's language."""
-    text = (_("layer {layer}, head {head}").format(layer=choice.layer + 1, head=choice.head + 1)
-            if choice.head is not None else _("layer {layer}, mean of its heads").format(layer=choice.layer + 1))
-    return text + (_(", shifted") if choice.shifted else "")
+    return choice.label(ChoiceWords(_("layer {layer}, head {head}"), _("layer {layer}, mean of its heads"),
+                                    _(", shifted")))
 
 
 def heads_of(result: Decoded, shifted: bool) -> np.ndarray:
@@ -294,12 +294,11 @@ def heads_of(result: Decoded, shifted: bool) -> np.ndarray:
 def heads_grid_ui(result: Decoded, cross: np.ndarray, choice: HeadChoice, words: bool, gray: bool) -> None:
     """Every head of the chosen layer, side by side (small multiples)."""
     trace = result.trace
-    heads = cross.shape[1]
-    for start in range(0, heads, 2):
-        for column, head in zip(st.columns(2), range(start, min(start + 2, heads))):
+    found = every_head(cross, choice.layer, choice.shifted)
+    for start in range(0, len(found), 2):
+        for column, (one, matrix) in zip(st.columns(2), found[start:start + 2]):
             with column:
-                one = HeadChoice(choice.layer, head, choice.shifted)
-                matrix, src, tgt = reading(cross, one), trace.source_tokens, trace.target_tokens
+                head, src, tgt = one.head, trace.source_tokens, trace.target_tokens
                 if words:
                     matrix, src, tgt = merge_to_words(matrix, src, tgt)
                 chart_ui(alignment_matrix(matrix, src, tgt, title=choice_text(one), grayscale=gray),
@@ -391,7 +390,7 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
     else:
         title = _("attention α_{step}j at step {step}").format(step=step)
         if trace.cross_attention is not None:  # α is one layer's heads' mean: say which
-            own = getattr(result.translator.model, "alignment_layer", trace.cross_attention.shape[0] - 1)
+            own = default_choice(trace).layer
             title = _("attention at step {step}: layer {layer}, mean of its heads").format(step=step, layer=own + 1)
         strip = source_strip(trace.attention[i], trace.source_tokens, title)
         chart_ui(strip, key="step_strip")
@@ -473,7 +472,7 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
     i = int(step) - 1
     options = {f"{c.token} (p={c.prob:.3f})": c.id for c in trace.topk[i] if c.prob > 0}
     modes = {mode: _(mode) for mode in (N_("the token"), N_("the attention"))}  # values stay English: compared below
-    editable = trace.attention is not None and getattr(result.translator.model, "supports_attention_edit", True)
+    editable = trace.attention is not None and result.translator.model.supports_attention_edit
     mode = st.radio(_("Change"), list(modes), horizontal=True, key="whatif_mode", format_func=modes.get,
                     disabled=not editable)
     if trace.attention is not None and not editable:
@@ -486,7 +485,7 @@ def what_if_tab(results: list[Decoded], text: str, search: SearchConfig, setting
                             settings)
         else:
             if trace.cross_attention is not None:
-                layer = getattr(result.translator.model, "alignment_layer", trace.cross_attention.shape[0] - 1)
+                layer = default_choice(trace).layer
                 st.caption(_("This model has an attention in every layer: the change replaces every head's weights "
                              "in layer {layer}, the one its views show; the other layers keep computing their own.")
                            .format(layer=layer + 1))
