@@ -65,8 +65,11 @@ class Translator:
     def translate(self, sentences: Sequence[str], cfg: SearchConfig = SearchConfig(), batch_size: int = 64,
                   prefixes: Optional[Sequence[Sequence[int]]] = None, attend: Optional[dict] = None,
                   progress: Optional[Callable[[int], None]] = None,
-                  slot: Callable[[], ContextManager] = contextlib.nullcontext) -> list[Trace]:
+                  slot: Callable[[], ContextManager] = contextlib.nullcontext,
+                  encoded: Optional[Sequence[tuple[list[int], bool]]] = None) -> list[Trace]:
         """One Trace per sentence, in input order. Blank sentences give empty traces.
+        ``encoded``: each sentence's ``source_ids`` when the caller has read them already (the
+        app reads a sentence once, to refuse one a model cannot read before it waits in line).
 
         Sentences are decoded in length-sorted batches; ``progress(n_done)`` is called after each.
         Each batch's decode runs inside ``slot()`` (the app's limit on concurrent decoding), so a
@@ -78,7 +81,10 @@ class Translator:
             raise ConfigError(f"output length cap must be at most {MAX_LEN_RATIO} x source + {MAX_LEN_EXTRA}")
         if cfg.ablation is not None and not self.model.has_attention:
             raise ConfigError(f"cannot replace the attention of {self.name}: it has no attention")
-        encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences]
+        if encoded is not None and len(encoded) != len(sentences):
+            raise ValueError(f"{len(encoded)} encoded sources for {len(sentences)} sentences")
+        encoded = [self.source_ids(s) if s.strip() else ([], False) for s in sentences] if encoded is None \
+            else [(list(ids), cut) if s.strip() else ([], False) for s, (ids, cut) in zip(sentences, encoded)]
         traces: list[Optional[Trace]] = [None] * len(sentences)
         todo = sorted((i for i, (ids, _) in enumerate(encoded) if ids), key=lambda i: len(encoded[i][0]))
         done = 0

@@ -16,16 +16,15 @@ from model.corpus.licences import LANGUAGES
 from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
 from model.experiments.lab_run import ARCHS as LAB_ARCHS
-from model.core.errors import DataError, UserError
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
 from viz.pages.parts import first_paint, nav, translate_views, typed_text, url_state, widgets
 from viz.pages.parts.examples import examples
 from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
-from viz.pages.parts.serving_ui import decode_for_page, translator_for_page
+from viz.pages.parts.serving_ui import decode_pair_for_page
 from viz.pages.parts.url_state import HeadsPick, View
 from viz.serving import decodes, explanations, hosting, offered_models
-from viz.serving.decodes import Decoded, Request
+from viz.serving.decodes import Decoded, Refused, Request
 from viz.serving.offered_models import ModelInfo
 from viz.serving.settings import AppSettings
 
@@ -242,26 +241,21 @@ def _use_example(lang: str) -> None:
 
 def translate_pair(names: list[str], text: str, search: SearchConfig,
                    settings: AppSettings) -> Optional[list[Decoded]]:
-    """Each model's decode, side by side. A checkpoint that does not load gets an error and is
-    left out, so the other model still translates; None when neither loads."""
-    usable = []
-    for name in names:
-        try:
-            translator = translator_for_page(name, settings)
-        except UserError as exc:  # CheckpointError, CheckpointNameError; its text names server paths
-            reason = hosting.error_text(exc, settings, _("it does not load on this server."),
-                                        local=md(error_text(exc)))
-            st.error(_("Could not use checkpoint {name}: {reason}").format(name=ltr(md(name)), reason=reason))
-            continue
-        try:
-            translator.source_ids(text)  # a word outside a vocabulary without <unk> (the PyTorch tutorial's)
-            usable.append(name)
-        except DataError as exc:
-            st.error(_("{name} cannot read this sentence: {reason}").format(name=ltr(md(name)),
-                                                                            reason=md(error_text(exc))))
-    if not usable:
-        return None
-    return decode_for_page([Request(name, text, search) for name in usable], settings)
+    """Each model's decode, side by side, from one request to the serving layer. A model that
+    refuses (its checkpoint does not load, or it cannot read the sentence) gets an error and is
+    left out, so the other model still translates; None when neither translates."""
+    results = []
+    for outcome in decode_pair_for_page([Request(name, text, search) for name in names], settings):
+        if not isinstance(outcome, Refused):
+            results.append(outcome)
+        elif outcome.loading:  # CheckpointError, CheckpointNameError; its text names server paths
+            reason = hosting.error_text(outcome.error, settings, _("it does not load on this server."),
+                                        local=md(error_text(outcome.error)))
+            st.error(_("Could not use checkpoint {name}: {reason}").format(name=ltr(md(outcome.name)), reason=reason))
+        else:  # a word outside a vocabulary without <unk> (the PyTorch tutorial's)
+            st.error(_("{name} cannot read this sentence: {reason}").format(name=ltr(md(outcome.name)),
+                                                                            reason=md(error_text(outcome.error))))
+    return results or None
 
 
 def outputs_ui(results: list[Decoded], settings: AppSettings) -> None:

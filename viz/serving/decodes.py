@@ -3,7 +3,9 @@
 Every page decodes through here. Models load once per process (``load_translator``); at most
 ``AppSettings.decode_slots`` decodes run at once and the rest wait in line, told so
 (``QueuedSlot``); several models decode side by side, one torch thread each
-(``side_by_side``); and a finished decode is kept for every session (``shared_decodes``).
+(``side_by_side``); and a finished decode is kept for every session (``shared_decodes``). A
+page asks once per sentence (``decode_pair``): each model is loaded once and the sentence read
+once per model, and the answer is a decode or a refusal with its reason (``Refused``).
 What a page shows meanwhile (the "queued" line, progress bars drawn from worker threads) it
 passes in as callbacks: nothing here draws.
 """
@@ -14,13 +16,14 @@ import contextvars
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional, Sequence, TypeVar
+from typing import Callable, ContextManager, Optional, Sequence, TypeVar
 
 import torch
 
+from model.core.errors import UserError
 from model.decoding.search import SearchConfig
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
@@ -47,6 +50,16 @@ class Decoded:
     @property
     def name(self) -> str:
         return self.translator.name
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A model that could not translate a sentence, and why: its checkpoint did not load
+    (``loading``), or it cannot read the sentence (a word outside a vocabulary without <unk>)."""
+
+    name: str
+    error: UserError
+    loading: bool
 
 
 @dataclass(frozen=True)
@@ -109,9 +122,6 @@ def _named(translator: Translator, name: str) -> Translator:
     return Translator(translator.model, translator.src_vocab, translator.tgt_vocab, name)
 
 
-def _tokens(translator: Translator, text: str, search: SearchConfig) -> int:
-    """What a request weighs in a batch (``batching.MAX_BATCH_TOKENS``): source tokens times beam."""
-    return len(translator.source_ids(text)[0]) * search.beam
 
 
 @shared()
@@ -180,6 +190,14 @@ class Request:
     search: SearchConfig
     prefix: Optional[tuple[int, ...]] = None  # what-if: output ids forced at the start
     attend: Optional[tuple[int, int]] = None  # what-if: (step, source position) given all the attention
+    # the text's source ids and whether they were cut (Translator.source_ids), once the serving layer
+    # has read it: not part of the request's identity, so equal requests still share one result
+    encoded: Optional[tuple[tuple[int, ...], bool]] = field(default=None, compare=False)
+
+    @property
+    def weight(self) -> int:
+        """What the request weighs in a batch (``batching.MAX_BATCH_TOKENS``): source tokens times beam."""
+        return len(self.encoded[0]) * self.search.beam
 
 
 def shared_decode(request: Request, settings: AppSettings,
@@ -190,17 +208,46 @@ def shared_decode(request: Request, settings: AppSettings,
 
 def shared_decodes(requests: list[Request], settings: AppSettings,
                   on_queued: Optional[Callable[[], QueueNotice]] = None, carry: Optional[Carry] = None) -> list[Decoded]:
-    """The requests' decodes, in order: each decoded once per process and kept for every
+    """``decode_pair`` for callers that need every decode: the first refusal raises its error
+    (a broken checkpoint's CheckpointError, a sentence a model cannot read)."""
+    outcomes = decode_pair(requests, settings, on_queued, carry)
+    for outcome in outcomes:
+        if isinstance(outcome, Refused):
+            raise outcome.error
+    return outcomes
+
+
+def decode_pair(requests: list[Request], settings: AppSettings, on_queued: Optional[Callable[[], QueueNotice]] = None,
+                carry: Optional[Carry] = None, loading: Callable[[], ContextManager] = contextlib.nullcontext
+                ) -> list:
+    """The requests' outcomes, in order: a ``Decoded``, or a ``Refused`` with its reason. Each
+    model is loaded once (inside ``loading()``, a page's spinner) and each text read once per
+    model, before anything waits in line; each decode is made once per process and kept for every
     session, the missing ones side by side, each in a batch with the other sessions' requests for
     the same model and settings (``batching.Batcher``). When some must be decoded, ``on_queued()``
     gives the notice that tells the user while other sessions' decodes run; a session that queued
-    behind the same request (a class opening the page at once) gets its result. A broken
-    checkpoint raises its CheckpointError before any decoding. ``carry``: see ``side_by_side``
-    (the notice may be updated from its worker threads)."""
-    # each name resolved and loaded once, in request order: load errors name their model
-    checkpoints = {name: _checkpoint(name, settings) for name in dict.fromkeys(r.name for r in requests)}
+    behind the same request (a class opening the page at once) gets its result. ``carry``: see
+    ``side_by_side`` (the notice may be updated from its worker threads)."""
+    checkpoints: dict = {}
+    with loading():  # each name resolved and loaded once, in request order: a refusal names its model
+        for name in dict.fromkeys(r.name for r in requests):
+            try:
+                checkpoints[name] = _checkpoint(name, settings)
+            except UserError as exc:  # CheckpointError, CheckpointNameError
+                checkpoints[name] = Refused(name, exc, loading=True)
     store = result_store(TRANSLATIONS)
-    results = [store.get(r) for r in requests]
+    requests, results = list(requests), [None] * len(requests)
+    for i, request in enumerate(requests):
+        found = checkpoints[request.name]
+        if isinstance(found, Refused):
+            results[i] = found
+            continue
+        results[i] = store.get(request)
+        if results[i] is None and request.encoded is None:  # read once, here: the batch decodes these ids
+            try:
+                requests[i] = replace(request, encoded=_encoded(found[1], request.text))
+            except UserError as exc:  # DataError: a word outside a vocabulary without <unk>
+                results[i] = Refused(request.name, exc, loading=False)
     missing = [i for i, found in enumerate(results) if found is None]
     if not missing:
         return results
@@ -214,8 +261,7 @@ def shared_decodes(requests: list[Request], settings: AppSettings,
         if found is None:
             path, translator = checkpoints[request.name]
             batcher = _batcher(path, request.search, request.attend, request.prefix is not None)
-            found = batcher.decode(request, _tokens(translator, request.text, request.search), admitted,
-                                   notice and partial(notice.show, together))
+            found = batcher.decode(request, request.weight, admitted, notice and partial(notice.show, together))
         return found
 
     for i, result in zip(missing, side_by_side([partial(batched, i) for i in missing], carry)):
@@ -243,14 +289,20 @@ def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, setti
     slot = QueuedSlot(settings, on_queued)
     traces, seconds = [], 0.0
     for start in range(0, len(lines), EVALUATION_CHUNK):
-        chunk = [Request(name, text, search) for text in lines[start:start + EVALUATION_CHUNK]]
-        tokens = [_tokens(translator, r.text, search) for r in chunk]
-        decoded = batcher.decode_many(chunk, tokens, slot, on_queued and partial(on_queued, _(TOGETHER)))
+        chunk = [Request(name, text, search, encoded=_encoded(translator, text))
+                 for text in lines[start:start + EVALUATION_CHUNK]]
+        decoded = batcher.decode_many(chunk, [r.weight for r in chunk], slot, on_queued and partial(on_queued, _(TOGETHER)))
         traces += [d.trace for d in decoded]
         seconds += max(d.seconds for d in decoded)  # the batch that held the chunk (the last, if several)
         if progress is not None:
             progress(len(traces))
     return traces, seconds
+
+
+def _encoded(translator: Translator, text: str) -> tuple[tuple[int, ...], bool]:
+    """``text`` read once: its source ids and whether they were cut (``Request.encoded``)."""
+    ids, cut = translator.source_ids(text)
+    return tuple(ids), cut
 
 
 @shared(max_entries=64)
@@ -285,10 +337,13 @@ def _decode_and_store(path: Path, requests: list[Request]) -> list[Decoded]:
 
 def decode_batch(path: Path, requests: list[Request]) -> list[Decoded]:
     """One decode of ``requests`` (one model's, with equal search settings, attend and prefix
-    kind) as a single batch; each Decoded carries the batch's decoding time."""
+    kind) as a single batch, from the source ids each request carries (read here for those
+    without); each Decoded carries the batch's decoding time."""
     translator, first = _translator_of_folder(path, folder_stamp(path)), requests[0]
+    encoded = [(list(r.encoded[0]), r.encoded[1]) if r.encoded is not None else None for r in requests]
     start = time.perf_counter()
     traces = translator.translate([r.text for r in requests], first.search, batch_size=len(requests),
+                                  encoded=None if None in encoded else encoded,
                                   prefixes=None if first.prefix is None else [list(r.prefix) for r in requests],
                                   attend=None if first.attend is None else dict([first.attend]))
     seconds = time.perf_counter() - start

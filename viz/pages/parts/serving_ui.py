@@ -13,7 +13,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from model.corpus.test_sets import EvalSet
 from model.decoding.translator import Translator
 from viz.serving import builtin_sets, decodes
-from viz.serving.decodes import Decoded, QueueNotice, Request
+from viz.serving.decodes import Decoded, QueueNotice, Refused, Request
 from viz.serving.settings import AppSettings
 from viz.i18n import N_, _
 
@@ -50,13 +50,21 @@ def translator_for_page(name: str, settings: AppSettings) -> Translator:
         return decodes.load_translator(name, settings)
 
 
+def decode_pair_for_page(requests: list[Request], settings: AppSettings) -> list:
+    """``decodes.decode_pair`` (a ``Decoded`` or a ``Refused`` per request) under a spinner while
+    models load, with the queued line (which its worker threads may update: a request waits for
+    its batch there)."""
+    return decodes.decode_pair(requests, settings, on_queued=queue_notice, carry=carry_page_context,
+                               loading=lambda: st.spinner(_(LOADING)))
+
+
 def decode_for_page(requests: list[Request], settings: AppSettings) -> list[Decoded]:
-    """``decodes.shared_decodes`` under a spinner while models load, with the queued line (which
-    its worker threads may update: a request waits for its batch there)."""
-    with st.spinner(_(LOADING)):
-        for request in requests:
-            decodes.load_translator(request.name, settings)
-    return decodes.shared_decodes(requests, settings, on_queued=queue_notice, carry=carry_page_context)
+    """``decode_pair_for_page`` for callers that need every decode: a refusal raises its error."""
+    outcomes = decode_pair_for_page(requests, settings)
+    for outcome in outcomes:
+        if isinstance(outcome, Refused):
+            raise outcome.error
+    return outcomes
 
 
 def decode_one_for_page(request: Request, settings: AppSettings) -> Decoded:
