@@ -157,11 +157,11 @@ def _open(settings, page, action):
     at.run()
     assert not at.exception, at.exception
     if page == "translate" and action:
-        from viz.pages.parts import translate_views
+        from viz.pages.translate import tabs
 
-        at.session_state["tab"] = translate_views.LABELS[action]  # English, as a link sets it
+        at.session_state["tab"] = tabs.LABELS[action]  # English, as a link sets it
         at.run()
-        assert at.session_state["tab"] == _ar(translate_views.LABELS[action])  # that tab, in Arabic, is open
+        assert at.session_state["tab"] == _ar(tabs.LABELS[action])  # that tab, in Arabic, is open
     elif page == "paper":
         from viz.pages.paper import SECTIONS
 

@@ -116,11 +116,11 @@ def test_the_downloads_tab_offers_the_report_trace_and_alignment(at):
 
 def test_the_downloads_tab_makes_no_file_until_one_is_clicked(at, monkeypatch):
     from viz import html_report
-    from viz.pages.parts import translate_views
+    from viz.pages.translate import downloads_tab
 
     made = []
     monkeypatch.setattr(html_report, "report_html", lambda *args: made.append("report") or "")
-    monkeypatch.setattr(translate_views, "print_figure", lambda *args: made.append("figure") or b"")
+    monkeypatch.setattr(downloads_tab, "print_figure", lambda *args: made.append("figure") or b"")
     type_sentence(at, "a dog runs in the park")
     open_tab(at, "Downloads")
     type_sentence(at, "the cat sits")  # a Ctrl+Enter on this tab
@@ -254,16 +254,16 @@ def test_the_tabs_with_widgets_of_their_own_rerun_alone(at, monkeypatch):
     translations, pickers and sidebar are not sent again."""
     import streamlit
 
-    from viz.pages.parts import translate_views
+    from viz.pages.translate import tabs
 
     real, made = streamlit.fragment, []
     monkeypatch.setattr(streamlit, "fragment", lambda fn=None, **kw: made.append(fn.__name__) or real(fn, **kw))
-    for slug, label in translate_views.LABELS.items():
+    for slug, label in tabs.LABELS.items():
         made.clear()
         open_tab(at, label)
-        expected = ["<lambda>"] if slug in translate_views.ALONE else ["step_view"] if slug == "steps" else []
+        expected = ["<lambda>"] if slug in tabs.ALONE else ["step_view"] if slug == "steps" else []
         assert made == expected, label  # the tab's whole view as one fragment; the step view is its own
-    assert set(translate_views.ALONE) == set(translate_views.LABELS) - {"steps", "downloads"}
+    assert set(tabs.ALONE) == set(tabs.LABELS) - {"steps", "downloads"}
 
 
 def test_only_the_open_tab_computes(app_env, monkeypatch):

@@ -22,14 +22,14 @@ from model.scoring.evaluation import (
 )
 from viz.figures.heatmap import alignment_matrix
 from viz.figures.length_chart import length_chart, length_lines
-from viz.pages.parts import nav, translate_views, widgets
+from viz.pages.parts import nav, widgets
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.pages.parts.lost_uploads import lost_uploads_ui
 from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
 from viz.figures.method_labels import method_label
-from viz.pages.parts.translate_views import faithfulness_headers
+from viz.pages.parts.faithfulness_ui import attention_check_ui, faithfulness_headers
 from viz.serving import evaluations, explanations, hosting, offered_models
 from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
@@ -317,7 +317,7 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str, setting
                     st.caption(_("These weights were put there, not learnt: the Evaluate page measures what that "
                                  "costs, not how faithful they are."))
                 else:
-                    translate_views.attention_check_ui(run.name, translator_for_page(run.name, settings), trace, settings,
+                    attention_check_ui(run.name, translator_for_page(run.name, settings), trace, settings,
                                                        short=True)
     if st.button(_("Open in the Translate page"), key="eval_open"):
         names = [r.name for r in runs if not is_ablation(r.name)]  # models, not their ablations

@@ -15,7 +15,8 @@ from model.scoring.attention_alignment import best_head, head_grid
 from model.scoring.evaluation import STRESS_K
 from viz.figures.heatmap import alignment_matrix
 from viz.figures.length_chart import length_lines, stress_lines
-from viz.pages.parts import nav, paper_equations, translate_views, widgets
+from viz.pages.parts import nav, paper_equations, widgets
+from viz.pages.parts.faithfulness_ui import attention_check_ui
 from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.canvas_charts import chart_ui
@@ -231,7 +232,7 @@ def what_came_next(search: str, encdec: str, mine: list[ModelInfo], sentence: st
             if trace.attention is not None:
                 chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens, grayscale=True),
                          key=f"paper_next_{model}")
-                translate_views.attention_check_ui(model, decoded.translator, trace, settings, short=True)
+                attention_check_ui(model, decoded.translator, trace, settings, short=True)
     layer = default_choice(paper_equations.decode(name, sentence, settings).trace).layer + 1
     st.caption(_("Left, RNNsearch's α; right, the Transformer's cross-attention of layer {layer}, averaged over its "
                  "heads (the layer its card names). The Translate page shows every layer and head of it.")
@@ -302,7 +303,7 @@ def grid(name: str, sentences: list[str], key: str, settings: AppSettings) -> No
                 if trace.attention is not None:
                     chart_ui(alignment_matrix(trace.attention, trace.source_tokens, trace.target_tokens,  # no
                                                grayscale=True), key=f"{key}_{row}_{sentence[:20]}")  # plotly: fast
-                    translate_views.attention_check_ui(name, decoded.translator, trace, settings, short=True)
+                    attention_check_ui(name, decoded.translator, trace, settings, short=True)
                 st.page_link(nav.link("translate"), label=_("Open on the Translate page"),
                              query_params={**_translate_link(name, sentence, settings), **widgets.app_params()},
                              icon=":material/arrow_forward:")

@@ -12,7 +12,8 @@ from model.decoding.search import candidates
 from model.decoding.step_by_step import Anatomy, StepAnatomy
 from viz.figures.decoding_step import energies_bar, norms_bar, source_strip, topk_bar
 from viz.figures.heatmap import display_token
-from viz.pages.parts import nav, translate_views, widgets
+from viz.pages.parts import nav, widgets
+from viz.pages.parts.faithfulness_ui import attention_check_ui
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.safe_text import MAX_INPUT_CHARS, cut_input, md
@@ -122,7 +123,7 @@ def render(search: str, encdec: str, sentence: str, settings: AppSettings, choic
     token = display_token(trace.target_tokens[step - 1])
     st.caption(_("Step {step} writes “{token}”.").format(step=step, token=ltr(token)))
     equations_ui(anatomy, s, trace.source_tokens, result.translator.tgt_vocab,
-                 lambda: translate_views.attention_check_ui(search, result.translator, trace, settings, short=True))
+                 lambda: attention_check_ui(search, result.translator, trace, settings, short=True))
     fixed_context_ui(encdec, text, settings)
     st.page_link(nav.link("translate"), label=_("Step through this sentence on the Translate page"),
                  query_params={"src": text, "tab": "steps", "step": str(step), **widgets.app_params()},

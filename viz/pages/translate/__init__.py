@@ -2,7 +2,7 @@
 
 The flow: restore the view from the URL (first run only), draw the inputs (language pair,
 models, decoding settings, sentence), decode with both models (cached, queued), show the
-outputs, then compute and draw only the open tab (``translate_views.py``), and write the view
+outputs, then compute and draw only the open tab (``tabs.py``, a module per tab beside it), and write the view
 back to the URL.
 """
 from __future__ import annotations
@@ -17,7 +17,9 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM, MAX_SOURCE_TOKENS
 from model.experiments.lab_run import ARCHS as LAB_ARCHS
 from model.scoring.input_familiarity import FRAGMENTED_PIECES, Unfamiliar, familiarity
-from viz.pages.parts import first_paint, nav, translate_views, typed_text, url_state, widgets
+from viz.pages.parts import first_paint, nav, typed_text, url_state, widgets
+from viz.pages.translate import tabs
+from viz.pages.translate.alignment_tab import apply_heads, heads_pick
 from viz.pages.parts.examples import examples
 from viz.i18n import _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import cut_input, md
@@ -57,7 +59,7 @@ def render(settings: AppSettings) -> None:
     text = source_ui(source_lang)
     # the view into the URL now, before any decode: a server that dies while translating leaves the
     # new sentence and settings in the link the page reconnects with (typed_text.py covers typing)
-    write_url(url_state.to_params(current_view(translate_views.tab_slug()), defaults_for(pair), default_pair))
+    write_url(url_state.to_params(current_view(tabs.tab_slug()), defaults_for(pair), default_pair))
     if not text.strip():
         english_name = LANGUAGES.get(source_lang, source_lang)  # "an English", "a French": the article follows it
         prompt = (_("Type an {language} sentence above (or pick an example) to translate it.")
@@ -74,7 +76,7 @@ def render(settings: AppSettings) -> None:
     if not first_paint.ready():  # a new visitor: the text box and translations first, the tabs next run
         first_paint.hold_ui()
         return
-    tab = translate_views.render(results, text, search, settings)
+    tab = tabs.render(results, text, search, settings)
     share_ui(current_view(tab), defaults_for(pair), default_pair)
 
 
@@ -136,7 +138,7 @@ def apply_view(view: View, only: Optional[set] = None) -> None:
         if only is None or field in only:
             st.session_state[key] = getattr(view, field)
     if only is None or "heads" in only:
-        translate_views.apply_heads(HeadsPick.from_param(view.heads) or HeadsPick())
+        apply_heads(HeadsPick.from_param(view.heads) or HeadsPick())
 
 
 def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -> None:
@@ -154,7 +156,7 @@ def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -
         fields = {f for f, key in (*STATE_KEYS.items(), ("heads", "heads_layer")) if f in params or key not in state}
         apply_view(view, None if new_pair else fields)
         if first or "tab" in params:
-            state["tab"] = translate_views.LABELS[view.tab]
+            state["tab"] = tabs.LABELS[view.tab]
         state.update(view_restored=True, view_notices=notices)
     if state.get("direction") not in pairs:  # the offered checkpoints changed since this view was set
         apply_view(defaults_for(default_pair))
@@ -166,7 +168,7 @@ def current_view(tab: str) -> View:
     state = st.session_state
     return View(pair=state["direction"], src=state.get("source", ""), left=state["model_left"],
                 right=state["model_right"], beam=state["beam"], lp=round(state["lp"], 1), tab=tab,
-                step=state.get("step", 1), heads=translate_views.heads_pick().param())
+                step=state.get("step", 1), heads=heads_pick().param())
 
 
 def share_ui(view: View, defaults: View, default_pair: str) -> None:
