@@ -13,7 +13,9 @@ REF = "un chien court dans le parc\nle petit chat assis\nun homme mange une ball
 
 def _script(settings):
     from viz.pages import evaluate as evaluate_page
+    from viz.pages import menu
 
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
     evaluate_page.render(settings)
 
 
@@ -171,3 +173,30 @@ def test_an_upload_a_new_session_lost_is_asked_for_again_by_name(checkpoint_dir,
         "The server restarted, or this page moved to another server: please upload test.en, test.fr.gz again."]
     upload(restarted, SRC.encode(), REF.encode())
     assert not [w for w in restarted.warning if "upload" in w.value]
+
+
+def test_a_sentence_opens_in_the_translate_page_through_a_link_with_its_reference(at, checkpoint_dir, monkeypatch):
+    """The Evaluate page hands a sentence over as a link (url_state.View), never by setting the
+    Translate page's widgets: the link alone restores the models, the sentence and its reference."""
+    import urllib.parse
+
+    from .test_translate_page import APP
+
+    upload(at, SRC.encode(), gzip.compress(REF.encode()))
+    at.button(key="eval_run").click().run()
+    at.number_input(key="eval_row").set_value(2).run()
+    assert not at.exception, at.exception
+    assert not [k for k in ("source", "model_left", "reference") if k in at.session_state]  # nothing written
+    (link,) = [e for e in at.get("page_link") if "Translate page" in e.proto.label]
+    params = dict(urllib.parse.parse_qsl(link.proto.query_string))
+    assert (params["src"], params["ref"]) == ("a man eats a red ball", "un homme mange une balle rouge")
+    assert (params["left"], params["right"]) == ("rnnsearch-tiny", "rnnencdec-tiny")
+    start_app(monkeypatch, "--checkpoints", checkpoint_dir)
+    translate = AppTest.from_file(APP, default_timeout=120)
+    translate.query_params.update(params)
+    translate.run()
+    assert not translate.exception, translate.exception
+    assert translate.text_area(key="source").value == "a man eats a red ball"
+    assert translate.selectbox(key="model_left").value == "rnnsearch-tiny"
+    assert any(t.value == "un homme mange une balle rouge" for t in translate.text)  # the reference, under it
+    assert translate.query_params["ref"] == "un homme mange une balle rouge"  # kept in the view's link

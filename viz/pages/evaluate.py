@@ -319,11 +319,11 @@ def drilldown_ui(test: EvalSet, runs: list[ModelRun], i: int, pair: str, setting
                 else:
                     attention_check_ui(run.name, translator_for_page(run.name, settings), trace, settings,
                                                        short=True)
-    if st.button(_("Open in the Translate page"), key="eval_open"):
-        names = [r.name for r in runs if not is_ablation(r.name)]  # models, not their ablations
-        st.session_state.update(direction=pair, model_left=names[0], model_right=names[-1], source=test.src[i],
-                                reference=test.ref[i], reference_for=test.src[i])
-        st.switch_page(nav.link("translate"))
+    names = [r.name for r in runs if not is_ablation(r.name)]  # models, not their ablations
+    if names:  # a link the Translate page reads like any other (url_state.View): no widget of it set from here
+        st.page_link(nav.link("translate"), label=_("Open in the Translate page"), icon=":material/arrow_forward:",
+                     query_params={"pair": pair, "src": test.src[i], "left": names[0], "right": names[-1],
+                                   "ref": test.ref[i], **widgets.app_params()})
 
 
 def downloads_ui(test: EvalSet, runs: list[ModelRun], rows: list[dict]) -> None:

@@ -35,6 +35,7 @@ class View:
     tab: str  # the open tab, one of TABS
     step: int  # the step shown in the step-by-step tab (1-based)
     heads: str = ""  # a Transformer's layer and heads in the Alignment tab: ``HeadsPick.param``; "" the default
+    ref: str = ""  # a reference translation of ``src`` (a test set's, from the Evaluate page), shown under it
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ def parse(params: Mapping[str, str], pairs: Mapping[str, list[str]], defaults_fo
     models = pairs[pair]
     checks = {
         "src": lambda v: v if len(v) <= MAX_PARAM_CHARS and "\x00" not in v else None,
+        "ref": lambda v: v if len(v) <= MAX_PARAM_CHARS and "\x00" not in v else None,
         "left": lambda v: v if v in models else None,
         "right": lambda v: v if v in models else None,
         "beam": lambda v: _number(v, int, 1, max_beam),

@@ -139,6 +139,8 @@ def apply_view(view: View, only: Optional[set] = None) -> None:
             st.session_state[key] = getattr(view, field)
     if only is None or "heads" in only:
         apply_heads(HeadsPick.from_param(view.heads) or HeadsPick())
+    if only is None or "ref" in only:  # the reference belongs to the sentence it came with
+        st.session_state.update(reference=view.ref, reference_for=view.src)
 
 
 def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -> None:
@@ -153,7 +155,8 @@ def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -
     if first or (params and params != state.get("view_written")):
         view, notices = url_state.parse(params, pairs, defaults_for, default_pair, MAX_BEAM)
         new_pair = not first and view.pair != state.get("direction")
-        fields = {f for f, key in (*STATE_KEYS.items(), ("heads", "heads_layer")) if f in params or key not in state}
+        fields = {f for f, key in (*STATE_KEYS.items(), ("heads", "heads_layer"), ("ref", "reference"))
+                  if f in params or key not in state}
         apply_view(view, None if new_pair else fields)
         if first or "tab" in params:
             state["tab"] = tabs.LABELS[view.tab]
@@ -168,7 +171,8 @@ def current_view(tab: str) -> View:
     state = st.session_state
     return View(pair=state["direction"], src=state.get("source", ""), left=state["model_left"],
                 right=state["model_right"], beam=state["beam"], lp=round(state["lp"], 1), tab=tab,
-                step=state.get("step", 1), heads=heads_pick().param())
+                step=state.get("step", 1), heads=heads_pick().param(),
+                ref=state.get("reference", "") if state.get("reference_for") == state.get("source") else "")
 
 
 def share_ui(view: View, defaults: View, default_pair: str) -> None:
@@ -229,7 +233,7 @@ def source_ui(lang: str) -> str:
     if message:
         st.warning(message)
     reference = st.session_state.get("reference")
-    if reference and st.session_state.get("reference_for") == raw:  # set by the Evaluate page
+    if reference and st.session_state.get("reference_for") == raw:  # a link's ``ref`` (the Evaluate page's)
         st.caption(_("Reference (from the Evaluate page):"))
         st.text(reference)
     return text
