@@ -1,14 +1,16 @@
-"""The whole beam search as a left-to-right tree, one marker per hypothesis: a ``TreeFigure``
-the Translate page draws on a canvas (viz/pages/parts/canvas_charts.py, where a click on a node
-picks it), and a plotly figure for the notebook and the HTML report."""
+"""The whole beam search as a left-to-right tree, one marker per hypothesis: a ``TreeFigure``, the
+one description, which the Translate page draws on a canvas (viz/pages/parts/canvas_charts.py,
+where a click on a node picks it) and plotly draws for the notebook and the HTML report
+(``plotly_tree``)."""
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Sequence
 
 import plotly.graph_objects as go
 
-from viz.figures.heatmap import display_token, token_text
+from viz.figures.heatmap import token_text
 from viz.i18n import N_, _
 
 STATUS_STYLE = {  # status -> (colour, marker size, legend label, shown through _)
@@ -75,39 +77,37 @@ def beam_tree(nodes: Sequence[dict], title: str = "") -> TreeFigure:
 
 
 def beam_tree_figure(nodes: Sequence[dict], title: str = "") -> go.Figure:
-    """Nodes are dicts with id, parent, step, token, score, norm_score, status (trace JSON).
+    """Nodes are dicts with id, parent, step, token, score, norm_score, status (trace JSON): the
+    tree ``beam_tree`` describes, drawn by plotly (``plotly_tree``)."""
+    return plotly_tree(beam_tree(nodes, title))
 
-    Traces: edges first (grey, the best path red), then one scatter per status whose
-    ``customdata[0]`` is the node id, so a click tells the page which hypothesis it was.
-    """
-    index = {n["id"]: k for k, n in enumerate(nodes)}  # ids need not be positions (filtered trees)
-    y = tree_layout([index.get(n["parent"]) for n in nodes])
-    y = {n["id"]: y[k] for k, n in enumerate(nodes)}
-    token, step, normalised = _("token"), _("step"), _("normalised")
-    hover = (f"{token}: %{{customdata[1]}}<br>{step}: %{{x}}<br>log p: %{{customdata[2]}}"
-             f"<br>{normalised}: %{{customdata[3]}}<extra></extra>")
+
+def plotly_tree(figure: TreeFigure) -> go.Figure:
+    """``figure`` drawn by plotly. Traces: edges first (grey, the best path red), then one
+    scatter per status whose ``customdata[0]`` is the node id, so a click tells the page which
+    hypothesis it was. Tokens and hover text are HTML-escaped."""
     fig = go.Figure()
     for best in (False, True):
         xs, ys = [], []
-        for n in nodes:
-            if n["parent"] in index and (n["status"] == "best") == best:
-                xs += [nodes[index[n["parent"]]]["step"], n["step"], None]
-                ys += [y[n["parent"]], y[n["id"]], None]
+        for k, parent in enumerate(figure.parents):
+            if parent >= 0 and (figure.statuses[k] == "best") == best:
+                xs += [figure.steps[parent], figure.steps[k], None]
+                ys += [figure.rows[parent], figure.rows[k], None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
                                  line={"color": "#d62728" if best else "#dddddd", "width": 3 if best else 1}))
-    for status, (colour, size, label) in STATUS_STYLE.items():
-        group = [n for n in nodes if n["status"] == status]
+    for status, colour, size, label in figure.styles:
+        group = [k for k, s in enumerate(figure.statuses) if s == status]
         fig.add_trace(go.Scatter(
-            x=[n["step"] for n in group], y=[y[n["id"]] for n in group], mode="markers+text", name=_(label),
-            text=[display_token(n["token"]) for n in group], textposition="middle right",
+            x=[figure.steps[k] for k in group], y=[figure.rows[k] for k in group], mode="markers+text", name=label,
+            text=[html.escape(figure.labels[k], quote=False) for k in group], textposition="middle right",
             textfont={"size": 10, "color": "#444" if status != "best" else colour},
             marker={"color": colour, "size": size, "line": {"width": 1, "color": "white"}},
-            customdata=[[n["id"], display_token(n["token"]), _fmt(n["score"]), _fmt(n["norm_score"])]
-                        for n in group],
-            hovertemplate=hover))
-    steps = max((n["step"] for n in nodes), default=0)
-    fig.update_layout(title=title, height=max(350, 14 * (max(y.values(), default=0) + 1) + 120),
-                      xaxis={"title": step, "dtick": 1, "range": [-0.5, steps + 1.2]},
+            customdata=[[figure.ids[k], html.escape(figure.labels[k], quote=False),
+                         html.escape(figure.hovers[k], quote=False).replace("\n", "<br>")] for k in group],
+            hovertemplate="%{customdata[2]}<extra></extra>"))
+    steps = max(figure.steps, default=0)
+    fig.update_layout(title=figure.title, height=max(350, 14 * (max(figure.rows, default=0) + 1) + 120),
+                      xaxis={"title": figure.x_title, "dtick": 1, "range": [-0.5, steps + 1.2]},
                       yaxis={"visible": False}, plot_bgcolor="white", clickmode="event+select",
                       legend={"orientation": "h", "y": 1.08}, margin={"l": 10, "r": 10, "t": 70, "b": 40})
     return fig

@@ -1,7 +1,9 @@
 """Alignment heatmaps (the paper's Figure 3) and merging subword pieces into words.
 
-Pure functions: numpy arrays and token lists in, plotly figures out, or a ``MatrixFigure``, which
-the pages draw on a canvas without plotly (viz/pages/parts/canvas_charts.py). Every plotly label
+Pure functions: numpy arrays and token lists in, a ``MatrixFigure`` out: the one description of a
+heatmap, which three renderers draw: the pages' canvas (viz/pages/parts/canvas_charts.py, without
+plotly), plotly for the notebook and the report (``plotly_matrix``) and matplotlib for print
+figures (viz/figures/print_figures.py · ``print_matrix``). Every plotly label
 that came from user text is HTML-escaped, since plotly renders a subset of HTML in labels; the
 figures' own words (axis titles, hover labels) are in the reader's language.
 """
@@ -62,10 +64,12 @@ DIGITS = 6  # decimals of each weight sent to the page (its hover shows 3; rows 
 def alignment_matrix(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str = "",
                      grayscale: bool = False, zmax: Optional[float] = 1.0,
                      value_name: Optional[str] = None, row_name: Optional[str] = None,
-                     column_name: Optional[str] = None) -> MatrixFigure:
-    """What ``alignment_heatmap`` shows, as a ``MatrixFigure`` for the page's canvas; ``row_name``
-    and ``column_name`` name the axes (default "output" and "source": output and source tokens)."""
-    matrix = np.round(np.asarray(matrix, dtype=float), DIGITS)  # (tgt, src)
+                     column_name: Optional[str] = None, digits: Optional[int] = DIGITS) -> MatrixFigure:
+    """An alignment heatmap's description; ``row_name`` and ``column_name`` name the axes (default
+    "output" and "source": output and source tokens); ``digits``: the weights' decimals (what the
+    page is sent), None for all (the notebook's and print figures' files)."""
+    matrix = np.asarray(matrix, dtype=float)  # (tgt, src)
+    matrix = matrix if digits is None else np.round(matrix, digits)
     return MatrixFigure(title, tuple(token_text(t) for t in src_tokens), tuple(token_text(t) for t in tgt_tokens),
                         tuple(tuple(row) for row in matrix.tolist()), _("source") if column_name is None else column_name,
                         _("output") if row_name is None else row_name,
@@ -100,16 +104,20 @@ def merge_to_words(matrix: np.ndarray, src_pieces: Sequence[str], tgt_pieces: Se
 def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
                       title: str = "", grayscale: bool = False, zmax: Optional[float] = 1.0,
                       value_name: Optional[str] = None) -> go.Figure:
-    """Target tokens (rows, top to bottom) x source tokens (columns) heatmap.
+    """Target tokens (rows, top to bottom) x source tokens (columns) heatmap, as plotly draws
+    ``alignment_matrix``'s figure (``plotly_matrix``)."""
+    return plotly_matrix(alignment_matrix(matrix, src_tokens, tgt_tokens, title, grayscale, zmax, value_name,
+                                          digits=None))
 
-    Positions, not labels, are the axis values so repeated tokens stay separate cells;
-    hover shows both tokens and the value (``value_name``, default "weight").
-    """
-    value_name = _("weight") if value_name is None else value_name
-    source, target, output = _("source"), _("target"), _("output")
-    matrix = np.asarray(matrix, dtype=float)
-    src_labels = [display_token(t) for t in src_tokens]
-    tgt_labels = [display_token(t) for t in tgt_tokens]
+
+def plotly_matrix(figure: MatrixFigure) -> go.Figure:
+    """``figure`` drawn by plotly. Positions, not labels, are the axis values so repeated tokens
+    stay separate cells; hover shows both tokens and the value; labels are HTML-escaped."""
+    value_name, source, target = figure.value_name, figure.x_title, _("target")
+    matrix = np.asarray(figure.z, dtype=float).reshape(len(figure.y_labels), len(figure.x_labels))
+    src_labels = [html.escape(t, quote=False) for t in figure.x_labels]  # plotly.js decodes &lt; &gt; &amp; only
+    tgt_labels = [html.escape(t, quote=False) for t in figure.y_labels]
+    title, zmax, output = figure.title, figure.zmax, figure.y_title
     custom = [[[s, t] for s in src_labels] for t in tgt_labels]
     size = max(len(src_labels), len(tgt_labels))
     font = 13 if size <= 25 else 10 if size <= 45 else 8
@@ -118,7 +126,8 @@ def alignment_heatmap(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens:
     # 12 x 14 matrix, on every Translate page run of every user
     return go.Figure(data=[dict(
         type="heatmap", z=matrix.tolist(), x=list(range(len(src_labels))), y=list(range(len(tgt_labels))),
-        customdata=custom, colorscale="Greys" if grayscale else "Blues", reversescale=False, zmin=0, zmax=zmax,
+        customdata=custom, colorscale="Greys" if figure.palette == "greys" else "Blues", reversescale=False, zmin=0,
+        zmax=zmax,
         hovertemplate=f"{source}: %{{customdata[0]}}<br>{target}: %{{customdata[1]}}<br>{value_name}: %{{z:.3f}}"
                       "<extra></extra>",
         colorbar={"title": value_name})], layout={

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 import numpy as np
 
 from model.decoding.cross_attention import every_head
+from viz.figures.heatmap import MatrixFigure, alignment_matrix
 from model.scoring.word_alignment import WORD_START
 
 if TYPE_CHECKING:  # matplotlib itself (0.4 s) is imported when a figure is made or saved
@@ -59,14 +60,20 @@ def alignment_figure(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: 
                      title: str = "", note: str = "") -> Figure:
     """Figure 3's look: source words along the top, output words down the side, each cell's
     weight in gray (white 0, black 1), no colour bar. ``matrix`` (tgt_len, src_len); ``note``,
-    plain text printed under the matrix (how faithful it is, say)."""
-    matrix = np.asarray(matrix, dtype=float)
+    plain text printed under the matrix (how faithful it is, say). The heatmap's one
+    description (viz/figures/heatmap.py · ``alignment_matrix``) drawn by ``print_matrix``."""
+    return print_matrix(alignment_matrix(matrix, src_tokens, tgt_tokens, title, grayscale=True, digits=None), note)
+
+
+def print_matrix(figure: MatrixFigure, note: str = "") -> Figure:
+    """``figure`` drawn by matplotlib in Figure 3's look (gray, from 0 to its ``zmax``, 1 by default)."""
+    matrix = np.asarray(figure.z, dtype=float).reshape(len(figure.y_labels), len(figure.x_labels))
     with _styled():
-        return _draw_alignment(matrix, src_tokens, tgt_tokens, title, note)
+        return _draw_alignment(matrix, figure.x_labels, figure.y_labels, figure.title, note, figure.zmax or 1.0)
 
 
 def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequence[str], title: str,
-                    note: str = "") -> Figure:
+                    note: str = "", zmax: float = 1.0) -> Figure:
     import textwrap
 
     from matplotlib.figure import Figure
@@ -77,7 +84,7 @@ def _draw_alignment(matrix: np.ndarray, src_tokens: Sequence[str], tgt_tokens: S
     fig = Figure(figsize=(width, max(3.0, 0.32 * rows + 1.5) + 0.16 * len(lines)))
     ax = fig.subplots()
     # cells as vector quads (pcolormesh), not a bitmap (imshow): sharp at any zoom in PDF and SVG
-    ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, matrix, cmap="gray_r", vmin=0.0, vmax=1.0)
+    ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, matrix, cmap="gray_r", vmin=0.0, vmax=zmax)
     ax.set_xlim(-0.5, cols - 0.5)
     ax.set_ylim(rows - 0.5, -0.5)  # the first output word at the top
     ax.set_aspect("equal")
