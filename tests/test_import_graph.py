@@ -94,27 +94,35 @@ TOP = "(top level)"
 
 
 def layer_of(module: str) -> str:
-    """The model/ folder a module lies in, or TOP for model/'s own modules (the command lines)."""
+    """The model/ folder a module lies in, TOP for model/'s own modules (the command lines), or ""
+    for the package ``model`` itself."""
     parts = module.split(".")
-    return parts[1] if len(parts) >= 2 and (ROOT / "model" / parts[1]).is_dir() else TOP
+    if len(parts) == 1:
+        return ""
+    return parts[1] if (ROOT / "model" / parts[1]).is_dir() else TOP
+
+
+def against(graph: dict[str, set[str]], package: str, order: tuple[str, ...], layer_of_module,
+            free: str = "") -> list[str]:
+    """Every import from a ``package`` module to a layer above its own (in ``order``, lowest
+    first) or to a part not in ``order``; modules of layer ``free`` may import any layer."""
+    wrong = []
+    for module, deps in graph.items():
+        if not module.startswith(package + "."):
+            continue
+        here = layer_of_module(module)
+        for dep in deps:
+            there = layer_of_module(dep) if dep.startswith(package + ".") else ""
+            if not there or there == here or here == free:
+                continue
+            if there not in order or here not in order or order.index(there) > order.index(here):
+                wrong.append(f"{module} ({here}) imports {dep} ({there})")
+    return sorted(wrong)
 
 
 def against_the_layers(graph: dict[str, set[str]]) -> list[str]:
     """Every import from a model/ module to a folder above its own (or to the command lines)."""
-    wrong = []
-    for module, deps in graph.items():
-        if not module.startswith("model."):
-            continue
-        here = layer_of(module)
-        for dep in deps:
-            if not dep.startswith("model.") or dep == "model":
-                continue
-            there = layer_of(dep)
-            if here == TOP or there == here:
-                continue
-            if there == TOP or there not in LAYERS or here not in LAYERS or LAYERS.index(there) > LAYERS.index(here):
-                wrong.append(f"{module} ({here}) imports {dep} ({there})")
-    return sorted(wrong)
+    return against(graph, "model", LAYERS, layer_of, free=TOP)
 
 
 def test_every_model_folder_has_its_place_in_the_layers():
@@ -127,23 +135,36 @@ def test_model_folders_import_only_downwards():
     assert not wrong, "\n".join(wrong)
 
 
-def test_the_layer_check_sees_a_planted_upward_import():
-    """A network module reaching up to decoding, or a folder reaching the command lines, is caught;
-    the same import downwards is not."""
-    planted = {"model.network.decoder": {"model.decoding.search"},
+@pytest.mark.parametrize("check, planted, caught", [
+    ("model", {"model.network.decoder": {"model.decoding.search"},
                "model.corpus.vocab": {"model.translate"},
                "model.decoding.search": {"model.network.decoder", "model.core.errors"},
-               "model.translate": {"model.decoding.translator"}}
-    assert against_the_layers(planted) == [
-        "model.corpus.vocab (corpus) imports model.translate ((top level))",
-        "model.network.decoder (network) imports model.decoding.search (decoding)"]
+               "model.translate": {"model.decoding.translator"}},
+     ["model.corpus.vocab (corpus) imports model.translate ((top level))",
+      "model.network.decoder (network) imports model.decoding.search (decoding)"]),
+    ("viz", {"viz.pages.parts.widgets": {"viz.pages.translate", "viz.serving.decodes"},
+             "viz.serving.decodes": {"viz.notebook", "viz.i18n"},
+             "viz.figures.heatmap": {"viz.i18n"},
+             "viz.pages.translate": {"viz.pages.parts.widgets", "viz.figures.heatmap"}},
+     ["viz.pages.parts.widgets (pages/parts) imports viz.pages.translate (pages)",
+      "viz.serving.decodes (serving) imports viz.notebook ((top level))"]),
+])
+def test_the_layer_checks_see_a_planted_upward_import(check, planted, caught):
+    """A network module reaching up to decoding, a folder reaching the command lines, a part of a
+    page importing a page, the serving layer reaching the notebook: caught; the same imports
+    downwards are not."""
+    assert {"model": against_the_layers, "viz": against_the_viz_layers}[check](planted) == caught
 
 
-def test_the_layer_order_is_the_one_the_architecture_page_writes():
+@pytest.mark.parametrize("marker, pattern, order", [
+    ("layers", r"`(\w+)/`", "model"),
+    ("viz-layers", r"^\d+\. `([^`]+?)/?`", "viz"),
+])
+def test_the_layer_orders_are_the_ones_the_architecture_page_writes(marker, pattern, order):
     page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    written = re.search(r"<!-- layers -->(.*?)<!-- /layers -->", page, re.S)
-    assert written, "docs/architecture.md has its layers between <!-- layers --> markers"
-    assert re.findall(r"`(\w+)/`", written.group(1)) == list(LAYERS)
+    written = re.search(rf"<!-- {marker} -->(.*?)<!-- /{marker} -->", page, re.S)
+    assert written, f"docs/architecture.md has its layers between <!-- {marker} --> markers"
+    assert re.findall(pattern, written.group(1), re.M) == list({"model": LAYERS, "viz": VIZ_LAYERS}[order])
 
 
 # viz/'s parts, lowest first (docs/architecture.md, "Layers of viz/"): each may import those before it.
@@ -166,18 +187,7 @@ def viz_layer_of(module: str) -> str:
 
 def against_the_viz_layers(graph: dict[str, set[str]]) -> list[str]:
     """Every import from a viz/ module to a part above its own."""
-    wrong = []
-    for module, deps in graph.items():
-        if not module.startswith("viz."):
-            continue
-        here = viz_layer_of(module)
-        for dep in deps:
-            there = viz_layer_of(dep) if dep.startswith("viz.") else ""
-            if not there or there == here:
-                continue
-            if here not in VIZ_LAYERS or there not in VIZ_LAYERS or VIZ_LAYERS.index(there) > VIZ_LAYERS.index(here):
-                wrong.append(f"{module} ({here}) imports {dep} ({there})")
-    return sorted(wrong)
+    return against(graph, "viz", VIZ_LAYERS, viz_layer_of)
 
 
 def test_every_viz_folder_has_its_place_in_the_layers():
@@ -188,25 +198,6 @@ def test_every_viz_folder_has_its_place_in_the_layers():
 def test_viz_parts_import_only_downwards():
     wrong = against_the_viz_layers(our_modules())
     assert not wrong, "\n".join(wrong)
-
-
-def test_the_viz_layer_check_sees_a_planted_upward_import():
-    """A part of a page importing a page, or the serving layer reaching a figure's caller, is caught;
-    the same imports downwards are not."""
-    planted = {"viz.pages.parts.widgets": {"viz.pages.translate", "viz.serving.decodes"},
-               "viz.serving.decodes": {"viz.notebook", "viz.i18n"},
-               "viz.figures.heatmap": {"viz.i18n"},
-               "viz.pages.translate": {"viz.pages.parts.widgets", "viz.figures.heatmap"}}
-    assert against_the_viz_layers(planted) == [
-        "viz.pages.parts.widgets (pages/parts) imports viz.pages.translate (pages)",
-        "viz.serving.decodes (serving) imports viz.notebook ((top level))"]
-
-
-def test_the_viz_layer_order_is_the_one_the_architecture_page_writes():
-    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    written = re.search(r"<!-- viz-layers -->(.*?)<!-- /viz-layers -->", page, re.S)
-    assert written, "docs/architecture.md has viz/'s layers between <!-- viz-layers --> markers"
-    assert re.findall(r"^\d+\. `([^`]+?)/?`", written.group(1), re.M) == list(VIZ_LAYERS)
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
