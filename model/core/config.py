@@ -15,12 +15,13 @@ ARCHS = ("rnnsearch", "rnnencdec", "transformer")
 ATTENTION_KINDS = ("additive", "dot", "general", "concat", "location")
 
 # Hard limits checked before any tensor is allocated, so a hostile config.json
-# (say, a 10^9-unit layer) is refused instead of exhausting memory.
+# (say, a 10^9-unit layer) is refused instead of exhausting memory: the same for every model read
+# from a file, whoever made it (this project, Joey NMT, Hugging Face, the tutorials).
 MAX_UNITS = 8192
 MAX_VOCAB = 200_000
 MAX_PARAMETERS = 400_000_000  # a loader refuses configs that would allocate more (~1.6 GB fp32)
-MAX_LAYERS = 24  # Transformer layers per stack
-MAX_HEADS = 64  # attention heads per layer
+MAX_LAYERS = 64  # layers per stack (encoder or decoder)
+MAX_HEADS = 128  # attention heads per layer
 
 
 @dataclass

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Optional
 import torch
 from torch import nn
 
-from model.core.config import MAX_PARAMETERS, MAX_UNITS
+from model.core.config import MAX_HEADS, MAX_LAYERS, MAX_PARAMETERS, MAX_UNITS
 from model.core.decodable import (STOP_HEURISTIC, STOP_NEVER, STOP_WHEN_FULL, AlphaFn, BeamRule, Decodable,
                                   EncoderStates, ModelDescription, OutputLength, Step)
 from model.core.errors import CheckpointError, ConfigError
@@ -59,7 +59,7 @@ ARCHITECTURES = {"marian": "Marian", "bart": "BART", "mbart": "mBART", "t5": "T5
 SIZE_KEYS = {"t5": ("d_model", "d_ff", "d_kv", "num_layers", "num_heads", "vocab_size")}
 SEQ2SEQ_SIZES = ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",
                  "encoder_ffn_dim", "decoder_ffn_dim", "vocab_size", "max_position_embeddings")
-MAX_LAYERS, MAX_HEADS, MAX_HF_VOCAB = 64, 128, 300_000
+MAX_HF_VOCAB = 300_000  # Hugging Face vocabularies run larger than this project's MAX_VOCAB
 MAX_JSON_BYTES = 20 * 2**20  # config, generation config, tokenizer.json
 MAX_WEIGHTS_BYTES = 4 * 2**30
 MAX_OUTPUT_TOKENS = 1024  # a larger output cap is refused (search runs that many steps at most)

@@ -43,7 +43,7 @@ from typing import Any, Iterable, Optional
 import torch
 from torch import nn
 
-from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
+from model.core.config import MAX_HEADS, MAX_LAYERS, MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.corpus.vocab import BOS, EOS, PAD, UNK
 from model.core.decodable import STOP_JOEY, AlphaFn, BeamRule, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
@@ -137,8 +137,6 @@ TRANSFORMER_KEYS = {"type": (str, "transformer"), "num_layers": (int, 1), "num_h
                     "hidden_size": (int, None), "ff_size": (int, None), "dropout": (float, 0.1),
                     "emb_dropout": (float, None), "layer_norm": (str, None), "activation": (str, None),
                     "alpha": (float, None)}
-MAX_HEADS = 64
-MAX_LAYERS = 8
 # Joey 2.3's output length settings (its config.py parse_test_args: "testing" section) and their
 # defaults; a negative max_output_length means int(JOEY_LENGTH_RATIO x source length).
 TESTING_KEYS = {"max_output_length": (int, -1), "min_output_length": (int, 1), "beam_alpha": (float, -1.0)}
