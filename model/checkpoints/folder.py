@@ -34,24 +34,36 @@ MAX_JSON_BYTES = 10 * 2**20
 MAX_VOCAB_BYTES = 50 * 2**20  # a 200k-piece SentencePiece model is about 5 MB
 
 
+def write_folder(path: str | Path, config: dict, card: Optional[dict] = None,
+                 state: Optional[dict[str, torch.Tensor]] = None, dtype: torch.dtype = torch.float32) -> Path:
+    """What every checkpoint folder has, written the one way (this project's models, the Lab's
+    and every import): the weights ``state`` as safetensors in ``dtype`` (written aside, then
+    moved into place), config.json (``config`` after the format's name and version) and, when
+    given, card.json. Returns the folder."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if state is not None:  # cloned: weights a model ties to each other are written apart
+        tensors = {k: v.detach().to(dtype).clone().contiguous() for k, v in state.items()}
+        save_file(tensors, str(path / (WEIGHTS + ".tmp")))
+        (path / (WEIGHTS + ".tmp")).replace(path / WEIGHTS)
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, **config}
+    (path / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if card is not None:
+        (path / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
 def save_checkpoint(path: str | Path, model: OwnModel, src_vocab: Vocab, tgt_vocab: Vocab,
                     train: Optional[TrainConfig] = None, card: Optional[dict] = None,
                     dtype: torch.dtype = torch.float32) -> Path:
     """Write a complete checkpoint folder (atomically replaced files) and return its path."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tensors = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(path / (WEIGHTS + ".tmp")))
-    (path / (WEIGHTS + ".tmp")).replace(path / WEIGHTS)
     src_vocab.save(path / SRC_VOCAB)
     tgt_vocab.save(path / TGT_VOCAB)
-    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": asdict(model.config),
-              "train": asdict(train) if train else None, "src_vocab": SRC_VOCAB, "tgt_vocab": TGT_VOCAB,
-              "dtype": str(dtype).replace("torch.", "")}
-    (path / CONFIG).write_text(json.dumps(config, indent=2) + "\n")
-    if card is not None:
-        (path / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
-    return path
+    return write_folder(path, {"model": asdict(model.config), "train": asdict(train) if train else None,
+                               "src_vocab": SRC_VOCAB, "tgt_vocab": TGT_VOCAB,
+                               "dtype": str(dtype).replace("torch.", "")}, card, model.state_dict(), dtype)
 
 
 def _present_and_small(path: Path, limit: int, too_large: CheckpointError) -> None:

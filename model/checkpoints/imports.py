@@ -9,9 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from safetensors.torch import save_file
 
-from model.checkpoints.folder import CARD, CONFIG, FORMAT, FORMAT_VERSION, WEIGHTS
+from model.checkpoints.folder import write_folder
 from model.core.errors import CheckpointError
 from model.foreign.hf_seq2seq import FAMILY as HF_FAMILY
 from model.foreign.hf_seq2seq import HF_DIR, import_card as hf_import_card, read_hf_dir, write_hf_files
@@ -26,24 +25,17 @@ def import_joey(joey_dir: str | Path, out: str | Path, ckpt: str = "") -> Path:
     Joey's parameters as safetensors, its settings in config.json, its token lists and
     tokenizer files, and a card saying where it came from."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new one")
+    _refuse_to_overwrite(out)
     found = read_joey_dir(joey_dir, ckpt, name=out.name)
     out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().float().clone().contiguous() for k, v in found.state.items()},  # clone: tied weights
-              str(out / (WEIGHTS + ".tmp")))
-    (out / (WEIGHTS + ".tmp")).replace(out / WEIGHTS)
     for side in ("src", "trg"):
         (out / found.data[side]["voc_file"]).write_text("\n".join(found.tokens[side]) + "\n", encoding="utf-8")
     for name, source in found.files.items():
         shutil.copyfile(source, out / name)
-    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": JOEY_FAMILY,
-              "joeynmt_version": found.version, "train": None,
+    config = {"family": JOEY_FAMILY, "joeynmt_version": found.version, "train": None,
               "joey": {"model": found.settings.model, "data": found.data,
                        "special_symbols": found.settings.special_symbols, "testing": found.settings.testing}}
-    (out / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / CARD).write_text(json.dumps(found.card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return out
+    return write_folder(out, config, found.card, found.state)
 
 
 def import_hf(hf_dir: str | Path, out: str | Path, langs: Optional[tuple[str, str]] = None) -> Path:
@@ -56,12 +48,8 @@ def import_hf(hf_dir: str | Path, out: str | Path, langs: Optional[tuple[str, st
     found = read_hf_dir(source, langs)
     out.mkdir(parents=True, exist_ok=True)
     write_hf_files(found, source, out / HF_DIR)
-    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": HF_FAMILY, "train": None,
-              "transformers_version": found.version, "hf": found.settings.as_dict()}
-    (out / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    card = hf_import_card(out.name, found.settings, found, source)
-    (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return out
+    config = {"family": HF_FAMILY, "train": None, "transformers_version": found.version, "hf": found.settings.as_dict()}
+    return write_folder(out, config, hf_import_card(out.name, found.settings, found, source))
 
 
 def import_tutorial(kind: str, weights: str | Path, vocab: str | Path, out: str | Path,
@@ -84,16 +72,10 @@ def write_tutorial(found: TutorialImport, out: str | Path, langs: Optional[tuple
     _refuse_to_overwrite(out)
     src_lang, tgt_lang = langs or kind_of(found.kind).module.LANGS
     out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().float().clone().contiguous() for k, v in found.state.items()},
-              str(out / (WEIGHTS + ".tmp")))
-    (out / (WEIGHTS + ".tmp")).replace(out / WEIGHTS)
     (out / VOCAB_FILE).write_text(json.dumps(found.vocab, ensure_ascii=False) + "\n", encoding="utf-8")
-    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": TUTORIAL_FAMILY, "train": None,
+    config = {"family": TUTORIAL_FAMILY, "train": None,
               "tutorial": {"kind": found.kind, "sizes": found.sizes, "src_lang": src_lang, "tgt_lang": tgt_lang}}
-    (out / CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    card = import_card(out.name, found.kind, source, found.sizes)
-    (out / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return out
+    return write_folder(out, config, import_card(out.name, found.kind, source, found.sizes), found.state)
 
 
 def _refuse_to_overwrite(out: Path) -> None:

@@ -9,14 +9,12 @@ language), e.g. "reverse" → "reverse". Nothing in it is pickled.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from safetensors.torch import save_file
 
 from model.checkpoints.families import FAMILIES, Family, register_family
-from model.checkpoints.folder import CARD, CONFIG, FORMAT, FORMAT_VERSION, WEIGHTS, read_weights
+from model.checkpoints.folder import CONFIG, WEIGHTS, read_weights, write_folder
 from model.core.config import ModelConfig, dataclass_from_dict
 from model.core.decodable import ModelDescription
 from model.core.errors import CheckpointError
@@ -32,23 +30,17 @@ MAX_TOKENS = 2_000  # a Lab task's vocabulary is small; a larger one is not a La
 def save(trained: TrainedModel, settings: LabSettings, folder: Path) -> Path:
     """Write ``trained`` (one model of the experiment ``settings``) as a checkpoint folder."""
     translator = trained.translator
-    folder.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().float().clone().contiguous() for k, v in translator.model.state_dict().items()}
-    save_file(state, str(folder / (WEIGHTS + ".tmp")))
-    (folder / (WEIGHTS + ".tmp")).replace(folder / WEIGHTS)
     src, tgt = translator.src_vocab, translator.tgt_vocab
-    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "family": FAMILY, "train": None,
+    config = {"family": FAMILY, "train": None,
               "lab": {"arch": trained.arch, "model": asdict(translator.model.config), "chars": src.chars,
                       "source": list(src.symbols[len(SPECIALS):]), "target": list(tgt.symbols[len(SPECIALS):]),
                       "settings": asdict(settings)}}
-    (folder / CONFIG).write_text(json.dumps(config, ensure_ascii=False) + "\n", encoding="utf-8")
     card = {"name": folder.name, "arch": trained.arch, "origin": "the Lab (trained in the app)",
             "trained_on": f"the Lab's {settings.task} task, lengths {settings.train_lengths}",
             "parameters": trained.parameters,
             "how_trained": f"Trained in the Lab for {trained.seconds:.0f} s ({trained.updates:,} updates), seed "
                            f"{settings.seed}, tested on lengths {settings.test_lengths}."}
-    (folder / CARD).write_text(json.dumps(card, ensure_ascii=False) + "\n", encoding="utf-8")
-    return folder
+    return write_folder(folder, config, card, translator.model.state_dict())
 
 
 def _settings(raw: dict, where: Path) -> tuple[dict, ModelConfig, LabSettings]:

@@ -173,3 +173,27 @@ def test_averaging_refuses_mismatched_configs(tiny_checkpoints, tmp_path, capsys
     args = ["average", str(tmp_path / "out"), str(tiny_checkpoints["rnnsearch"]), str(tiny_checkpoints["rnnencdec"])]
     assert main(args) == 2
     assert "model config differs" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_every_kind_of_folder_is_written_the_one_way(tmp_path):
+    """model/checkpoints/folder.py · write_folder: the format's name and version first, the
+    weights apart from each other (a tied pair too), the card when given."""
+    import json
+
+    import torch
+    from safetensors.torch import load_file
+
+    from model.checkpoints.folder import CARD, CONFIG, FORMAT, FORMAT_VERSION, WEIGHTS, write_folder
+
+    shared = torch.arange(6.0).view(2, 3)
+    out = write_folder(tmp_path / "f", {"family": "x", "train": None}, {"name": "f"},
+                       {"a": shared, "b": shared}, torch.float16)  # one tensor under two names
+    config = json.loads((out / CONFIG).read_text(encoding="utf-8"))
+    assert list(config)[:2] == ["format", "format_version"] and (config["format"], config["format_version"]) == (
+        FORMAT, FORMAT_VERSION) and config["family"] == "x"
+    weights = load_file(str(out / WEIGHTS))
+    assert weights["a"].dtype == torch.float16 and torch.equal(weights["a"].float(), shared)
+    assert json.loads((out / CARD).read_text(encoding="utf-8")) == {"name": "f"}
+    assert not (out / (WEIGHTS + ".tmp")).exists()
+    bare = write_folder(tmp_path / "g", {"family": "y"})
+    assert not (bare / WEIGHTS).exists() and not (bare / CARD).exists()
