@@ -7,7 +7,10 @@ import random
 import pytest
 import torch
 
-from model.experiments.lab_run import LabSettings, run_lab, train_one
+from dataclasses import replace
+
+from model.experiments.lab_run import FINAL_LR, LabSettings, bucketed, learning_rate, run_lab, train_one
+from model.experiments.seed_spread import Band, spread
 from model.experiments.tasks import (DATE_CHARS, ISO_CHARS, NUMBERS, SPACE, LabError, Lengths, make_task,
                                      held_out_pairs)
 from model.experiments.token_vocab import TokenVocab
@@ -154,3 +157,107 @@ def test_the_command_refuses_bad_settings_in_one_line(capsys, args, message):
 def test_the_everyday_task_says_where_its_data_should_be(tmp_path, capsys):
     assert main(["--task", "everyday", "--everyday", str(tmp_path / "nowhere.tsv"), "--seconds", "1"]) == 2
     assert "nowhere.tsv is not on this machine" in capsys.readouterr().err
+
+
+# ---- the budget, the schedule, bucketing and the spread over seeds
+
+@pytest.mark.parametrize("budget, clock, ended_by, updates", [
+    (dict(updates=5, seconds=500), lambda: 0.0, "updates", 5),  # the updates come first
+    (dict(updates=10_000, seconds=7), CountingClock(), "seconds", None),  # the seconds come first
+    (dict(updates=3, seconds=3), CountingClock(), "seconds", None),  # the clock moves a second a read: both near
+])
+def test_the_budget_ends_at_whichever_limit_comes_first_and_says_which(budget, clock, ended_by, updates):
+    result = run_lab(LabSettings(archs=("rnnencdec",), **budget, **SMALL), clock=clock)
+    model = result.models["rnnencdec"]
+    assert model.ended_by == ended_by and not model.stopped
+    assert model.updates <= budget["updates"]
+    if updates is not None:
+        assert model.updates == updates
+    assert result.to_json()["models"]["rnnencdec"]["ended_by"] == ended_by
+
+
+def test_stop_is_said_as_what_ended_the_training():
+    calls = iter(range(10**6))
+    result = run_lab(LabSettings(archs=("rnnsearch",), updates=100, **SMALL), stop=lambda: next(calls) >= 3)
+    assert result.models["rnnsearch"].ended_by == "stop" and result.models["rnnsearch"].stopped
+
+
+def test_the_same_seed_and_updates_give_the_same_weights_on_the_real_clock():
+    def weights(seed):
+        model = run_lab(LabSettings(archs=("rnnsearch",), updates=6, seconds=600, seed=seed, **SMALL)).models["rnnsearch"]
+        assert model.ended_by == "updates" and model.updates == 6
+        return model.translator.model.state_dict()
+
+    a, b, c = weights(3), weights(3), weights(5)
+    assert all(torch.equal(x, y) for x, y in zip(a.values(), b.values()))
+    assert any(not torch.equal(x, z) for x, z in zip(a.values(), c.values()))
+
+
+def test_the_learning_rate_warms_up_then_decays_to_its_floor():
+    settings = LabSettings(updates=1000, lr=0.004)
+    warm = [learning_rate(settings, u, u / 1000) for u in range(100)]
+    assert warm == sorted(warm) and warm[0] == pytest.approx(0.004 / 100) and warm[-1] == pytest.approx(0.004)
+    after = [learning_rate(settings, u, p) for u, p in ((100, 0.1), (400, 0.4), (700, 0.7), (999, 1.0), (999, 3.0))]
+    assert after == sorted(after, reverse=True)
+    assert after[-1] == after[-2] == pytest.approx(0.004 * FINAL_LR)
+    short = LabSettings(updates=30, lr=0.004)  # a warm-up of at most a tenth of the budget
+    assert learning_rate(short, 2, 0.07) == pytest.approx(0.004) and learning_rate(short, 1, 0.03) < 0.004
+
+
+def test_bucketing_cuts_each_pool_into_batches_of_like_lengths_and_keeps_every_pair():
+    task = make_task("reverse")
+    pools = task.stream(7, Lengths(1, 9), 5 * 3)
+    first_pool = next(task.stream(7, Lengths(1, 9), 5 * 3))
+    batches = bucketed(pools, 5, random.Random(7))
+    got = [next(batches) for _ in range(3)]
+    assert sorted(p for b in got for p in b) == sorted(first_pool)
+    by_length = sorted(first_pool, key=lambda p: len(p[0]))
+    assert sorted(got) == sorted([by_length[0:5], by_length[5:10], by_length[10:15]])
+
+
+def test_rnnsearch_starts_with_an_alignment_model_that_is_not_zero():
+    """The Lab's one change to the paper's start (lab_run.start_attention): v_a is not zero."""
+    model = run_lab(LabSettings(archs=("rnnsearch",), updates=1, **SMALL)).models["rnnsearch"].translator.model
+    assert model.decoder.attention.v_a.weight.abs().sum() > 0
+
+
+@pytest.mark.parametrize("tables, length, want", [
+    ([{1: 1.0, 2: 0.5}], 2, Band(0.5, 0.5, 0.5, 1)),
+    ([{1: 1.0, 2: 0.5}, {1: 0.5, 2: 0.25}, {1: 0.75, 2: 0.0}], 1, Band(0.75, 0.5, 1.0, 3)),
+    ([{1: 1.0, 2: 0.5}, {1: 0.5, 2: 0.25}, {1: 0.75, 2: 0.0}], 2, Band(0.25, 0.0, 0.5, 3)),
+    ([{3: 0.2}, {3: 0.4, 5: 0.9}], 5, Band(0.9, 0.9, 0.9, 1)),  # a length one seed lacks
+])
+def test_the_spread_is_the_mean_lowest_and_highest_seed(tables, length, want):
+    got = spread(tables)[length]
+    assert (got.mean, got.low, got.high, got.seeds) == pytest.approx((want.mean, want.low, want.high, want.seeds))
+
+
+def test_a_spread_of_nothing_is_refused():
+    with pytest.raises(LabError, match="at least one seed"):
+        spread([])
+
+
+def test_several_seeds_are_each_a_single_run_and_their_spread_is_reported():
+    settings = LabSettings(archs=("rnnsearch", "rnnencdec"), updates=4, seconds=600, seed=2, seeds=3, **SMALL)
+    result = run_lab(settings)
+    assert list(result.by_seed) == [2, 3, 4] and result.models is result.by_seed[2]
+    alone = run_lab(replace(settings, seed=3, seeds=1))
+    for arch in settings.archs:
+        a, b = result.by_seed[3][arch], alone.models[arch]
+        assert a.seed == 3 and all(torch.equal(x, y) for x, y in zip(a.translator.model.state_dict().values(),
+                                                                       b.translator.model.state_dict().values()))
+        assert {n: s.exact for n, s in a.by_length.items()} == {n: s.exact for n, s in b.by_length.items()}
+    found = result.to_json()
+    assert sorted(found["seeds"]) == ["2", "3", "4"]
+    bands = spread(result.exact_by_seed("rnnencdec"))
+    assert found["spread"]["rnnencdec"]["5"] == {"mean": round(bands[5].mean, 4), "low": round(bands[5].low, 4),
+                                                 "high": round(bands[5].high, 4)}
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(updates=0), "updates must be"), (dict(updates=2.5), "updates must be"), (dict(updates=10**6), "updates must be"),
+    (dict(seeds=0), "seeds must be"), (dict(seeds=11), "seeds must be"),
+])
+def test_budgets_and_seeds_out_of_range_are_refused_in_one_line(changes, message):
+    with pytest.raises(LabError, match=message):
+        LabSettings(**changes).check()

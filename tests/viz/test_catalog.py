@@ -66,7 +66,7 @@ def test_translations_keep_their_placeholders_and_nothing_is_left_over(catalog):
         if not entry.id:
             continue
         key = entry.id if isinstance(entry.id, str) else entry.id[0]
-        if key not in sources and not entry.obsolete:
+        if key not in sources and not getattr(entry, "obsolete", False):  # Babel lists obsolete ones apart
             wrong.append(f"not in the code any more: {key!r}")
         ids = [entry.id] if isinstance(entry.id, str) else list(entry.id)
         forms = [entry.string] if isinstance(entry.string, str) else list(entry.string)

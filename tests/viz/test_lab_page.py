@@ -216,3 +216,49 @@ def test_a_finished_experiment_opens_in_the_translate_pages_views(checkpoint_dir
     for tab in ("Step by step", "Beam tree", "Explanations"):
         open_tab(at, tab)
         assert not at.exception, (tab, at.exception)
+
+
+def test_run_5_seeds_draws_each_models_band_and_a_row_per_seed(settings, queue):
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120)
+    at.query_params.update(task="copy", arch="rnnsearch,rnnencdec", seconds="5", updates="250", train="1-3",
+                           test="2-4", seed="7", hidden="16")
+    at.run()
+    assert at.select_slider(key="lab_updates").value == 250
+    at.button(key="lab_seeds").click().run()
+    assert not at.exception, at.exception
+    (job,) = queue.jobs.values()
+    assert job.settings.seeds == 5 and job.settings.seed == 7 and job.settings.updates == 250
+    assert queue.wait_for(lambda: not job.active, timeout=90) and job.state == "done"
+    at.run()
+    assert not at.exception, at.exception
+    assert list(job.result.by_seed) == [7, 8, 9, 10, 11]
+    (chart,) = [c for c in canvas(at, "lines") if c["title"].startswith("Share of test inputs output exactly right:")]
+    assert [line["name"] for line in chart["lines"]] == ["rnnsearch", "rnnencdec"]
+    for line, arch in zip(chart["lines"], ("rnnsearch", "rnnencdec")):
+        tables = job.result.exact_by_seed(arch)
+        assert line["x"] == [2.0, 3.0, 4.0] and len(line["band"]) == 2
+        for i, n in enumerate((2, 3, 4)):  # the mean inside its band, each from the seeds' own tables
+            values = [100 * t[n] for t in tables]
+            assert line["y"][i] == pytest.approx(sum(values) / 5)
+            assert (line["band"][0][i], line["band"][1][i]) == pytest.approx((min(values), max(values)))
+    (table,) = [d.value for d in at.dataframe]  # the sweep draws one table: a row per seed
+    assert list(table["seed"]) == [7, 8, 9, 10, 11]
+    assert any("Why runs differ" in m.value for m in at.markdown)
+
+
+def test_a_model_whose_seconds_ran_out_long_before_its_updates_is_said_to_be_too_slow(settings, queue):
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120)
+    at.query_params.update(task="copy", arch="rnnencdec", seconds="6", updates="1000", train="1-3", test="1-3",
+                           seed="2", hidden="16")
+    at.run()
+    at.button(key="lab_run").click().run()
+    (job,) = queue.jobs.values()
+    assert queue.wait_for(lambda: not job.active, timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    model = job.result.models["rnnencdec"]
+    assert model.ended_by == "seconds" and model.updates < 1000  # the counting clock: about six updates
+    (warning,) = [w.value for w in at.warning if "too slow" in w.value]
+    assert f"made {model.updates} of its 1000 updates" in warning
+    table = at.dataframe[0].value
+    assert list(table["ended by"]) == ["its seconds"]

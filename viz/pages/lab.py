@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from model.experiments.lab_run import ARCHS, LabSettings
+from model.experiments.seed_spread import spread
 from model.decoding.search import SearchConfig
 from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths, held_out_pairs, make_task, source_text
 from viz.figures.heatmap import alignment_matrix
@@ -40,7 +41,10 @@ TASK_HELP = {  # shown through _()
     "dates": N_("a date in English words into 1958-08-29, letter by letter"),
     "everyday": N_("short English sentences into French (Tatoeba, when the server has it)"),
 }
-PARAMS = ("task", "arch", "seconds", "train", "test", "seed", "hidden")  # the view in the URL
+PARAMS = ("task", "arch", "seconds", "updates", "train", "test", "seed", "hidden")  # the view in the URL
+UPDATE_CHOICES = (250, 500, 1000, 2000, 4000)  # the page's budgets in updates, per model
+SWEEP_SEEDS = 5  # the seeds "Run 5 seeds" trains, from the chosen seed on
+SLOW = 0.9  # a model that made fewer than this share of its updates before its seconds ran out: the page says so
 
 
 def page(settings: AppSettings) -> st.Page:
@@ -68,16 +72,25 @@ def render(settings: AppSettings) -> None:
     if chosen is None:
         return
     queue = lab_queue(settings.lab_slots, everyday_file(offered_models.offered(settings), REPO), hosting.lab_root(settings))
-    if st.button(_("Train"), type="primary", key="lab_run"):
+    train, sweep = st.columns([1, 3])
+    with train:
+        one = st.button(_("Train"), type="primary", key="lab_run")
+    with sweep:
+        several = st.button(_("Run {n} seeds").format(n=SWEEP_SEEDS), key="lab_seeds",
+                            help=_("Train every model on {n} seeds, one after another, and draw the spread of their "
+                                   "results: does the lesson hold for every student, or only on a lucky seed? Takes "
+                                   "{n} times as long.").format(n=SWEEP_SEEDS))
+    if one or several:
         try:
-            job = queue.submit(chosen, session_id())
+            job = queue.submit(replace(chosen, seeds=SWEEP_SEEDS) if several else chosen, session_id())
             st.session_state["lab_key"] = job.key
         except LabBusy:
             st.warning(_("Your previous training is still running: stop it or wait for it before starting another."))
     job = queue.jobs.get(st.session_state.get("lab_key", ""))
     if job is None:
-        st.info(_("Press Train. Each model trains on one core of the server for the seconds chosen; the page "
-                  "shows the loss and the attention of one input as they change."))
+        st.info(_("Press Train. Each model trains on one core of the server for the updates chosen, or the "
+                  "seconds chosen if they run out first; the page shows the loss and the attention of one input as "
+                  "they change."))
         return
     st.session_state["lab_ticking"] = job.active
     st.fragment(progress_view, run_every=REFRESH_S if job.active else None)(queue, job)
@@ -92,6 +105,7 @@ def settings_ui() -> LabSettings | None:
         st.session_state["lab_restored"] = True
         view = _from_params(params.to_dict(), defaults)
         st.session_state.update(lab_task=view.task, lab_archs=list(view.archs), lab_seconds=int(view.seconds),
+                                lab_updates=int(view.updates),
                                 lab_train=view.train_lengths, lab_test=view.test_lengths, lab_seed=view.seed,
                                 lab_hidden=view.hidden)
     left, right = st.columns(2)
@@ -99,15 +113,19 @@ def settings_ui() -> LabSettings | None:
         task = st.selectbox(_("Task"), list(TASKS), key="lab_task",
                             format_func=lambda t: f"{ltr(t)}: {_(TASK_HELP[t])}")
         archs = widgets.multiselect(_("Models"), list(ARCHS), key="lab_archs")
-        seconds = st.slider(_("Seconds of training per model"), 5, MAX_PAGE_SECONDS, key="lab_seconds")
+        updates = st.select_slider(_("Updates per model"), UPDATE_CHOICES, key="lab_updates",
+                                   help=_("Each model stops after this many updates, or when its seconds run out, "
+                                          "whichever comes first: the same updates give the same models."))
+        seconds = st.slider(_("Seconds of training per model, at most"), 5, MAX_PAGE_SECONDS, key="lab_seconds")
     with right:
         train = st.text_input(_("Training input lengths"), key="lab_train", help=_("e.g. 1-20"))
         test = st.text_input(_("Test input lengths"), key="lab_test",
                              help=_("longer than the training lengths: does a model extrapolate?"))
         seed = st.number_input(_("Seed"), 0, 10_000, key="lab_seed")
         hidden = st.select_slider(_("Hidden units"), [16, 32, 64, 96, 128], key="lab_hidden")
-    chosen = LabSettings(task=task, archs=tuple(archs), seconds=float(seconds), train_lengths=str(train),
-                         test_lengths=str(test), seed=int(seed), hidden=int(hidden), emb=max(8, int(hidden) // 2))
+    chosen = LabSettings(task=task, archs=tuple(archs), seconds=float(seconds), updates=int(updates),
+                         train_lengths=str(train), test_lengths=str(test), seed=int(seed), hidden=int(hidden),
+                         emb=max(8, int(hidden) // 2))
     _write_params(chosen)
     if not archs:
         st.info(_("Choose at least one model."))
@@ -136,6 +154,8 @@ def _from_params(params: dict, defaults: LabSettings) -> LabSettings:
                 values[field_name] = float(value) if name == "seconds" else value
         except ValueError:
             pass
+    if str(params.get("updates", "")) in {str(u) for u in UPDATE_CHOICES}:
+        values["updates"] = int(params["updates"])
     for name, field_name in (("train", "train_lengths"), ("test", "test_lengths")):
         try:
             values[field_name] = str(Lengths.parse(params[name]))
@@ -147,8 +167,8 @@ def _from_params(params: dict, defaults: LabSettings) -> LabSettings:
 def _write_params(chosen: LabSettings) -> None:
     """The settings into the URL (the app's own parameters kept)."""
     params = {"task": chosen.task, "arch": ",".join(chosen.archs), "seconds": str(int(chosen.seconds)),
-              "train": chosen.train_lengths, "test": chosen.test_lengths, "seed": str(chosen.seed),
-              "hidden": str(chosen.hidden)}
+              "updates": str(chosen.updates), "train": chosen.train_lengths, "test": chosen.test_lengths,
+              "seed": str(chosen.seed), "hidden": str(chosen.hidden)}
     if {k: st.query_params.get(k) for k in PARAMS} != params:
         st.query_params.from_dict({**params, **widgets.app_params()})
 
@@ -159,9 +179,14 @@ def progress_view(queue: LabQueue, job: Job) -> None:
     if job.state == "queued":
         st.info(_("Waiting for a free place: number {n} in the queue.").format(n=queue.position(job)))
     elif job.state == "running":
-        done = sum(1 for m in job.models.values() if m.seconds)  # a finished model has its seconds set
-        st.info(_("Training {arch} ({k} of {n})...").format(arch=ltr(_training_now(job)), k=min(done + 1,
+        now = max(job.seed_now, job.settings.seed)
+        done = sum(1 for m in job.models.values() if m.seconds and m.seed == now)  # a finished model has its seconds
+        st.info(_("Training {arch} ({k} of {n})...").format(arch=ltr(_training_now(job, now)), k=min(done + 1,
                 len(job.settings.archs)), n=len(job.settings.archs)))
+        if job.settings.seeds > 1:
+            st.caption(_("Seed {seed} of {n} (seeds {first}-{last}).").format(
+                seed=now - job.settings.seed + 1, n=job.settings.seeds, first=job.settings.seed,
+                last=job.settings.seed + job.settings.seeds - 1))
     elif job.state == "failed":
         st.error(_("The training failed: {error}").format(error=job.error))
         return
@@ -176,10 +201,10 @@ def progress_view(queue: LabQueue, job: Job) -> None:
         st.rerun()
 
 
-def _training_now(job: Job) -> str:
+def _training_now(job: Job, seed: int) -> str:
     for arch in job.settings.archs:
         model = job.models.get(arch)
-        if model is None or not model.seconds:
+        if model is None or not model.seconds or model.seed != seed:
             return arch
     return job.settings.archs[-1]
 
@@ -214,8 +239,14 @@ def decode_ui(arch: str, trace, key: str) -> None:
 
 
 def results_ui(job: Job) -> None:
-    """Exact match by input length for every model (the paper's Figure 2 for this experiment)."""
+    """Exact match by input length for every model (the paper's Figure 2 for this experiment);
+    over several seeds, its spread."""
     result = job.result
+    if len(result.by_seed) > 1:
+        spread_ui(result)
+        slow_ui(result)
+        open_ui(job)  # the first seed's models
+        return
     st.subheader(_("Exact match by input length"))
     lines = tuple(Line(arch, COLOURS.get(arch, "#7f7f7f"), tuple(float(n) for n in sorted(m.by_length)),
                        tuple(100 * m.by_length[n].exact for n in sorted(m.by_length)))
@@ -224,14 +255,70 @@ def results_ui(job: Job) -> None:
                          subtitle=_("trained on lengths {lengths}").format(lengths=result.settings.train_lengths),
                          from_zero=True), key="lab_by_length")
     rows = [{_("model"): arch, _("updates"): m.updates, _("seconds"): round(m.seconds, 1),
+             _("updates a second"): _rate(m), _("ended by"): _(ENDED_BY[m.ended_by]) if m.ended_by in ENDED_BY else "",
              _("exact, training lengths"): _mean_exact(m, result.settings.train_lengths),
              _("exact, all test lengths"): _mean_exact(m, result.settings.test_lengths)}
             for arch, m in result.models.items()]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="lab_table")
+    slow_ui(result)
     if job.state == "stopped":
         st.caption(_("Stopped early: these are the models as they were when Stop was pressed."))
     open_ui(job)
     examples_ui(job)
+
+
+ENDED_BY = {"updates": N_("its updates"), "seconds": N_("its seconds"), "stop": N_("Stop")}  # shown through _()
+
+
+def spread_ui(result) -> None:
+    """Exact match by length over every seed trained: each model's mean, in a band from its worst
+    seed to its best; why runs differ; a table of the means per seed."""
+    settings, seeds = result.settings, list(result.by_seed)
+    st.subheader(_("Exact match by input length, over {n} seeds").format(n=len(seeds)))
+    lines = []
+    for arch in settings.archs:
+        bands = spread(result.exact_by_seed(arch)) if result.exact_by_seed(arch) else {}
+        if bands:
+            lengths = sorted(bands)
+            lines.append(Line(arch, COLOURS.get(arch, "#7f7f7f"), tuple(float(n) for n in lengths),
+                              tuple(100 * bands[n].mean for n in lengths),
+                              band=(tuple(100 * bands[n].low for n in lengths),
+                                    tuple(100 * bands[n].high for n in lengths))))
+    chart_ui(LinesFigure(_("Share of test inputs output exactly right: mean, and worst to best seed"),
+                         _("input length"), "%", tuple(lines),
+                         subtitle=_("trained on lengths {lengths}, seeds {first}-{last}").format(
+                             lengths=settings.train_lengths, first=seeds[0], last=seeds[-1]),
+                         from_zero=True), key="lab_spread")
+    st.markdown(_("**Why runs differ.** A seed fixes the pairs a model trains on, its first weights and the order "
+                  "it sees them in; nothing else changes between these runs. Small models trained for a minute "
+                  "land in different places: one seed finds the alignment early, another late. The line is the "
+                  "mean over the seeds and the shaded band runs from the worst seed to the best. The paper's claim "
+                  "holds for this experiment when RNNsearch's whole band stays above RNNencdec's on the long "
+                  "inputs, not when one seed's line does."))
+    exact, updates = _("exact, all test lengths"), _("updates")
+    rows = [{_("seed"): seed, **{f"{arch}: {exact}": _mean_exact(models[arch], settings.test_lengths)
+                                 for arch in settings.archs if arch in models},
+             **{f"{arch}: {updates}": models[arch].updates for arch in settings.archs if arch in models}}
+            for seed, models in result.by_seed.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="lab_seed_table")
+
+
+def slow_ui(result) -> None:
+    """A line for each model whose seconds ran out well before its updates: this machine is too
+    slow for the budget, and its results may be weaker than the documented ones."""
+    settings = result.settings
+    for models in list(result.by_seed.values())[:1]:
+        for arch, m in models.items():
+            if m.ended_by == "seconds" and m.updates < SLOW * settings.updates:
+                st.warning(_("{arch} made {done} of its {updates} updates in {seconds:.0f} s ({rate} a second): this "
+                             "server is too slow for the whole budget in the time chosen, so its results may be "
+                             "weaker than on a faster machine. Give it more seconds to see the usual "
+                             "result.").format(arch=ltr(arch), done=m.updates, updates=settings.updates,
+                                               seconds=m.seconds, rate=_rate(m)))
+
+
+def _rate(model) -> float:
+    return round(model.updates / model.seconds, 1) if model.seconds else 0.0
 
 
 def open_ui(job: Job) -> None:

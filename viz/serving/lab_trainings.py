@@ -50,6 +50,7 @@ class Job:
     models: dict = field(default_factory=dict)  # arch -> TrainedModel while training (curve, updates)
     probes: dict = field(default_factory=dict)  # arch -> Trace of the probe input, from the latest decode
     probe_text: str = ""  # the input decoded while training
+    seed_now: int = 0  # the seed of the model training now (a sweep trains several)
     result: Optional[LabResult] = None
     error: str = ""
     saved: dict = field(default_factory=dict)  # arch -> the checkpoint name the pages open it by (LAB_PREFIX...)
@@ -157,6 +158,7 @@ class LabQueue:
                     trace = _decode_probe(trained, probe)
                 with self.lock:
                     job.models[arch] = trained
+                    job.seed_now = trained.seed
                     if trace is not None:
                         job.probes[arch] = trace
                     self._change(job)
