@@ -72,10 +72,8 @@ def render(settings: AppSettings) -> None:
     if chosen is None:
         return
     queue = lab_queue(settings.lab_slots, everyday_file(offered_models.offered(settings), REPO), hosting.lab_root(settings))
-    train, sweep = st.columns([1, 3])
-    with train:
+    with st.container(horizontal=True):  # the two buttons side by side
         one = st.button(_("Train"), type="primary", key="lab_run")
-    with sweep:
         several = st.button(_("Run {n} seeds").format(n=SWEEP_SEEDS), key="lab_seeds",
                             help=_("Train every model on {n} seeds, one after another, and draw the spread of their "
                                    "results: does the lesson hold for every student, or only on a lucky seed? Takes "
