@@ -75,7 +75,8 @@ def test_a_transformers_json_trace_carries_every_layer_and_head(tiny_checkpoints
     folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")
     code, out, _ = run(monkeypatch, capsys, "a dog runs\n", "--checkpoint", str(folder), "--json")
     trace = json.loads(out)
-    assert code == 0 and set(trace) == KEYS | {"cross_attention"} and trace["model"] == "transformer"
+    assert code == 0 and set(trace) == KEYS | {"cross_attention", "alignment_layer"} and trace["model"] == "transformer"
+    assert trace["alignment_layer"] == 1  # the layer its attention is the heads' mean of: the last of two
     cross = trace["cross_attention"]  # [layer][head][i][j]
     assert len(cross) == 2 and {len(layer) for layer in cross} == {3}
     assert all(len(head) == len(trace["target_tokens"]) and len(head[0]) == len(trace["source_tokens"])

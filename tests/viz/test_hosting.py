@@ -117,7 +117,9 @@ def test_production_flag_and_server_address(flags, address, expected):
 
 def _evaluate_page(settings):
     from viz.pages import evaluate as evaluate_page
+    from viz.pages import menu
 
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
     evaluate_page.render(settings)
 
 

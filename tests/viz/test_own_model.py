@@ -172,6 +172,9 @@ def _models_card(settings):
 
 def _evaluate_page(settings):
     from viz.pages import evaluate as evaluate_page
+    from viz.pages import menu
+
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
     evaluate_page.render(settings)
 
 

@@ -111,7 +111,9 @@ def test_the_paper_equations_say_where_an_imported_tutorial_model_departs(kind_r
 
 def _evaluate(settings):
     from viz.pages import evaluate as evaluate_page
+    from viz.pages import menu
 
+    menu.all_pages(settings)  # registers the pages it links to, as app.py does
     evaluate_page.render(settings)
 
 
