@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from model.checkpoints.folder import (CONFIG, OWN_FAMILY, WEIGHTS, load_checkpoint, read_config, read_header, read_json,
-                                      read_weights)
+from model.checkpoints.folder import (CONFIG, OWN_FAMILY, load_checkpoint, load_weights, read_config, read_header,
+                                      read_json)
 from model.core.config import TrainConfig
 from model.core.decodable import Decodable, ModelDescription, Vocabulary
 from model.core.errors import CheckpointError
@@ -87,8 +87,7 @@ def _load_own(folder: Path, raw: dict):
 
 def _load_joey(folder: Path, raw: dict):
     model, src_vocab, tgt_vocab = build_joey(folder, raw)
-    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.joey.state_dict().items()})
-    model.joey.load_state_dict({k: v.float() for k, v in tensors.items()})
+    load_weights(folder, model.joey)
     return model, src_vocab, tgt_vocab
 
 
@@ -119,8 +118,7 @@ def _load_tutorial(folder: Path, raw: dict):
     for side in ("source", "target"):
         vocab[side] = token_list(vocab.get(side), str(folder / TUTORIAL_VOCAB), side)
     model, src_vocab, tgt_vocab = build_tutorial(kind, sizes, vocab, str(folder / CONFIG))
-    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
-    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    load_weights(folder, model)
     return model, src_vocab, tgt_vocab
 
 

@@ -198,9 +198,16 @@ def load_checkpoint(path: str | Path) -> tuple[OwnModel, Vocab, Vocab, dict]:
     model = _checked_meta_model(model_cfg, folder / CONFIG)  # no initialisation of weights about to be replaced
     src_vocab = _read_vocab(folder / SRC_VOCAB, model_cfg.src_vocab_size, "src")
     tgt_vocab = _read_vocab(folder / TGT_VOCAB, model_cfg.tgt_vocab_size, "tgt")
-    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
-    model.load_state_dict({k: v.float() for k, v in tensors.items()}, assign=True)
+    load_weights(folder, model, assign=True)
     return model.eval(), src_vocab, tgt_vocab, raw
+
+
+def load_weights(folder: Path, module: torch.nn.Module, assign: bool = False) -> None:
+    """``folder``'s model.safetensors into ``module`` as fp32, every tensor checked against the
+    module's own names and shapes first (``read_weights``): the one way every family's weights
+    load (``assign``: take the tensors as they are, for a module built on the meta device)."""
+    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in module.state_dict().items()})
+    module.load_state_dict({k: v.float() for k, v in tensors.items()}, assign=assign)
 
 
 def read_card(path: str | Path) -> dict:

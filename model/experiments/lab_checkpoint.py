@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 from model.checkpoints.families import FAMILIES, Family, register_family
-from model.checkpoints.folder import CONFIG, WEIGHTS, read_weights, write_folder
+from model.checkpoints.folder import CONFIG, load_weights, write_folder
 from model.core.config import ModelConfig, dataclass_from_dict
 from model.core.decodable import ModelDescription
 from model.core.errors import CheckpointError
@@ -68,8 +68,7 @@ def load(folder: Path, raw: dict):
     if (len(src), len(tgt)) != (config.src_vocab_size, config.tgt_vocab_size):
         raise CheckpointError(f"{folder / CONFIG}: the tokens do not match the model's vocabulary sizes")
     model = build_model(config)
-    tensors = read_weights(folder / WEIGHTS, {k: tuple(v.shape) for k, v in model.state_dict().items()})
-    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    load_weights(folder, model)
     return model, src, tgt
 
 
