@@ -67,3 +67,23 @@ def test_a_beam_tree_is_one_description_for_the_canvas_and_plotly():
     canvas = {i: (s, r, label) for i, s, r, label in zip(data["ids"], data["steps"], data["rows"], data["labels"])}
     assert plotted == canvas and canvas[2][2] == "<i>un</i>"
     assert all("<i>" not in c[1] for t in markers for c in t.customdata)  # escaped for plotly
+
+
+def test_line_panels_are_one_description_for_the_canvas_and_plotly():
+    from viz.figures.lines import Line, LinesFigure, plotly_panels
+
+    lines = (Line("RNNsearch", "#1f77b4", (10.0, 20.0, 30.0), (25.0, 24.5, 22.0),
+                  band=((20.0, 21.0, 19.0), (27.0, 26.0, 25.0))),
+             Line("RNNencdec", "#d62728", (10.0, 20.0, 30.0), (22.0, 17.5, 11.0), dashed=True))
+    panels = (LinesFigure("t", "length", "BLEU", lines, subtitle="first"), LinesFigure("t", "length", "BLEU", lines,
+                                                                                   subtitle="second"))
+    drawn = plotly_panels(panels)
+    shown = [t for t in drawn.data if t.mode == "lines+markers"]
+    assert [(t.name, tuple(t.x), tuple(t.y), t.xaxis) for t in shown] == [
+        (line.name, line.x, line.y, axis) for line in lines for axis in ("x", "x2")]
+    bands = [tuple(t.y) for t in drawn.data if t.mode == "lines" and t.xaxis == "x"]
+    assert bands == [lines[0].band[1], lines[0].band[0]]  # upper edge, then the lower filled up to it
+    assert [a.text for a in drawn.layout.annotations] == ["first", "second"]
+    canvas = json.loads(json.dumps(chart_data(panels[0], "lines", "png")))
+    assert [(drawn_line["name"], drawn_line["x"], drawn_line["y"], drawn_line["band"]) for drawn_line in canvas["lines"]] == [
+        (line.name, list(line.x), list(line.y), [list(b) for b in line.band]) for line in lines]
