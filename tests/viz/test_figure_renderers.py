@@ -87,3 +87,16 @@ def test_line_panels_are_one_description_for_the_canvas_and_plotly():
     canvas = json.loads(json.dumps(chart_data(panels[0], "lines", "png")))
     assert [(drawn_line["name"], drawn_line["x"], drawn_line["y"], drawn_line["band"]) for drawn_line in canvas["lines"]] == [
         (line.name, list(line.x), list(line.y), [list(b) for b in line.band]) for line in lines]
+
+
+def test_matplotlib_draws_a_line_charts_numbers_and_names():
+    pytest.importorskip("matplotlib")
+    from viz.figures.lines import Line, LinesFigure
+    from viz.figures.print_figures import print_lines
+
+    lines = (Line("RNNsearch-$50$", "#1f77b4", (10.0, 20.0, 30.0), (25.0, 24.5, 22.0)),
+             Line("RNNencdec", "#d62728", (10.0, 20.0, 30.0), (22.0, 17.5, 11.0), dashed=True))
+    (ax,) = print_lines(LinesFigure("BLEU", "length", "BLEU score", lines, from_zero=True)).axes
+    drawn = [(h.get_label().replace(r"\$", "$"), tuple(h.get_xdata()), tuple(h.get_ydata())) for h in ax.get_lines()]
+    assert drawn == [(line.name, line.x, line.y) for line in lines]
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_ylim()[0]) == ("length", "BLEU score", 0.0)

@@ -30,6 +30,7 @@ import numpy as np
 
 from model.decoding.cross_attention import every_head
 from viz.figures.heatmap import MatrixFigure, alignment_matrix
+from viz.figures.lines import Line, LinesFigure
 from model.scoring.word_alignment import WORD_START
 
 if TYPE_CHECKING:  # matplotlib itself (0.4 s) is imported when a figure is made or saved
@@ -147,23 +148,35 @@ def _draw_heads(cross: np.ndarray, src_tokens: Sequence[str], tgt_tokens: Sequen
 def length_figure(series: dict[str, Sequence[tuple[float, float]]], xlabel: str = "Sentence length",
                   title: str = "") -> Figure:
     """Figure 2's look: BLEU against sentence length, one black line per model, told apart by
-    line style. ``series`` maps a model name to (length, BLEU) points."""
+    line style. ``series`` maps a model name to (length, BLEU) points. The chart's description
+    (a ``LinesFigure``) drawn by ``print_lines``."""
+    lines = tuple(Line(name, "#000000", tuple(float(x) for x, _y in points), tuple(float(y) for _x, y in points))
+                  for name, points in series.items())
+    return print_lines(LinesFigure(title, xlabel, "BLEU score", lines, from_zero=True))
+
+
+def print_lines(figure: LinesFigure) -> Figure:
+    """``figure`` drawn by matplotlib in Figure 2's look: black lines told apart by line style and
+    marker, a line's band (when it has one) in light gray."""
     with _styled():
-        return _draw_lengths(series, xlabel, title)
+        return _draw_lines(figure)
 
 
-def _draw_lengths(series: dict[str, Sequence[tuple[float, float]]], xlabel: str, title: str) -> Figure:
+def _draw_lines(figure: LinesFigure) -> Figure:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(5.0, 3.6))
     ax = fig.subplots()
-    for k, (name, points) in enumerate(series.items()):
-        xs, ys = zip(*points) if points else ((), ())
-        ax.plot(xs, ys, LINE_STYLES[k % len(LINE_STYLES)], color="black", marker="os^vD"[k % 5], markersize=4,
-                label=name.replace("$", r"\$"))
+    for k, line in enumerate(figure.lines):
+        if line.band:
+            ax.fill_between(line.x, line.band[0], line.band[1], color="0.9", linewidth=0)
+        ax.plot(line.x, line.y, LINE_STYLES[k % len(LINE_STYLES)], color="black", marker="os^vD"[k % 5], markersize=4,
+                label=line.name.replace("$", r"\$"))
+    xlabel, title = figure.x_title, figure.title
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("BLEU score")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel(figure.y_title)
+    if figure.from_zero:
+        ax.set_ylim(bottom=0)
     ax.grid(True, color="0.85", linewidth=0.6)
     ax.legend(frameon=False)
     if title:

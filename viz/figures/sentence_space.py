@@ -68,11 +68,14 @@ def sentence_map_layers(points: np.ndarray, sentences: Sequence[str], mine: np.n
 
 def sentence_map(points: np.ndarray, sentences: Sequence[str], mine: np.ndarray, text: str,
                  near: Sequence[int], title: str = "") -> "go.Figure":
-    """``sentence_map_layers`` as a plotly figure (the notebook's). Built from plain dicts (plotly's
-    object updates are slow)."""
+    """``sentence_map_layers`` as a plotly figure (the notebook's): ``plotly_map``."""
+    return plotly_map(sentence_map_layers(points, sentences, mine, text, near, title))
+
+
+def plotly_map(found: SentenceMap) -> "go.Figure":
+    """``found`` drawn by plotly. Built from plain dicts (plotly's object updates are slow)."""
     import plotly.graph_objects as go
 
-    found = sentence_map_layers(points, sentences, mine, text, near, title)
     traces = [{"type": "scattergl", "mode": "markers", "name": layer.name, "x": list(layer.x), "y": list(layer.y),
                "text": list(layer.texts), "hoverinfo": "text",
                "marker": {"size": layer.size, "color": layer.color, **({"symbol": "x"} if layer.symbol == "x" else {})}}
