@@ -47,7 +47,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model.checkpoints.imports import import_joey  # noqa: E402
-from model.foreign.joey import JoeyModel, quiet_joey_logs  # noqa: E402
+from model.foreign.joey.joey import JoeyModel, quiet_joey_logs  # noqa: E402
 from model.corpus.vocab import EOS  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
@@ -77,7 +77,7 @@ def search_cap(translator: Translator) -> Translator:
 def sentencepiece_for_joey():
     """Joey 2.3 calls SentencePieceProcessor.SetVocabulary, which sentencepiece 0.2.1 and later
     lack; while Joey runs it gets a no-op one, so Joey segments as the import does
-    (model/foreign/joey.py ``_set_vocab``)."""
+    (model/foreign/joey/joey.py ``_set_vocab``)."""
     import sentencepiece
 
     cls = sentencepiece.SentencePieceProcessor

@@ -45,7 +45,7 @@ from bench.joey_parity import MULTI30K, first_lines, joey_translate, train_multi
 from model import translate as translate_command  # noqa: E402
 from model.checkpoints.imports import import_joey  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
-from model.foreign.joey import quiet_joey_logs  # noqa: E402
+from model.foreign.joey.joey import quiet_joey_logs  # noqa: E402
 
 SHIPPED = CHECKPOINTS / "everyday-rnnsearch-en-fr"
 BATCH = 64

@@ -25,9 +25,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus  # noqa: E402
-from model.checkpoints.imports import import_tutorial  # noqa: E402
-from model.foreign import bentrevett  # noqa: E402
-from model.foreign.tutorials import KINDS  # noqa: E402
+from model.foreign.tutorials.family import import_tutorial  # noqa: E402
+from model.foreign.tutorials import bentrevett  # noqa: E402
+from model.foreign.tutorials.tutorials import KINDS  # noqa: E402
 
 SIZES = {"embedding": 256, "tgt_embedding": 256, "encoder_hidden": 256, "decoder_hidden": 256}
 SPECIALS = ["<unk>", "<pad>", "<sos>", "<eos>"]

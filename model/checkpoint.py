@@ -15,10 +15,13 @@ import argparse
 import sys
 
 from model.checkpoints.families import load_model
-from model.checkpoints.imports import import_hf, import_joey, import_tutorial
+from model.foreign.hf.family import import_hf
+from model.foreign.joey.family import import_joey
+from model.foreign.tutorials.family import import_tutorial
+import model.foreign.families  # noqa: F401  every imported family registered, for check and export
 from model.checkpoints.derived import average, export
 from model.core.errors import CheckpointError
-from model.foreign.tutorials import KINDS
+from model.foreign.tutorials.tutorials import KINDS
 
 
 def main(argv=None) -> int:

@@ -88,7 +88,7 @@ def test_every_folder_is_looked_into():
 
 
 # model/'s folders, lowest first (docs/architecture.md, "Layers"): each may import those before it.
-LAYERS = ("core", "corpus", "speed", "network", "foreign", "checkpoints", "decoding", "explaining",
+LAYERS = ("core", "corpus", "speed", "network", "checkpoints", "foreign", "decoding", "explaining",
           "scoring", "training", "cards", "experiments")
 TOP = "(top level)"
 

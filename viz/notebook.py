@@ -34,9 +34,9 @@ from model.decoding.cross_attention import HeadChoice, default_choice, every_hea
 from model.decoding.search import SearchConfig
 from model.decoding.teacher_forcing import teacher_forcing
 from model.decoding.trace import Trace
-from model.checkpoints.imports import write_tutorial
+from model.foreign.tutorials.family import write_tutorial
 from model.decoding.translator import Translator
-from model.foreign.tutorials import TutorialImport, from_live_objects, live_model
+from model.foreign.tutorials.tutorials import TutorialImport, from_live_objects, live_model
 from viz.figures.beam_tree import beam_tree_figure
 from viz.figures.download_config import plotly_config
 from viz.figures.faithfulness_curves import faithfulness_curves

@@ -9,22 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from model.checkpoints.folder import (CONFIG, OWN_FAMILY, load_checkpoint, load_weights, read_config, read_header,
-                                      read_json)
+from model.checkpoints.folder import (CONFIG, OWN_FAMILY, load_checkpoint, read_config, read_header)
 from model.core.config import TrainConfig
 from model.core.decodable import Decodable, ModelDescription, Vocabulary
 from model.core.errors import CheckpointError
-from model.foreign.hf_seq2seq import FAMILY as HF_FAMILY
-from model.foreign.hf_seq2seq import describe_raw as describe_hf_raw
-from model.foreign.hf_seq2seq import load_hf
-from model.foreign.joey import FAMILY as JOEY_FAMILY
-from model.foreign.joey import build_joey, describe_raw
-from model.foreign.tutorial_vocab import token_list
-from model.foreign.tutorials import FAMILY as TUTORIAL_FAMILY
-from model.foreign.tutorials import VOCAB_FILE as TUTORIAL_VOCAB
-from model.foreign.tutorials import build as build_tutorial
-from model.foreign.tutorials import describe as describe_tutorial
-from model.foreign.tutorials import kind_of
 
 
 @dataclass(frozen=True)
@@ -85,59 +73,31 @@ def _load_own(folder: Path, raw: dict):
     return load_checkpoint(folder)[:3]
 
 
-def _load_joey(folder: Path, raw: dict):
-    model, src_vocab, tgt_vocab = build_joey(folder, raw)
-    load_weights(folder, model.joey)
-    return model, src_vocab, tgt_vocab
-
-
 def _describe_own(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
     summary = describe_folder(folder)
     return summary.description, summary.src_lang, summary.tgt_lang
 
 
-def _tutorial_settings(folder: Path, raw: dict) -> tuple[str, dict, str, str]:
-    """(kind, sizes, source language, target language) of an imported tutorial folder's config.json."""
-    where = str(folder / CONFIG)
-    settings = raw.get("tutorial")
-    if not isinstance(settings, dict) or not isinstance(settings.get("sizes"), dict):
-        raise CheckpointError(f"{where}: no \"tutorial\" settings with the model's sizes")
-    kind, sizes = settings.get("kind"), settings["sizes"]
-    kind_of(kind, where)
-    if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in sizes.items()):
-        raise CheckpointError(f"{where}: the tutorial model's sizes must be whole numbers")
-    langs = (settings.get("src_lang"), settings.get("tgt_lang"))
-    if not all(isinstance(lang, str) and 0 < len(lang) <= 10 for lang in langs):
-        raise CheckpointError(f"{where}: src_lang and tgt_lang must be short language codes")
-    return kind, sizes, *langs
-
-
-def _load_tutorial(folder: Path, raw: dict):
-    kind, sizes, _, _ = _tutorial_settings(folder, raw)
-    vocab = read_json(folder / TUTORIAL_VOCAB)
-    for side in ("source", "target"):
-        vocab[side] = token_list(vocab.get(side), str(folder / TUTORIAL_VOCAB), side)
-    model, src_vocab, tgt_vocab = build_tutorial(kind, sizes, vocab, str(folder / CONFIG))
-    load_weights(folder, model)
-    return model, src_vocab, tgt_vocab
-
-
-def _describe_tutorial(folder: Path, raw: dict) -> tuple[ModelDescription, str, str]:
-    kind, sizes, src, tgt = _tutorial_settings(folder, raw)
-    return describe_tutorial(kind, sizes), src, tgt
-
-
-def register_family(name: str, family: Family) -> None:
+def register_family(name: str, family: Family, built_in: bool = False) -> Family:
     """Open folders whose config.json says ``"family": name`` with ``family``: how a model of
     one's own reaches the app and Python code (``load_model``, ``Translator.from_checkpoint``;
-    docs/own-model.md); the command lines know the built-in families. A config.json may only
-    name a registered family, so no file can make the server import code."""
-    if name in (OWN_FAMILY, JOEY_FAMILY, TUTORIAL_FAMILY, HF_FAMILY):
+    docs/own-model.md). The imported families (model/foreign/: Joey NMT, Hugging Face, the
+    tutorials) register themselves as ``built_in`` when model/foreign is imported; no other
+    family takes their names. A config.json may only name a registered family, so no file can
+    make the server import code. Returns ``family``."""
+    if name in _BUILT_IN and FAMILIES.get(name) is not family:
         raise ValueError(f"{name!r} is built in")
+    if built_in:
+        _BUILT_IN.add(name)
     FAMILIES[name] = family
+    return family
 
 
-FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own),
-                               JOEY_FAMILY: Family(_load_joey, lambda folder, raw: describe_raw(raw, folder / CONFIG)),
-                               TUTORIAL_FAMILY: Family(_load_tutorial, _describe_tutorial),
-                               HF_FAMILY: Family(load_hf, lambda folder, raw: describe_hf_raw(raw, folder / CONFIG))}
+def refuse_to_overwrite(out: Path) -> None:
+    """An import writes into a new or empty folder only."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new one")
+
+
+FAMILIES: dict[str, Family] = {OWN_FAMILY: Family(_load_own, _describe_own)}  # the imported ones: model/foreign/
+_BUILT_IN = {OWN_FAMILY}

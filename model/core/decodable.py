@@ -4,7 +4,7 @@ Any attention encoder-decoder (or one without attention) that implements ``Decod
 comes with two ``Vocabulary`` objects gets beam search with full traces (model/decoding/search.py),
 saliency (model/explaining/saliency.py), alignment scores (model/scoring/attention_alignment.py) and every page of the app.
 The project's own ``NMTModel`` implements it, and so does the Joey NMT adapter
-(model/foreign/joey.py); docs/own-model.md shows a model written against it in about 40 lines.
+(model/foreign/joey/joey.py); docs/own-model.md shows a model written against it in about 40 lines.
 
 The shape contract, for a batch of B rows (sentences, or sentences x beam slots):
 
@@ -157,7 +157,7 @@ class Memory(Protocol):
 @dataclass
 class EncoderStates:
     """A ``Memory`` that is an encoder's outputs and nothing more (what the imported Transformers'
-    decoders read: model/foreign/hf_seq2seq.py, model/foreign/joey_transformer.py)."""
+    decoders read: model/foreign/hf/seq2seq.py, model/foreign/joey/transformer.py)."""
 
     states: torch.Tensor  # (batch, src_len, d_model) the encoder's outputs
     mask: torch.Tensor  # (batch, src_len) True at real source tokens

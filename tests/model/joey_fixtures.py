@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import yaml
 
-from model.foreign.joey import swap_specials
+from model.foreign.joey.joey import swap_specials
 from model.corpus.vocab import EOS
 from tests.conftest import make_pairs
 

@@ -1,4 +1,4 @@
-"""Hugging Face encoder-decoders opened through the decoding interface (model/foreign/hf_seq2seq.py):
+"""Hugging Face encoder-decoders opened through the decoding interface (model/foreign/hf/seq2seq.py):
 token-for-token parity with ``generate`` on tiny models built from configs, and hostile folders."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ transformers = pytest.importorskip("transformers", reason="the Hugging Face test
 
 from model.checkpoint import main as checkpoint_main  # noqa: E402
 from model.checkpoints.families import load_model  # noqa: E402
-from model.checkpoints.imports import import_hf  # noqa: E402
+from model.foreign.hf.family import import_hf  # noqa: E402
 from model.core.errors import CheckpointError, ConfigError  # noqa: E402
 from model.decoding.cross_attention import shifted_cross_attention  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402

@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from sacrebleu.metrics import BLEU  # noqa: E402
 
 from model.checkpoints.families import load_model  # noqa: E402
-from model.checkpoints.imports import import_joey  # noqa: E402
+from model.foreign.joey.family import import_joey  # noqa: E402
 from model.speed.activations import fast_tanh  # noqa: E402
 from model.corpus.vocab import BOS, EOS, PAD, UNK  # noqa: E402
 from model.explaining.attention_ablation import ABLATIONS, Ablation  # noqa: E402

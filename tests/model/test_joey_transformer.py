@@ -1,5 +1,5 @@
 """Joey NMT Transformers imported: Joey's own tokens, and every layer's and head's cross-attention
-read from the network (model/foreign/joey_transformer.py).
+read from the network (model/foreign/joey/transformer.py).
 
 Tiny Joey Transformers (pre-norm with a tied output layer; post-norm untied; heads, layers and
 widths all different) are trained here by Joey's own training function. The tests compare the
@@ -16,7 +16,7 @@ pytest.importorskip("joeynmt", reason="the Joey NMT tests need joeynmt 2.3.0 (pi
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from model.checkpoints.imports import import_joey  # noqa: E402
+from model.foreign.joey.family import import_joey  # noqa: E402
 from model.decoding.cross_attention import shifted_cross_attention  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402

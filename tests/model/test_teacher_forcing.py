@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.checkpoints.imports import import_tutorial
+from model.foreign.tutorials.family import import_tutorial
 from model.core.errors import DataError
 from model.decoding.search import SearchConfig
 from model.decoding.teacher_forcing import teacher_forcing

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from model.checkpoints.families import load_model
-from model.checkpoints.imports import import_tutorial
+from model.foreign.tutorials.family import import_tutorial
 from model.core.errors import CheckpointError, DataError
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
@@ -297,7 +297,7 @@ def test_the_import_command_says_what_it_wrote_or_why_not(tmp_path):
 
 
 def test_the_fallback_tokenizer_splits_words_and_punctuation_as_spacy_does_for_such_sentences():
-    from model.foreign.bentrevett import WORDS_AND_PUNCTUATION
+    from model.foreign.tutorials.bentrevett import WORDS_AND_PUNCTUATION
 
     assert WORDS_AND_PUNCTUATION.findall("Ein Mann, der ein T-Shirt trägt, läuft.") == \
         ["Ein", "Mann", ",", "der", "ein", "T-Shirt", "trägt", ",", "läuft", "."]

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 pytest.importorskip("transformers", reason="the Hugging Face tests need the hf extra")
 
-from model.checkpoints.imports import import_hf  # noqa: E402
+from model.foreign.hf.family import import_hf  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 from tests.model import hf_fixtures as fx  # noqa: E402
 

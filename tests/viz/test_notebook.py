@@ -179,7 +179,7 @@ def _live_objects(kind: str) -> tuple:
 @pytest.mark.parametrize("kind, text", [("pytorch", "Le chien court dans le parc."), ("bentrevett", "Le chat joue."),
                                         ("d2l", "A dog runs in the park.")])
 def test_a_tutorials_live_objects_translate_as_its_imported_files_do(kind, text, tmp_path):
-    from model.checkpoints.imports import import_tutorial
+    from model.foreign.tutorials.family import import_tutorial
     from tests.model.test_tutorials import files
     from viz.notebook import from_tutorial, load
 
@@ -209,7 +209,7 @@ def test_objects_that_are_not_a_tutorials_are_refused_clearly():
 
 
 def test_the_notebook_shows_teacher_forcing_for_any_model(tmp_path):
-    from model.checkpoints.imports import import_tutorial
+    from model.foreign.tutorials.family import import_tutorial
     from tests.model.test_tutorials import files
     from viz.notebook import from_tutorial, load
 

@@ -13,7 +13,7 @@ from safetensors.torch import load_file, save_file
 from streamlit.testing.v1 import AppTest
 
 from model.checkpoints import families
-from model.checkpoints.imports import import_joey
+from model.foreign.joey.family import import_joey
 from model.checkpoints.folder import FORMAT, FORMAT_VERSION
 from model.checkpoints.families import Family
 from model.core.decodable import ModelDescription

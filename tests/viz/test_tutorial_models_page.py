@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.checkpoints.imports import import_tutorial
+from model.foreign.tutorials.family import import_tutorial
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 from tests.model.test_tutorials import files

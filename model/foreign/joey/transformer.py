@@ -1,6 +1,6 @@
 """Joey NMT 2.x Transformers through the decoding interface, with every layer's and head's cross-attention.
 
-model/foreign/joey.py reads and checks a Joey folder and builds Joey's own ``Model``; for a config
+model/foreign/joey/joey.py reads and checks a Joey folder and builds Joey's own ``Model``; for a config
 whose encoder and decoder are Transformers it wraps the model in ``JoeyTransformerModel``. The
 computation is Joey's own modules, called as Joey's search calls them:
 

@@ -26,7 +26,7 @@ interface's boundary (model/core/decodable.py):
 
 Supported: a recurrent encoder (bidirectional) and decoder, GRU or LSTM, Bahdanau or Luong
 attention, input feeding on or off, 1 to 8 layers; or a Transformer encoder and decoder (any
-head count, pre- or post-norm, tied output layer or not: model/foreign/joey_transformer.py); word /
+head count, pre- or post-norm, tied output layer or not: model/foreign/joey/transformer.py); word /
 char / SentencePiece / subword-nmt tokenization. Anything else is refused with one line naming
 the setting.
 """
@@ -47,7 +47,7 @@ from model.core.config import MAX_HEADS, MAX_LAYERS, MAX_PARAMETERS, MAX_UNITS, 
 from model.corpus.vocab import BOS, EOS, PAD, UNK
 from model.core.decodable import STOP_JOEY, AlphaFn, BeamRule, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
-from model.foreign.joey_transformer import JoeyTransformerModel
+from model.foreign.joey.transformer import JoeyTransformerModel
 from model.foreign.restricted_load import load_restricted
 from model.speed.activations import tanh_of_sum
 

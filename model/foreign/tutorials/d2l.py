@@ -32,9 +32,9 @@ import torch
 from torch import nn
 
 from model.core.decodable import AlphaFn, ModelDescription, Step
-from model.foreign.tutorial_model import TutorialModel
+from model.foreign.tutorials.tutorial_model import TutorialModel
 from model.corpus.vocab import PAD
-from model.foreign.tutorial_vocab import TutorialVocab, special_ids
+from model.foreign.tutorials.tutorial_vocab import TutorialVocab, special_ids
 
 KIND = "d2l"
 TITLE = "d2l.ai chapter \"The Bahdanau Attention Mechanism\""

@@ -1,5 +1,5 @@
 """What the three tutorials' models share behind the decoding interface: the id maps at the
-boundary (model/foreign/tutorial_vocab.py), the tutorial's own output cap, the source
+boundary (model/foreign/tutorials/tutorial_vocab.py), the tutorial's own output cap, the source
 embedding saliency differentiates against, and the last step from the tutorial's logits to this
 project's log-probabilities."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from model.core.decodable import Decodable, OutputLength
-from model.foreign.tutorial_vocab import TutorialVocab
+from model.foreign.tutorials.tutorial_vocab import TutorialVocab
 
 
 class TutorialModel(nn.Module, Decodable):

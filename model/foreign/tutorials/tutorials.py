@@ -1,5 +1,5 @@
 """The three tutorials' models in one table: what a student saves, how it is read and checked,
-and how the model is rebuilt (model/foreign/pytorch_tutorial.py, bentrevett.py, d2l.py).
+and how the model is rebuilt (model/foreign/tutorials/pytorch_tutorial.py, bentrevett.py, d2l.py).
 
     python -m model.checkpoint import-tutorial KIND WEIGHTS VOCAB OUT_DIR
 
@@ -8,7 +8,7 @@ restricted loader (``weights_only=True``: tensors and plain containers only; a p
 model is refused, unrun); the vocabulary file is the JSON the contract in docs/own-model.md
 writes. Everything is checked before anything is written: the tensors a kind's model has, their
 shapes against each other and against the vocabularies' sizes, finite values, sizes within this
-project's limits. The folder written (model/checkpoints/imports.py) holds the tensors as
+project's limits. The folder written (model/foreign/tutorials/family.py) holds the tensors as
 safetensors under the tutorial's own names, the vocabularies as ``vocab.json``, and a
 ``config.json`` saying ``"family": "tutorial"`` and the kind and sizes; it then opens like any
 other checkpoint.
@@ -27,9 +27,9 @@ from model.core.config import MAX_PARAMETERS, MAX_UNITS, MAX_VOCAB
 from model.core.decodable import Decodable, ModelDescription
 from model.foreign.json_files import read_json_object
 from model.core.errors import CheckpointError
-from model.foreign import bentrevett, d2l, pytorch_tutorial
+from model.foreign.tutorials import bentrevett, d2l, pytorch_tutorial
 from model.foreign.restricted_load import load_restricted
-from model.foreign.tutorial_vocab import TutorialVocab, token_list
+from model.foreign.tutorials.tutorial_vocab import TutorialVocab, token_list
 
 FAMILY = "tutorial"
 VOCAB_FILE = "vocab.json"

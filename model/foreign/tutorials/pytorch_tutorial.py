@@ -33,8 +33,8 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from model.core.decodable import AlphaFn, ModelDescription, Step
-from model.foreign.tutorial_model import TutorialModel
-from model.foreign.tutorial_vocab import TutorialVocab, special_ids
+from model.foreign.tutorials.tutorial_model import TutorialModel
+from model.foreign.tutorials.tutorial_vocab import TutorialVocab, special_ids
 
 KIND = "pytorch"
 MAX_LENGTH = 10  # the tutorial's MAX_LENGTH: decoding runs this many steps

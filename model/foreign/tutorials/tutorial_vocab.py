@@ -1,4 +1,4 @@
-"""The word vocabularies of the tutorials' models (model/foreign/pytorch_tutorial.py, bentrevett.py,
+"""The word vocabularies of the tutorials' models (model/foreign/tutorials/pytorch_tutorial.py, bentrevett.py,
 d2l.py), with this project's ids at the boundary.
 
 A tutorial numbers its words its own way: the PyTorch tutorial has SOS 0 and EOS 1 and no padding
