@@ -182,7 +182,7 @@ def start_attention(model) -> None:
 def learning_rate(settings: LabSettings, updates: int, progress: float) -> float:
     """The rate for the next update: a linear warm-up over the first ``WARMUP`` updates (at most a
     tenth of the budget), then a cosine decay to ``FINAL_LR`` of ``settings.lr`` as ``progress``
-    (the share of the budget spent, 0 to 1) reaches 1. Without it a constant rate of 3e-3 sends the
+    (the share of the updates made, 0 to 1) reaches 1. Without it a constant rate of 3e-3 sends the
     loss up from 0.5 to near 3 on some seeds, and the run ends before it comes back."""
     warmup = max(1, min(WARMUP, settings.updates // 10))
     if updates < warmup:
@@ -207,8 +207,9 @@ def train_one(arch: str, settings: LabSettings, task, vocabs: tuple[TokenVocab, 
               progress: Optional[Progress] = None) -> TrainedModel:
     """Train one model until ``settings.updates`` updates or ``settings.seconds`` of ``clock``,
     whichever comes first (or until ``stop()``), on the current torch threads. The learning rate
-    follows the nearer of the two limits (``learning_rate``): when the updates end the run, the
-    same seed and updates give the same weights on the same machine."""
+    follows the updates alone (``learning_rate``), never the clock: the same seed and updates give
+    the same weights on the same machine, however busy it is. A run whose seconds end first stops
+    before its rate has fallen all the way (the page says the machine is too slow)."""
     torch.manual_seed(settings.seed)
     src_vocab, tgt_vocab = vocabs
     model = build_model(model_config(arch, settings, len(src_vocab), len(tgt_vocab)))
@@ -231,9 +232,8 @@ def train_one(arch: str, settings: LabSettings, task, vocabs: tuple[TokenVocab, 
         if stop():
             trained.stopped, trained.ended_by = True, "stop"
             break
-        spent = max(trained.updates / settings.updates, elapsed / settings.seconds)
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(settings, trained.updates, spent)
+            group["lr"] = learning_rate(settings, trained.updates, trained.updates / settings.updates)
         pairs = next(batches)
         batch = make_batch([src_vocab.encode_tokens(s) for s, _ in pairs],
                            [tgt_vocab.encode_tokens(t) for _, t in pairs], list(range(len(pairs))))
@@ -279,7 +279,8 @@ def run_lab(settings: LabSettings, clock: Callable[[], float] = time.perf_counte
             stop: Callable[[], bool] = lambda: False, progress: Optional[Progress] = None,
             everyday_path: Optional[Path] = None, threads: Optional[int] = 1) -> LabResult:
     """Train every model of ``settings`` in turn, each on the same budget, and test them by length,
-    for each of ``settings.seeds`` seeds from ``settings.seed`` on (``LabResult.by_seed``), on
+    for each of ``settings.seeds`` seeds from ``settings.seed`` on (``LabResult.by_seed``: after a
+    Stop, the seeds it did not cut short, or the one it did when there is no other), on
     ``threads`` torch threads (None: leave the setting alone). With PyTorch's OpenMP backend
     the setting belongs to the calling thread (and threads it starts later): a server's training
     thread pins itself to one without changing the threads that translate."""
@@ -304,4 +305,7 @@ def run_lab(settings: LabSettings, clock: Callable[[], float] = time.perf_counte
     finally:
         torch.set_num_threads(previous)
     by_seed = {seed: models for seed, models in by_seed.items() if models}
-    return LabResult(settings, by_seed.get(settings.seed, {}), by_seed)
+    if settings.seeds > 1:  # a seed Stop cut short would put half-trained models in the spread
+        by_seed = {seed: models for seed, models in by_seed.items()
+                   if not any(m.stopped for m in models.values())} or by_seed
+    return LabResult(settings, by_seed[min(by_seed)] if by_seed else {}, by_seed)

@@ -261,3 +261,13 @@ def test_several_seeds_are_each_a_single_run_and_their_spread_is_reported():
 def test_budgets_and_seeds_out_of_range_are_refused_in_one_line(changes, message):
     with pytest.raises(LabError, match=message):
         LabSettings(**changes).check()
+
+
+def test_a_stopped_sweep_leaves_the_seed_it_cut_short_out_of_the_spread():
+    calls = iter(range(10**6))
+    settings = LabSettings(archs=("rnnsearch", "rnnencdec"), updates=4, seconds=600, seeds=3, **SMALL)
+    # each training reads stop() before each update and once at its end: seed 1 takes 2 x 5 reads
+    result = run_lab(settings, stop=lambda: next(calls) >= 13)
+    assert list(result.by_seed) == [1] and result.models is result.by_seed[1]
+    assert not any(m.stopped for m in result.models.values())
+    assert set(result.to_json()["spread"]) == {"rnnsearch", "rnnencdec"}

@@ -81,3 +81,14 @@ def test_a_refusal_says_why_and_the_other_model_still_translates(app_env, monkey
     assert isinstance(found[2], Refused) and found[2].loading and found[2].name == "no-such-model"
     with pytest.raises(DataError):
         decodes.shared_decodes([Request("rnnencdec-tiny", "a dog", search)], app_env)
+
+
+def test_ids_read_from_a_folder_since_replaced_are_read_again_by_the_model_that_decodes(app_env):
+    """A request read before its folder was replaced carries the old folder's stamp: the batch
+    reads its text again with the model it decodes with, never another vocabulary's ids."""
+    path, translator, stamp = decodes._checkpoint("rnnsearch-tiny", app_env)
+    ids, cut = translator.source_ids("a dog runs")
+    stale = Request("rnnsearch-tiny", "a dog runs", SearchConfig(beam=2), encoded=((5,) * 9, cut, ("before",)))
+    fresh = Request("rnnsearch-tiny", "a dog runs", SearchConfig(beam=2), encoded=(tuple(ids), cut, stamp))
+    (from_stale,), (from_fresh,) = decodes.decode_batch(path, [stale]), decodes.decode_batch(path, [fresh])
+    assert from_stale.trace.source_ids == from_fresh.trace.source_ids == list(ids)

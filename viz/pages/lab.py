@@ -240,8 +240,10 @@ def results_ui(job: Job) -> None:
     """Exact match by input length for every model (the paper's Figure 2 for this experiment);
     over several seeds, its spread."""
     result = job.result
-    if len(result.by_seed) > 1:
+    if result.settings.seeds > 1 and len(result.by_seed) > 1:
         spread_ui(result)
+        if job.state == "stopped":
+            st.caption(_("Stopped early: the spread is over the seeds that finished before Stop was pressed."))
         slow_ui(result)
         open_ui(job)  # the first seed's models
         return

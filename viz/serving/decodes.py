@@ -78,10 +78,11 @@ def load_translator(name: str, settings: AppSettings) -> Translator:
     return _checkpoint(name, settings)[1]
 
 
-def _checkpoint(name: str, settings: AppSettings) -> tuple[Path, Translator]:
-    """The folder ``name`` resolves to and its shared Translator under ``name`` (``load_translator``).
-    A folder replaced since it was last read is read again, and what was decoded with its old
-    model is forgotten; a folder removed raises its CheckpointError."""
+def _checkpoint(name: str, settings: AppSettings) -> tuple[Path, Translator, tuple]:
+    """The folder ``name`` resolves to, its shared Translator under ``name`` (``load_translator``)
+    and the folder's stamp that Translator was read at. A folder replaced since it was last read
+    is read again, and what was decoded with its old model is forgotten; a folder removed raises
+    its CheckpointError."""
     path = resolve_checkpoint(name, settings)
     stamp = folder_stamp(path)
     with _STAMPS_LOCK:
@@ -89,7 +90,7 @@ def _checkpoint(name: str, settings: AppSettings) -> tuple[Path, Translator]:
         _STAMPS[path] = stamp
     if seen is not None and seen != stamp:
         result_store(TRANSLATIONS).discard(lambda request: request.name == name)
-    return path, _named(_translator_of_folder(path, stamp), name)
+    return path, _named(_translator_of_folder(path, stamp), name), stamp
 
 
 _STAMPS: dict = {}  # folder -> its stamp when last read
@@ -190,9 +191,10 @@ class Request:
     search: SearchConfig
     prefix: Optional[tuple[int, ...]] = None  # what-if: output ids forced at the start
     attend: Optional[tuple[int, int]] = None  # what-if: (step, source position) given all the attention
-    # the text's source ids and whether they were cut (Translator.source_ids), once the serving layer
-    # has read it: not part of the request's identity, so equal requests still share one result
-    encoded: Optional[tuple[tuple[int, ...], bool]] = field(default=None, compare=False)
+    # the text's source ids, whether they were cut (Translator.source_ids) and the stamp of the folder
+    # whose vocabulary read them, once the serving layer has read it: not part of the request's
+    # identity, so equal requests still share one result; a batch decoding another stamp reads again
+    encoded: Optional[tuple[tuple[int, ...], bool, tuple]] = field(default=None, compare=False)
 
     @property
     def weight(self) -> int:
@@ -245,7 +247,7 @@ def decode_pair(requests: list[Request], settings: AppSettings, on_queued: Optio
         results[i] = store.get(request)
         if results[i] is None and request.encoded is None:  # read once, here: the batch decodes these ids
             try:
-                requests[i] = replace(request, encoded=_encoded(found[1], request.text))
+                requests[i] = replace(request, encoded=_encoded(found[1], request.text, found[2]))
             except UserError as exc:  # DataError: a word outside a vocabulary without <unk>
                 results[i] = Refused(request.name, exc, loading=False)
     missing = [i for i, found in enumerate(results) if found is None]
@@ -259,7 +261,7 @@ def decode_pair(requests: list[Request], settings: AppSettings, on_queued: Optio
         request = requests[i]
         found = store.get(request)  # decoded meanwhile for another session
         if found is None:
-            path, translator = checkpoints[request.name]
+            path = checkpoints[request.name][0]
             batcher = _batcher(path, request.search, request.attend, request.prefix is not None)
             found = batcher.decode(request, request.weight, admitted, notice and partial(notice.show, together))
         return found
@@ -284,12 +286,12 @@ def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, setti
     evaluations, so a class's evaluations share batches and take turns with each other.
     ``progress(done)`` after each chunk; ``on_queued(text)`` while waiting. Nothing is kept in the
     translations' shared store (a test set would push out what other users translated)."""
-    path, translator = _checkpoint(name, settings)
+    path, translator, stamp = _checkpoint(name, settings)
     batcher = _evaluation_batcher(path, search)
     slot = QueuedSlot(settings, on_queued)
     traces, seconds = [], 0.0
     for start in range(0, len(lines), EVALUATION_CHUNK):
-        chunk = [Request(name, text, search, encoded=_encoded(translator, text))
+        chunk = [Request(name, text, search, encoded=_encoded(translator, text, stamp))
                  for text in lines[start:start + EVALUATION_CHUNK]]
         decoded = batcher.decode_many(chunk, [r.weight for r in chunk], slot, on_queued and partial(on_queued, _(TOGETHER)))
         traces += [d.trace for d in decoded]
@@ -299,10 +301,11 @@ def translate_lines(name: str, lines: Sequence[str], search: SearchConfig, setti
     return traces, seconds
 
 
-def _encoded(translator: Translator, text: str) -> tuple[tuple[int, ...], bool]:
-    """``text`` read once: its source ids and whether they were cut (``Request.encoded``)."""
+def _encoded(translator: Translator, text: str, stamp: tuple) -> tuple[tuple[int, ...], bool, tuple]:
+    """``text`` read once by ``translator`` (of the folder as ``stamp`` found it): its source ids,
+    whether they were cut, and the stamp (``Request.encoded``)."""
     ids, cut = translator.source_ids(text)
-    return tuple(ids), cut
+    return tuple(ids), cut, stamp
 
 
 @shared(max_entries=64)
@@ -339,11 +342,15 @@ def decode_batch(path: Path, requests: list[Request]) -> list[Decoded]:
     """One decode of ``requests`` (one model's, with equal search settings, attend and prefix
     kind) as a single batch, from the source ids each request carries (read here for those
     without); each Decoded carries the batch's decoding time."""
-    translator, first = _translator_of_folder(path, folder_stamp(path)), requests[0]
-    encoded = [(list(r.encoded[0]), r.encoded[1]) if r.encoded is not None else None for r in requests]
+    stamp = folder_stamp(path)
+    translator, first = _translator_of_folder(path, stamp), requests[0]
+    # ids read by this folder's vocabulary as it is now; a request read before the folder was
+    # replaced is read again by the model that decodes it
+    encoded = [(list(r.encoded[0]), r.encoded[1]) if r.encoded is not None and r.encoded[2] == stamp
+               else translator.source_ids(r.text) for r in requests]
     start = time.perf_counter()
     traces = translator.translate([r.text for r in requests], first.search, batch_size=len(requests),
-                                  encoded=None if None in encoded else encoded,
+                                  encoded=encoded,
                                   prefixes=None if first.prefix is None else [list(r.prefix) for r in requests],
                                   attend=None if first.attend is None else dict([first.attend]))
     seconds = time.perf_counter() - start

@@ -139,8 +139,9 @@ def apply_view(view: View, only: Optional[set] = None) -> None:
             st.session_state[key] = getattr(view, field)
     if only is None or "heads" in only:
         apply_heads(HeadsPick.from_param(view.heads) or HeadsPick())
-    if only is None or "ref" in only:  # the reference belongs to the sentence it came with
-        st.session_state.update(reference=view.ref, reference_for=view.src)
+    if only is None or "ref" in only:  # the reference belongs to the sentence it came with (the session's, if none)
+        sentence = view.src if only is None or "src" in only else st.session_state.get("source", view.src)
+        st.session_state.update(reference=view.ref, reference_for=sentence)
 
 
 def restore_view(pairs: dict[str, list[str]], defaults_for, default_pair: str) -> None:
