@@ -21,7 +21,6 @@ from typing import Sequence
 
 from model.argtypes import run_command
 from model.experiments.lab_run import ARCHS, LabResult, LabSettings, run_lab
-from model.experiments.seed_spread import spread
 from model.experiments.tasks import TASKS
 
 
@@ -46,8 +45,9 @@ def table(result: LabResult) -> str:
 
 def spread_table(result: LabResult) -> str:
     """Exact match (%) by test length over the seeds trained: mean [lowest, highest], a column per model."""
-    archs = [a for a in result.settings.archs if result.exact_by_seed(a)]
-    bands = {a: spread(result.exact_by_seed(a)) for a in archs}
+    bands = {a: result.spread(a) for a in result.settings.archs}
+    bands = {a: found for a, found in bands.items() if found}  # the models a seed trained
+    archs = list(bands)
     seeds = list(result.by_seed)
     lines = [f"task {result.settings.task}, trained on lengths {result.settings.train_lengths}, "
              f"seeds {seeds[0]}-{seeds[-1]} ({len(seeds)})",

@@ -114,9 +114,13 @@ class TrainedModel:
     updates: int = 0
     curve: list = field(default_factory=list)  # [[seconds, loss], ...], the loss averaged since the last point
     by_length: dict = field(default_factory=dict)  # {length: LengthScore}
-    stopped: bool = False  # ended by ``stop`` before its budget was spent
     ended_by: str = ""  # what ended the training: "updates", "seconds" or "stop"
     seed: int = 0  # the seed it was trained with
+
+    @property
+    def stopped(self) -> bool:
+        """Ended by ``stop`` before its budget was spent."""
+        return self.ended_by == "stop"
 
     def to_json(self) -> dict:
         return {"parameters": self.parameters, "seconds": round(self.seconds, 2), "updates": self.updates,
@@ -138,6 +142,11 @@ class LabResult:
         return [{n: score.exact for n, score in models[arch].by_length.items()}
                 for models in self.by_seed.values() if arch in models]
 
+    def spread(self, arch: str) -> dict:
+        """{length: Band} of ``arch`` over the seeds trained ({} when none trained it)."""
+        tables = self.exact_by_seed(arch)
+        return spread(tables) if tables else {}
+
     def to_json(self) -> dict:
         s = self.settings
         out = {"task": s.task, "seed": s.seed, "train_lengths": s.train_lengths, "test_lengths": s.test_lengths,
@@ -146,9 +155,10 @@ class LabResult:
         if s.seeds > 1:
             out["seeds"] = {str(seed): {arch: m.to_json() for arch, m in models.items()}
                             for seed, models in self.by_seed.items()}
+            bands = {arch: self.spread(arch) for arch in s.archs}
             out["spread"] = {arch: {str(n): {"mean": round(b.mean, 4), "low": round(b.low, 4), "high": round(b.high, 4)}
-                                    for n, b in spread(self.exact_by_seed(arch)).items()}
-                             for arch in s.archs if self.exact_by_seed(arch)}
+                                    for n, b in found.items()}
+                             for arch, found in bands.items() if found}
         return out
 
 
@@ -230,7 +240,7 @@ def train_one(arch: str, settings: LabSettings, task, vocabs: tuple[TokenVocab, 
             trained.ended_by = "seconds"
             break
         if stop():
-            trained.stopped, trained.ended_by = True, "stop"
+            trained.ended_by = "stop"
             break
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(settings, trained.updates, trained.updates / settings.updates)

@@ -15,7 +15,6 @@ import pandas as pd
 import streamlit as st
 
 from model.experiments.lab_run import ARCHS, LabSettings
-from model.experiments.seed_spread import spread
 from model.decoding.search import SearchConfig
 from model.experiments.tasks import MAX_LENGTH, TASKS, LabError, Lengths, held_out_pairs, make_task, source_text
 from viz.figures.heatmap import alignment_matrix
@@ -277,7 +276,7 @@ def spread_ui(result) -> None:
     st.subheader(_("Exact match by input length, over {n} seeds").format(n=len(seeds)))
     lines = []
     for arch in settings.archs:
-        bands = spread(result.exact_by_seed(arch)) if result.exact_by_seed(arch) else {}
+        bands = result.spread(arch)
         if bands:
             lengths = sorted(bands)
             lines.append(Line(arch, COLOURS.get(arch, "#7f7f7f"), tuple(float(n) for n in lengths),

@@ -123,8 +123,6 @@ def _named(translator: Translator, name: str) -> Translator:
     return Translator(translator.model, translator.src_vocab, translator.tgt_vocab, name)
 
 
-
-
 @shared()
 def decode_gate(limit: int) -> DecodeGate:
     """The process's limit on decodes running at once (``AppSettings.decode_slots``; each decode
@@ -210,9 +208,13 @@ def shared_decode(request: Request, settings: AppSettings,
 
 def shared_decodes(requests: list[Request], settings: AppSettings,
                   on_queued: Optional[Callable[[], QueueNotice]] = None, carry: Optional[Carry] = None) -> list[Decoded]:
-    """``decode_pair`` for callers that need every decode: the first refusal raises its error
+    """``decode_pair`` for callers that need every decode (``every_decoded``)."""
+    return every_decoded(decode_pair(requests, settings, on_queued, carry))
+
+
+def every_decoded(outcomes: list) -> list[Decoded]:
+    """``decode_pair``'s outcomes when all are decodes; else the first refusal's error is raised
     (a broken checkpoint's CheckpointError, a sentence a model cannot read)."""
-    outcomes = decode_pair(requests, settings, on_queued, carry)
     for outcome in outcomes:
         if isinstance(outcome, Refused):
             raise outcome.error

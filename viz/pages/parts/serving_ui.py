@@ -13,7 +13,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from model.corpus.test_sets import EvalSet
 from model.decoding.translator import Translator
 from viz.serving import builtin_sets, decodes
-from viz.serving.decodes import Decoded, QueueNotice, Refused, Request
+from viz.serving.decodes import Decoded, QueueNotice, Request
 from viz.serving.settings import AppSettings
 from viz.i18n import N_, _
 
@@ -60,11 +60,7 @@ def decode_pair_for_page(requests: list[Request], settings: AppSettings) -> list
 
 def decode_for_page(requests: list[Request], settings: AppSettings) -> list[Decoded]:
     """``decode_pair_for_page`` for callers that need every decode: a refusal raises its error."""
-    outcomes = decode_pair_for_page(requests, settings)
-    for outcome in outcomes:
-        if isinstance(outcome, Refused):
-            raise outcome.error
-    return outcomes
+    return decodes.every_decoded(decode_pair_for_page(requests, settings))
 
 
 def decode_one_for_page(request: Request, settings: AppSettings) -> Decoded:
