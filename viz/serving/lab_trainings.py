@@ -166,20 +166,23 @@ class LabQueue:
             result = self.runner(job.settings, stop=job.stop_event.is_set, progress=progress, threads=1,
                                  everyday_path=self.everyday_path)
             saved = self._keep(job.key, result)
+            probes = {arch: _decode_probe(trained, probe) if probe else None
+                      for arch, trained in result.models.items()}
             with self.lock:
-                for arch, trained in result.models.items():
-                    job.models[arch] = trained
-                    job.probes[arch] = _decode_probe(trained, probe) if probe else None
+                job.models.update(result.models)
+                job.probes.update(probes)
                 stopped = job.stop_event.is_set()
-                self._change(job, result=result, saved=saved, state="stopped" if stopped else "done")
+                self._end(job, result=result, saved=saved, state="stopped" if stopped else "done")
         except Exception as exc:  # a bug in a training must not take the queue down: the job says why
             with self.lock:
-                self._change(job, state="failed", error=f"{type(exc).__name__}: {exc}"[:300])
-        finally:
-            with self.lock:
-                self.running -= 1
-                self._start_waiting()
-                self.lock.notify_all()
+                self._end(job, state="failed", error=f"{type(exc).__name__}: {exc}"[:300])
+
+    def _end(self, job: Job, **values) -> None:
+        """``job`` ends with ``values``; its slot frees in the same step (under the lock), so no
+        one sees an ended job whose slot is still taken."""
+        self.running -= 1
+        self._change(job, **values)
+        self._start_waiting()
 
 
     def _keep(self, key: str, result: LabResult) -> dict:
