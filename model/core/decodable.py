@@ -40,7 +40,10 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
   ``default_attention`` is that rule, written once), ``forced_cross_attention`` (every layer's
   every head over a teacher-forced target) and ``supports_attention_edit`` (whether ``step``
   honours ``alpha_override`` and ``alpha_fn``). model/decoding/cross_attention.py turns a trace
-  and a ``HeadChoice`` into the matrix a view draws.
+  and a ``HeadChoice`` into the matrix a view draws;
+- optionally, for a Transformer that can take itself apart (``supports_anatomy``): ``anatomy``
+  (every attention block of a teacher-forced pass, model/core/anatomy.py), ``attention_heads``
+  and ``with_heads_masked``, which the layer-wise explanations read.
 
 A model without attention returns ``alpha=None``: it still gets beam trees, step tables and
 saliency, which only needs ``embed_source`` and ``encode(..., embedded=...)``.
@@ -50,9 +53,12 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol
 
 import torch
+
+if TYPE_CHECKING:
+    from model.core.anatomy import Anatomy, HeadMask
 
 OWN_ORIGIN = "this project"
 
@@ -302,6 +308,29 @@ class Decodable(ABC):
         """Every layer's every head of cross-attention (batch, layers, heads, T, src_len) reading
         tgt_in (batch, T) with teacher forcing; only for a model with ``attention_layers``."""
         raise NotImplementedError(f"{type(self).__name__} has one attention, not layers of heads")
+
+    @property
+    def supports_anatomy(self) -> bool:
+        """Whether ``anatomy`` and ``with_heads_masked`` work: a Transformer that can take itself
+        apart for the layer-wise explanations (ALTI+, value zeroing, rollout, the logit lens, head
+        importance). False by default."""
+        return False
+
+    @property
+    def attention_heads(self) -> dict:
+        """{kind: (layers, heads)} of each attention ``anatomy`` reads (model/core/anatomy.py
+        ``KINDS``); empty for a model without ``supports_anatomy``."""
+        return {}
+
+    def anatomy(self, src: torch.Tensor, tgt_in: torch.Tensor) -> "Anatomy":
+        """One sentence pair taken apart (model/core/anatomy.py): src (S,) and tgt_in (T,) long
+        (<s> y_1 .. y_{T-1}), read with teacher forcing; only with ``supports_anatomy``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be taken apart layer by layer")
+
+    def with_heads_masked(self, mask: "HeadMask") -> "Decodable":
+        """A copy of the model whose heads in ``mask`` are switched off (this one unchanged, so
+        other readers of it are not affected); only with ``supports_anatomy``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot switch heads off")
 
     def num_parameters(self) -> int:
         """Number of weights (cards and ``python -m model.checkpoint check`` print it); this

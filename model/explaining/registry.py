@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from model.core.decodable import Decodable
+from model.explaining import contributions
 from model.explaining import methods as m
 from model.explaining.explanation import Explanation, layer_of
 
@@ -30,6 +31,9 @@ class Method:
     # (model, src_ids, out_ids, contrast or None) -> Explanation, or None where it does not apply
     compute: Callable[[Decodable, Sequence[int], Sequence[int], Optional[Sequence[int]]], Optional[Explanation]]
     needs_attention: bool = False  # only for a model with attention (``Decodable.has_attention``)
+    # only for a model that can take itself apart layer by layer (``Decodable.supports_anatomy``:
+    # this project's Transformers); the others are told why (``UNSUPPORTED``)
+    needs_anatomy: bool = False
     contrastive: bool = True  # explains log p(y_i) - log p(contrast_i) too; without: skipped under a contrast
     # several pairs at once, sharing batches: (model, pairs) -> [{name: Explanation} per pair]; rows
     # with the same ``many`` (the attention and its norm-weighted form) share one call
@@ -66,9 +70,28 @@ def needs_attention(name: str) -> bool:
     return bool(layer_of(name)) or (name in TABLE and TABLE[name].needs_attention)
 
 
-def applicable(has_attention: bool) -> tuple[str, ...]:
-    """The methods of the table a model with (or without) attention gets."""
-    return tuple(name for name in TABLE if has_attention or not needs_attention(name))
+def needs_anatomy(name: str) -> bool:
+    """Whether ``name`` reads a model layer by layer (``Decodable.supports_anatomy``)."""
+    return name in TABLE and TABLE[name].needs_anatomy
+
+
+UNSUPPORTED = ("reads a Transformer layer by layer: this project's Transformers can be taken apart so; "
+               "recurrent models have no layers of heads to follow, and imported Joey NMT and Hugging Face "
+               "models do not expose their layers' value vectors and residual streams here")
+
+
+def applicable(has_attention: bool, anatomy: bool = False) -> tuple[str, ...]:
+    """The methods of the table a model with (or without) attention, and able (or not) to be
+    taken apart layer by layer, gets."""
+    return tuple(name for name in TABLE if (has_attention or not needs_attention(name))
+                 and (anatomy or not needs_anatomy(name)))
+
+
+def applies(model: Decodable, name: str) -> bool:
+    """Whether the table's ``name`` applies to ``model``."""
+    row = TABLE.get(name)
+    return row is not None and (model.has_attention or not row.needs_attention) and (
+        model.supports_anatomy or not row.needs_anatomy)
 
 
 def _attention_of(norm: bool):
@@ -89,6 +112,12 @@ for _row in (
     Method("gradient_x_input", m.gradient_x_input, many=_gradient_x_input_many, default=True),
     Method("integrated_gradients", m.integrated_gradients),
     Method("occlusion", m.occlusion, default=True),
+    Method(contributions.ALTI_PLUS, contributions.method_of(contributions.ALTI_PLUS), needs_attention=True,
+           contrastive=False, needs_anatomy=True),
+    Method(contributions.VALUE_ZEROING, contributions.method_of(contributions.VALUE_ZEROING), needs_attention=True,
+           contrastive=False, needs_anatomy=True),
+    Method(contributions.ROLLOUT, contributions.method_of(contributions.ROLLOUT), needs_attention=True,
+           contrastive=False, needs_anatomy=True),
 ):
     register(_row)
 
@@ -100,8 +129,7 @@ def explain(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], me
     found = {}
     for name in methods:
         row = TABLE.get(name)
-        if row is None or (row.needs_attention and not model.has_attention) or (contrast is not None
-                                                                                 and not row.contrastive):
+        if row is None or not applies(model, name) or (contrast is not None and not row.contrastive):
             continue
         found[name] = row.compute(model, src_ids, out_ids, contrast)
     layers = [layer_of(x) for x in methods if layer_of(x) and x in m.layer_methods(model)]
@@ -114,7 +142,7 @@ def explain_many(model: Decodable, pairs: Pairs, methods: Sequence[str]) -> list
     """``explain`` of each pair; a method with a batched form (``Method.many``: gradient x input,
     reading attention) takes all the pairs at once, the others run pair by pair."""
     batched = [name for name in dict.fromkeys(methods) if name in TABLE and TABLE[name].many is not None
-               and (model.has_attention or not TABLE[name].needs_attention)]
+               and applies(model, name)]
     readers = list(dict.fromkeys(TABLE[name].many for name in batched))  # each batched reader called once
     together = [reader(model, pairs) for reader in readers]
     rest = [x for x in methods if x not in batched]

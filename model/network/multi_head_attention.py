@@ -31,6 +31,9 @@ class MultiHeadAttention(nn.Module):
         self.W_K = nn.Linear(d_model, d_model)  # [W_1^K ... W_h^K]
         self.W_V = nn.Linear(d_model, d_model)  # [W_1^V ... W_h^V]
         self.W_O = nn.Linear(d_model, d_model)  # W^O
+        # (heads,) each head's output multiplied by its gate before W^O, None: all on (Michel et al.
+        # 2019's ξ_h; set only on a copy, ``TransformerModel.with_heads_masked``)
+        self.head_gate: Optional[torch.Tensor] = None
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, len, d_model) -> (batch, heads, len, d_k)."""
@@ -63,5 +66,7 @@ class MultiHeadAttention(nn.Module):
             if weights_fn is not None:
                 weights = weights_fn(weights)
             out = weights @ values  # (batch, heads, q_len, d_k)
+        if self.head_gate is not None:
+            out = out * self.head_gate.to(out.dtype).view(1, -1, 1, 1)
         merged = out.transpose(1, 2).flatten(2)  # Concat(head_1 .. head_h): (batch, q_len, d_model)
         return self.W_O(merged), weights

@@ -30,6 +30,7 @@ values of the tokens written so far (``DecoderCache``), so a step costs one toke
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -37,27 +38,17 @@ from typing import Optional
 import torch
 from torch import nn
 
+from model.core.anatomy import CROSS, DECODER_SELF, ENCODER, Anatomy, HeadMask
 from model.core.config import ModelConfig
 from model.core.decodable import AlphaFn, Decodable, ModelDescription, Step
 from model.corpus.vocab import PAD
-from model.network.embedding import embedding
+from model.network.embedding import embedding, sinusoids  # noqa: F401  (sinusoids: also read from here)
 from model.network.multi_head_attention import MultiHeadAttention
+from model.network.transformer_anatomy import take_apart
 from model.speed.bf16 import autocast
 from model.speed.rand_dropout import Dropout
 
 NORM = "pre"  # where LayerNorm sits (module docstring)
-
-
-def sinusoids(length: int, d_model: int, device: torch.device, start: int = 0) -> torch.Tensor:
-    """PE (length, d_model) for positions start .. start + length - 1 (Section 3.5): sines in the
-    even dimensions, cosines in the odd ones. Formed where needed (it is a few hundred numbers a
-    position), so it has no buffer to go missing when weights load onto the meta device."""
-    position = torch.arange(start, start + length, device=device, dtype=torch.float).unsqueeze(1)  # (length, 1)
-    rate = torch.exp(torch.arange(0, d_model, 2, device=device, dtype=torch.float) * (-math.log(10000.0) / d_model))
-    pe = torch.zeros(length, d_model, device=device)
-    pe[:, 0::2] = torch.sin(position * rate)
-    pe[:, 1::2] = torch.cos(position * rate[: d_model // 2])
-    return pe
 
 
 class FeedForward(nn.Module):
@@ -372,6 +363,34 @@ class TransformerModel(nn.Module, Decodable):
     @property
     def target_embedding(self) -> nn.Module:
         return self.decoder.embed  # E y_{i-1} in ``step`` and ``decode``
+
+    # ---- taken apart (model/core/anatomy.py): the layer-wise explanations
+
+    @property
+    def supports_anatomy(self) -> bool:
+        return True
+
+    @property
+    def attention_heads(self) -> dict:
+        cfg = self.config
+        return {ENCODER: (cfg.enc_layers, cfg.heads), DECODER_SELF: (cfg.dec_layers, cfg.heads),
+                CROSS: (cfg.dec_layers, cfg.heads)}
+
+    def anatomy(self, src: torch.Tensor, tgt_in: torch.Tensor) -> Anatomy:
+        return take_apart(self, src, tgt_in)
+
+    def with_heads_masked(self, mask: HeadMask) -> "TransformerModel":
+        twin = copy.deepcopy(self)
+        stacks = {ENCODER: (twin.encoder.layers, "self_attention"), DECODER_SELF: (twin.decoder.layers, "self_attention"),
+                  CROSS: (twin.decoder.layers, "cross_attention")}
+        for kind, (layers, name) in stacks.items():
+            for index, layer in enumerate(layers):
+                off = mask.heads(kind, index)
+                if off:
+                    gate = torch.ones(self.config.heads, device=self.decoder.W_o.bias.device)
+                    gate[list(off)] = 0.0
+                    getattr(layer, name).head_gate = gate
+        return twin
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -34,9 +34,13 @@ def toy(monkeypatch):
 
 
 def test_the_table_lists_each_method_once_with_what_it_needs():
-    assert registry.names() == ("attention", "attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")
-    assert [registry.needs_attention(m) for m in registry.names()] == [True, True, False, False, False]
+    assert registry.names() == ("attention", "attention_norm", "gradient_x_input", "integrated_gradients", "occlusion",
+                                "alti_plus", "value_zeroing", "rollout")
+    assert [registry.needs_attention(m) for m in registry.names()] == [True, True, False, False, False, True, True, True]
+    assert [registry.needs_anatomy(m) for m in registry.names()] == [False] * 5 + [True] * 3
     assert registry.applicable(False) == ("gradient_x_input", "integrated_gradients", "occlusion")
+    assert registry.applicable(True) == registry.names()[:5]
+    assert registry.applicable(True, anatomy=True) == registry.names()
     assert registry.needs_attention("attention_layer_2") and not registry.needs_attention("no such method")
     assert set(registry.defaults()) <= set(registry.names())
     assert set(registry.names()) <= set(method_labels.LABELS)  # each has a label

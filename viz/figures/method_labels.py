@@ -12,11 +12,15 @@ LABELS = {  # shown through _()
     "gradient_x_input": N_("gradient × input"),
     "integrated_gradients": N_("integrated gradients"),
     "occlusion": N_("occlusion"),
+    "alti_plus": N_("ALTI+ (through every layer)"),
+    "value_zeroing": N_("value zeroing"),
+    "rollout": N_("attention rollout"),
     LAYERS: N_("each layer's attention (mean of its heads)"),
 }
 COLOURS = {"attention": "#1f77b4", "attention_norm": "#ff7f0e", "gradient_x_input": "#2ca02c",
-           "integrated_gradients": "#9467bd", "occlusion": "#d62728"}
-OTHERS = ("#8c564b", "#e377c2", "#17becf")  # methods without a colour of their own take these in turn
+           "integrated_gradients": "#9467bd", "occlusion": "#d62728",
+           "alti_plus": "#8c564b", "value_zeroing": "#e377c2", "rollout": "#17becf"}
+OTHERS = ("#bcbd22", "#7f7f7f", "#aec7e8")  # methods without a colour of their own take these in turn
 
 
 def method_label(method: str) -> str:
