@@ -12,8 +12,9 @@ Sources, all on the same sentences:
   without attention get this row too.
 - ``eflomal``: a statistical aligner trained on the models' training corpora (or ``--corpus``)
   plus the gold sentences, symmetrised (model/scoring/statistical_aligner.py).
-- ``attention_norm``, ``gradient_x_input``, ``integrated_gradients``, ``occlusion``: the explanation
-  methods of model/explaining/methods.py on the same forced output, their source rows merged to words.
+- ``attention_norm``, ``gradient_x_input``, ``integrated_gradients``, ``occlusion``, ``alti_plus``,
+  ``value_zeroing``, ``rollout``: the explanation methods of the methods table
+  (model/explaining/registry.py) on the same forced output, their source rows merged to words.
 - ``diagonal``: each word linked by its relative position, the baseline that knows no words.
 - ``heads``: for a model with several attentions (a Transformer), every decoder layer's
   cross-attention, each head and the layer's mean over heads, read at the step that outputs each
@@ -56,7 +57,7 @@ from model.scoring.word_alignment import (
     score,
 )
 
-EXPLAINED = ("attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")  # model/explaining/methods.py
+EXPLAINED = tuple(m for m in registry.names() if m != "attention")  # the methods table, model/explaining/registry.py
 METHODS = ("attention", "saliency", *EXPLAINED, "eflomal", "diagonal", "heads")
 MODEL_METHODS = ("attention", "saliency", *EXPLAINED, "heads")  # what a model's matrices give
 DEFAULT_METHODS = ("attention", "saliency", "eflomal", "diagonal", "heads")  # the explanation methods on request
@@ -228,8 +229,9 @@ def score_model(name: str, translator: Translator, direction: tuple[str, str], g
     could not score, and its word matrices per sentence (None where unscored)."""
     if direction not in ((src_lang, tgt_lang), (tgt_lang, src_lang)):
         raise UserError(f"{name} translates {'-'.join(direction)}; the gold set is {src_lang}-{tgt_lang}")
-    wanted = [m for m in MODEL_METHODS if m in methods
-              and (translator.model.has_attention or not (m == "heads" or registry.needs_attention(m)))]
+    model = translator.model
+    wanted = [m for m in MODEL_METHODS if m in methods and (
+        registry.applies(model, m) if m in registry.names() else model.has_attention or m not in ("attention", "heads"))]
     if not wanted:
         return [], [], []
     matrices, missed = forced_matrices(translator, gold, "saliency" in methods,

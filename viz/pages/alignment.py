@@ -62,6 +62,9 @@ METHOD_HELP = {
     "gradient_x_input": N_("gradient × input, over the source words and the words already written"),
     "integrated_gradients": N_("integrated gradients from a blank input (slow: 32 passes per word)"),
     "occlusion": N_("the log-probability lost when the source word is blanked out"),
+    "alti_plus": N_("each source word's contribution followed through every layer (ALTI+; this project's Transformers)"),
+    "value_zeroing": N_("how much each layer's output moves when a word's value vector is zeroed (this project's Transformers)"),
+    "rollout": N_("attention composed through every layer, half of each row on the residual (this project's Transformers)"),
     "heads": N_("a Transformer's cross-attention, every layer and head, in a grid"),
 }
 # Where the gold set comes from: the radio's values (kept in session state), shown through _().

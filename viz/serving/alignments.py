@@ -76,7 +76,7 @@ def recorded_results(gold: GoldSet, digest: str, models: list[offered_models.Mod
     rows, provenance, missing = [], [], []
     for m in models:
         wanted = [x for x in MODEL_METHODS if x in methods and (m.has_attention or not registry.needs_attention(x))
-                  and (x != "heads" or m.has_heads)]
+                  and (x != "heads" or m.has_heads) and (m.has_anatomy or not registry.needs_anatomy(x))]
         found = [r for r in results[m.name].rows if r.model == m.name and r.method in wanted and r.extraction == how] \
             if m.name in results else []
         if len(found) < len(wanted):

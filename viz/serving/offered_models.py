@@ -66,6 +66,12 @@ class ModelInfo:
         return self.arch == "transformer" or self.arch.startswith("hf-") or self.arch == "joey-transformer"
 
     @property
+    def has_anatomy(self) -> bool:
+        """Taken apart layer by layer for ALTI+, value zeroing, rollout and the logit lens
+        (``Decodable.supports_anatomy``): this project's own Transformers."""
+        return self.arch == "transformer"
+
+    @property
     def direction(self) -> tuple[str, str]:
         return self.src_lang, self.tgt_lang
 
