@@ -73,8 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(max(args.threads, 1))
     try:
         translator = Translator.from_checkpoint(args.checkpoint)
-        sources = read_lines_of(args.src, Path(args.src).name, max_lines=args.limit, take_first=True)
-        refs = read_lines_of(args.ref, Path(args.ref).name, max_lines=args.limit, take_first=True) if args.ref else None
+        read = lambda path: read_lines_of(path, Path(path).name, max_lines=args.limit, take_first=True)[:args.limit]  # noqa: E731
+        sources = read(args.src)
+        refs = read(args.ref) if args.ref else None
         found = head_importance(translator, sources, refs, args.prune_steps,
                                 progress=lambda m: print(m, file=sys.stderr))
         aer = {}
