@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from model.cards.head_importance_record import record_in_card
 from model.checkpoints.families import describe_folder
 from model.core.errors import UserError
 from model.corpus.test_sets import read_lines_of
@@ -64,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--align-gold", help="gold links (NAACL .wa or Pharaoh)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--card", action="store_true", help="also record the report in the checkpoint's card.json")
     args = parser.parse_args(argv)
     gold_files = [args.align_src, args.align_tgt, args.align_gold]
     if any(gold_files) and not all(gold_files):
@@ -71,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 1 <= args.limit <= 100_000 or not 1 <= args.prune_steps <= 100:
         parser.error("--limit must be 1..100000 and --prune-steps 1..100")
     torch.set_num_threads(max(args.threads, 1))
+    if args.card and not (Path(args.checkpoint) / "card.json").is_file():
+        print(f"error: {args.checkpoint}: no card.json to record in (write the model's card first)", file=sys.stderr)
+        return 2
     try:
         translator = Translator.from_checkpoint(args.checkpoint)
         read = lambda path: read_lines_of(path, Path(path).name, max_lines=args.limit, take_first=True)[:args.limit]  # noqa: E731
@@ -91,14 +96,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(report_text(found, aer))
+    out = found.to_json()
+    for shifted, grid in aer.items():
+        name = "shifted" if shifted else "output"
+        out[f"cross_aer_{name}"] = np.round(grid, 4).tolist()
+        out[f"aer_correlation_{name}"] = round(correlation(found, grid), 4)
+    if aer:
+        out["aer_gold"] = Path(args.align_gold).stem
     if args.json:
-        out = found.to_json()
-        for shifted, grid in aer.items():
-            name = "shifted" if shifted else "output"
-            out[f"cross_aer_{name}"] = np.round(grid, 4).tolist()
-            out[f"aer_correlation_{name}"] = round(correlation(found, grid), 4)
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    if args.card:
+        record_in_card(Path(args.checkpoint), out, "python -m model.heads " + " ".join(
+            f"--{flag} {_shown(getattr(args, flag.replace('-', '_')))}" for flag in
+            ("checkpoint", "src", "ref", "limit", "prune-steps", "align-src", "align-tgt", "align-gold")
+            if getattr(args, flag.replace('-', '_')) is not None))
+        print(f"recorded in {Path(args.checkpoint) / 'card.json'}")
     return 0
+
+
+def _shown(value) -> str:
+    """A path as the command to record shows it: data under ../shared/data as data/..., others as given."""
+    text = str(value)
+    return "data/" + text.split("/data/", 1)[1] if "/shared/data/" in text else text
 
 
 if __name__ == "__main__":

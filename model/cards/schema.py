@@ -204,6 +204,40 @@ class AlignmentResult:
 
 
 @dataclass(frozen=True)
+class HeadRecord:
+    """One head switched off alone (model/explaining/head_importance.py)."""
+
+    kind: str  # "encoder", "decoder_self" or "cross"
+    layer: int  # 1-based
+    head: int  # 1-based
+    logprob_change: float  # mean log p per token of the model's own output, head off minus all on
+    bleu: float  # greedy decode with the head off
+    reference_change: Optional[float] = None  # the same on the references, when given
+
+
+@dataclass(frozen=True)
+class PruneRecord:
+    heads_off: int
+    bleu: float
+
+
+@dataclass(frozen=True)
+class HeadImportanceRecord:
+    """Which heads matter, as ``python -m model.heads --card`` measured it."""
+
+    heads: tuple[HeadRecord, ...]
+    pruning: tuple[PruneRecord, ...] = ()
+    sentences: int = 0
+    bleu_against: str = ""  # "references" or "own output"
+    base_logprob: float = 0.0
+    base_bleu: float = 0.0
+    command: str = ""
+    cross_aer_output: tuple[tuple[float, ...], ...] = ()  # (layers, heads) AER read at the output step, if measured
+    cross_aer_shifted: tuple[tuple[float, ...], ...] = ()  # ... and read where the word is the decoder's input
+    aer_gold: str = ""  # the gold set those AER grids were measured on
+
+
+@dataclass(frozen=True)
 class Card:
     """Everything a shipped checkpoint says about itself."""
 
@@ -232,6 +266,7 @@ class Card:
     ablations: tuple[Ablation, ...] = ()
     replay: tuple[Snapshot, ...] = ()  # probe sentences over training (model/training/replay.py)
     alignment: dict[str, AlignmentResult] = field(default_factory=dict)  # by gold set (model/scoring/attention_alignment.py)
+    head_importance: Optional[HeadImportanceRecord] = None  # a Transformer's heads switched off in turn
 
 
 def read_model_card(folder: str | Path) -> Optional[Card]:

@@ -2,6 +2,7 @@
 Transformer with the tiny test vocabularies: shapes, the baselines the numbers are measured
 from, the pruning curve's ends, and clear refusals."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +101,21 @@ def test_the_command_refuses_a_recurrent_model(tiny_checkpoints, tmp_path):
     src.write_text("a dog\n")
     ran = run_cli("model.heads", "--checkpoint", tiny_checkpoints["rnnsearch"], "--src", src)
     assert ran.returncode == 2 and "only this project's Transformers" in ran.stderr.decode()
+
+
+def test_the_command_records_its_report_in_the_card(transformer_dir, tmp_path):
+    import shutil
+
+    from model.cards.schema import read_model_card
+
+    folder = Path(shutil.copytree(transformer_dir, tmp_path / "copy"))
+    src = tmp_path / "src.txt"
+    src.write_text("\n".join(SOURCES) + "\n")
+    ran = run_cli("model.heads", "--checkpoint", folder, "--src", src, "--card")
+    assert ran.returncode == 2 and "no card.json to record in" in ran.stderr.decode()  # refused before the work
+    (folder / "card.json").write_text(json.dumps({"name": "copy", "arch": "transformer"}))
+    ran = run_cli("model.heads", "--checkpoint", folder, "--src", src, "--limit", "3", "--prune-steps", "1", "--card")
+    assert ran.returncode == 0, ran.stderr
+    record = read_model_card(folder).head_importance
+    assert len(record.heads) == 15 and record.sentences == 3 and record.bleu_against == "own output"
+    assert record.pruning[0].heads_off == 0 and record.command.startswith("python -m model.heads --checkpoint ")
