@@ -401,3 +401,44 @@ def test_a_gold_set_name_from_a_card_is_shown_as_text(own, tmp_path, monkeypatch
     at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
     assert not at.exception, at.exception
     assert [t.label for t in at.tabs] == [r"\[x\]\(javascript\:alert\(1\)\) (3 sentences)"]  # no link
+
+
+def importance_record(layers: int, heads: int, aer_sign: float) -> dict:
+    """A card's ``head_importance`` as ``python -m model.heads --card`` writes it: each cross head's
+    loss grows with layer and head; its AER grid ranks the heads the same way (aer_sign -1) or
+    the opposite way (+1)."""
+    loss = lambda layer, head: 0.01 * (layer * heads + head)  # noqa: E731
+    rows = [{"kind": kind, "layer": layer, "head": head, "logprob_change": -loss(layer, head), "bleu": 30.0 - head,
+             "reference_change": None}
+            for kind in ("encoder", "decoder_self", "cross") for layer in range(1, layers + 1) for head in range(1, heads + 1)]
+    aer = [[0.5 + aer_sign * loss(layer, head) for head in range(1, heads + 1)] for layer in range(1, layers + 1)]
+    return {"heads": rows, "pruning": [{"heads_off": 0, "bleu": 31.0}, {"heads_off": 9, "bleu": 20.0},
+                                       {"heads_off": 17, "bleu": 2.0}],
+            "sentences": 7, "bleu_against": "references", "base_logprob": -1.5, "base_bleu": 31.0,
+            "command": "python -m model.heads --checkpoint transformer-tiny", "cross_aer_output": aer, "aer_gold": "toy"}
+
+
+@pytest.mark.parametrize("aer_sign, verdict", [(-1.0, "the heads that align better tend to matter more"),
+                                               (1.0, "the heads that align better tend to matter less")])
+def test_which_heads_matter_shows_beside_the_grid_from_the_card(own, tiny_checkpoints, tmp_path, monkeypatch,
+                                                               aer_sign, verdict):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    _, root = own
+    save_tiny_transformer(tiny_checkpoints["rnnsearch"], root / "transformer-tiny", seed=5)
+    record(root / "transformer-tiny", "toy", [row("transformer-tiny", "attention", "target", 0.123),
+                                              *heads_rows("transformer-tiny", 2, 3)], "d1")
+    card = json.loads((root / "transformer-tiny" / "card.json").read_text())
+    card["head_importance"] = importance_record(2, 3, aer_sign)
+    (root / "transformer-tiny" / "card.json").write_text(json.dumps(card))
+    settings = start_app(monkeypatch, "--checkpoints", root, "--align-dir", tmp_path / "no-gold")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    assert not at.exception, at.exception
+    lost = [m for m in canvas(at, "matrix") if m["value_name"] == "log p lost"]
+    assert [m["title"] for m in lost] == ["transformer-tiny: cross-attention, log p lost with the head off",
+                                          "encoder self-attention", "decoder self-attention"]
+    assert lost[0]["z"] == [[0.04, 0.05, 0.06], [0.07, 0.08, 0.09]]  # rows the layers, columns the heads
+    pruning = [p for p in canvas(at, "lines") if p["x_title"] == "heads switched off"]
+    assert len(pruning) == 1 and pruning[0]["lines"][0]["y"] == [31.0, 20.0, 2.0]
+    captions = " ".join(c.value for c in at.caption)
+    assert "BLEU is 31.0 on 7 sentences (against the references)" in captions and verdict in captions

@@ -27,6 +27,7 @@ from viz.figures.heatmap import answer_key_matrix
 from viz.pages.parts import widgets
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.pages.parts.head_grid import grid_figure, reading_text
+from viz.pages.parts.head_importance_ui import heads_matter_ui
 from viz.pages.parts.lost_uploads import lost_uploads_ui
 from viz import html_report
 from viz.i18n import N_, _, error_text, ltr, ngettext
@@ -121,7 +122,8 @@ def render(settings: AppSettings) -> None:
             return
     if measured is None and not recorded.rows:
         return
-    results_ui(gold, None if level == "all" else recorded, measured, how, settings)
+    results_ui(gold, None if level == "all" else recorded, measured, how, settings,
+               {m.name: m.card for m in infos if m.card is not None})
     if level == "all":
         sentence_ui(gold, measured, shown_rows(measured.rows, how), settings)
 
@@ -197,14 +199,14 @@ def shown_rows(rows, how: str) -> list:
 
 
 def results_ui(gold: GoldSet, recorded: Optional[Recorded], measured: Optional[Measured], how: str,
-               settings: AppSettings) -> None:
+               settings: AppSettings, cards: Optional[dict] = None) -> None:
     """The AER table: rows the cards record (``recorded``) and rows measured now, models first,
-    then the two directions combined, then the baselines."""
+    then the two directions combined, then the baselines; ``cards`` {model: Card} of the models chosen."""
     table = card_rows(recorded.rows if recorded else ())
     table += [(r.model, r.method, r.extraction, r.counts.aer, r.counts.precision, r.counts.recall, r.sentences,
                _("measured now")) for r in (shown_rows(measured.rows, how) if measured else ())]
     scores_table_ui(table, with_source=bool(recorded), key="align_table")
-    heads_ui([*(recorded.rows if recorded else ()), *(measured.rows if measured else ())], how)
+    heads_ui([*(recorded.rows if recorded else ()), *(measured.rows if measured else ())], how, cards=cards)
     if recorded and recorded.rows:
         n = len(gold.sentences)
         with st.expander(ngettext("Rows from a card: measured on this {n} sentence before the models were shipped",
@@ -261,15 +263,17 @@ def recorded_ui(models: list[offered_models.ModelInfo]) -> None:
     for tab, gold in zip(st.tabs(labels), sets):
         with tab:
             scores_table_ui(card_rows(gold.rows), with_source=False, key=f"align_card_table_{gold.name}")
-            heads_ui(list(gold.rows), DEFAULT_EXTRACTION, key=f"{gold.name}_")
+            heads_ui(list(gold.rows), DEFAULT_EXTRACTION, key=f"{gold.name}_",
+                     cards={m.name: m.card for m in models if m.card is not None})
             with st.expander(_("How these rows were measured")):
                 for command in gold.provenance:
                     st.code(command, language="bash", wrap_lines=True)
 
 
-def heads_ui(rows: list, how: str, key: str = "") -> None:
+def heads_ui(rows: list, how: str, key: str = "", cards: Optional[dict] = None) -> None:
     """The layer x head AER grid of each model with several attentions, in both readings, and
-    its best head beside the model's default attention; ``key`` prefixes the charts' keys."""
+    its best head beside the model's default attention; ``key`` prefixes the charts' keys.
+    ``cards`` {model: Card}: a card that records which heads matter shows that beside its grid."""
     for model in dict.fromkeys(r.model for r in rows if r.method == "heads" and r.extraction == how):
         st.subheader(_("{model}: every layer and head").format(model=ltr(md(model))))
         columns = st.columns(2)
@@ -284,6 +288,9 @@ def heads_ui(rows: list, how: str, key: str = "") -> None:
         st.caption(_("Best: {which}, AER {aer:.3f}; the attention its other views show: AER {default}. Lower is "
                      "better; darker cells align worse.").format(
             which=reading_text(best), aer=row_aer(best), default=f"{row_aer(default):.3f}" if default is not None else "–"))
+        card = (cards or {}).get(model)
+        if card is not None and card.head_importance is not None:
+            heads_matter_ui(card.head_importance, model, f"{key}{model}")
 
 
 def sentence_ui(gold: GoldSet, measured: Measured, shown: list[Row], settings: AppSettings) -> None:

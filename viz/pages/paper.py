@@ -21,6 +21,7 @@ from viz.pages.parts.examples import examples, reordering
 from viz.i18n import N_, _, ltr, ngettext
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.pages.parts.head_grid import grid_figure, reading_text
+from viz.pages.parts.head_importance_ui import heads_matter_ui
 from viz.pages.parts.replay import replay_ui
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set
@@ -242,6 +243,9 @@ def what_came_next(search: str, encdec: str, mine: list[ModelInfo], sentence: st
                  icon=":material/arrow_forward:")
     length_three(search, encdec, name, settings)
     head_grid_from_card(search, name, settings)
+    card = _card(name, settings)
+    if card is not None and card.head_importance is not None:
+        heads_matter_ui(card.head_importance, name, "paper_next")
 
 
 def length_three(search: str, encdec: str, transformer: str, settings: AppSettings) -> None:
