@@ -15,6 +15,9 @@ sentence (beam 5) and explaining its own output:
 - ``--completeness N``: integrated gradients on the first N test_2016_flickr lines per model,
   every output token's completeness gap (|sum of attributions - (f(x) - f(baseline))| /
   |f(x) - f(baseline)|), how many midpoints the tokens took, and the time;
+- ``--transformer``: the shipped everyday English-French Transformer explaining the same sentence
+  by every method of the table that applies to it (the layer-wise ALTI+, value zeroing and
+  rollout among them) and the logit lens, each time beside integrated gradients' (the ratio);
 - ``--products``: the arithmetic floor of each of those (``bench/products.py``): the same work's
   matrix products, forward and backward, replayed alone on tensors of the same shapes, beside the
   work's own time, with their GFLOP and the rate the products ran at.
@@ -43,6 +46,7 @@ from model.explaining.faithfulness import attention_check, measure  # noqa: E402
 from model.explaining.test_set import faithfulness_table  # noqa: E402
 
 MODELS = ("everyday-rnnsearch-en-fr", "everyday-rnnencdec-en-fr")
+TRANSFORMER = "everyday-transformer-en-fr"
 SENTENCE = ("The man in the red jacket is standing next to the old stone wall while his friends are "
             "waiting for the bus in the rain.")  # 25 words
 FOUR = ("attention_norm", "gradient_x_input", "integrated_gradients", "occlusion")
@@ -152,6 +156,22 @@ def arithmetic_floor(translators: dict, repeats: int, n: int) -> None:
     print(f"  the four methods, both models: {totals[0]:.2f} s; their products alone {totals[1]:.2f} s")
 
 
+def transformer_methods(repeats: int) -> None:
+    """Every method of the table on the sentence with the shipped Transformer, beside integrated gradients."""
+    from model.explaining.logit_lens import logit_lens
+
+    tr = Translator.from_checkpoint(CHECKPOINTS / TRANSFORMER)
+    trace = tr.translate([SENTENCE], SearchConfig(beam=5))[0]
+    src, out = trace.source_ids, trace.target_ids
+    names = [m for m in registry.names() if registry.applies(tr.model, m)]
+    times = {m: timed(lambda: registry.explain(tr.model, src, out, [m]), repeats) for m in names}
+    times["logit lens"] = timed(lambda: logit_lens(tr.model, src, out), repeats)
+    ig = times["integrated_gradients"]
+    print(f"{TRANSFORMER}, {len(src)} source and {len(out)} output tokens, median of {repeats}:")
+    for name, seconds in times.items():
+        print(f"  {name}: {seconds:.3f} s, {seconds / ig:.3f} times integrated gradients'")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
@@ -159,9 +179,14 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=20, help="test-set pace over this many sentences (0: skip)")
     parser.add_argument("--completeness", type=int, default=0, help="integrated gradients on this many sentences")
     parser.add_argument("--products", action="store_true", help="each part beside its matrix products alone")
+    parser.add_argument("--transformer", action="store_true",
+                        help="only: every method with the shipped Transformer, beside integrated gradients")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"{platform.machine()} {platform.processor() or ''}, torch {torch.__version__}, {args.threads} threads")
+    if args.transformer:
+        transformer_methods(args.repeats)
+        return
     translators = {name: Translator.from_checkpoint(CHECKPOINTS / name) for name in MODELS}
     one_sentence(translators, args.repeats)
     if args.sentences:
