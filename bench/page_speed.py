@@ -38,6 +38,13 @@
    server reading that cache, opened as soon as it answers; ``--space-cold`` also times it on a
    server with neither (``--no-cache --no-warm``: the space is built on that first use).
 
+8. the ratios of the waits to their floors, from the figures above: a new visitor's text box
+   over the floor app's; server start to the first translation over the floor app's launch to its
+   text box plus ``import torch``; Ctrl+Enter to the run finished over the decode (as the page
+   reports it) plus the floor app's own cost around a run; and to the page settled over the
+   decode, the faithfulness check computed alone (RNNsearch, a fresh interpreter, the same
+   captions) and that cost.
+
 ``--repo`` runs another checkout of the app (e.g. a worktree of an older commit) for "before"
 figures; both use the same ``--checkpoints``. Prints one JSON object. Localhost only.
 """
@@ -165,6 +172,21 @@ def import_torch_s(times: int = 3) -> float:
         subprocess.run([sys.executable, "-c", "import torch"], check=True)
         found.append(time.perf_counter() - start)
     return round(statistics.median(found), 2)
+
+
+def check_work_s(repo: Path, checkpoint: Path, sentences: list[str], threads: int) -> Optional[float]:
+    """The faithfulness check under the heatmap computed alone, outside the app (a fresh
+    interpreter with the server's threads): its median over ``sentences``; None without the model."""
+    if not checkpoint.is_dir():
+        return None
+    ran = subprocess.run([sys.executable, str(REPO / "bench" / "check_work.py"), str(checkpoint), str(threads)],
+                         input=json.dumps(sentences), capture_output=True, text=True, cwd=repo,
+                         env={**os.environ, "PYTHONPATH": str(repo)})
+    return round(float(ran.stdout.strip()), 3) if ran.returncode == 0 else None
+
+
+def ratio(work: Optional[float], floor_s: Optional[float]) -> Optional[float]:
+    return round(work / floor_s, 2) if work is not None and floor_s else None
 
 
 def floor_runs(page, url: str, sentences: list[str]) -> list[float]:
@@ -383,6 +405,21 @@ def main() -> None:
 
     checks = [c for _, c, _ in runs if c is not None]
     decodes = [d for _, _, d in runs if d is not None]
+    check_alone = check_work_s(Path(args.repo), Path(args.checkpoints) / "everyday-rnnsearch-en-fr",
+                               long_captions(args.sentences), args.threads) if checks else None
+    floor_box = statistics.median(floor_app.text_box_s) if floor_app.text_box_s else None
+    overhead = (statistics.median(floor_app.ctrl_enter_s) - args.floor_run) if floor_app.ctrl_enter_s else 0.0
+    decode = statistics.median(decodes) if decodes else None
+    # each wait over the work it waits for, measured in this run (docs/performance.md keeps these)
+    ratios = {
+        "new_visitor_text_box": ratio(median("text_box"), floor_box),
+        "server_start_to_first_translation": ratio(statistics.median(c["translation"] for c in cold) if cold else None,
+                                                   (floor_app.launch_to_text_box_s or 0) + torch_s),
+        "ctrl_enter_to_run_finished": ratio(statistics.median(r for r, _, _ in runs) if runs else None,
+                                            decode + overhead if decode is not None else None),
+        "ctrl_enter_to_page_settled": ratio(statistics.median(checks) if checks else None,
+                                            decode + check_alone + overhead if decode is not None and check_alone else None),
+    }
 
     print(json.dumps({"repo": args.repo, "checkpoints": args.checkpoints,
                       "floor_text_box_s": floor_app.text_box_s,
@@ -407,6 +444,9 @@ def main() -> None:
                       "check_median_s": round(statistics.median(checks), 2) if checks else None,
                       "whole_words_toggle_s": [round(t, 2) for t in toggles],
                       "toggle_median_s": round(statistics.median(toggles), 2) if toggles else None,
+                      "faithfulness_check_alone_median_s": check_alone,
+                      "floor_overhead_around_a_run_s": round(overhead, 3),
+                      "ratios": ratios,
                       "tab": args.tab, "threads": args.threads,
                       **({"alignment_table_s": alignment} if args.align_dir else {}),
                       **({"sentence_space_first_use": space} if space else {})}))
