@@ -150,3 +150,20 @@ def test_what_came_next_sets_the_transformer_beside_rnnsearch_from_the_cards(pap
     assert (grid["x_title"], grid["y_title"]) == ("head", "decoder layer")
     (said,) = [c.value for c in at.caption if c.value.startswith("On toy-gold, the best-aligning")]
     assert "layer 1, mean of its heads (AER 0.400)" in said and "scores 0.500" in said and "attention 0.500" in said
+
+
+def test_what_came_next_asks_whether_the_heads_that_align_matter(paper_root, tiny_checkpoints):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+    from tests.viz.test_alignment_page import importance_record
+
+    folder = save_tiny_transformer(tiny_checkpoints["rnnsearch"], paper_root.checkpoints / "transformer-tiny")
+    card = {"name": "transformer-tiny", "arch": "transformer", "pair": "everyday",
+            "head_importance": importance_record(2, 3, aer_sign=-1.0)}
+    (folder / "card.json").write_text(json.dumps(card))
+    at = AppTest.from_function(_paper, args=(paper_root,), default_timeout=120).run()
+    open_section(at, SECTIONS[4])
+    assert any(m.value.startswith("**Do the heads that align matter?**") for m in at.markdown)
+    (cross,) = [h for h in canvas(at, "matrix") if h["title"].startswith("transformer-tiny: cross-attention")]
+    assert cross["z"][1] == [0.07, 0.08, 0.09]
+    (said,) = [c.value for c in at.caption if c.value.startswith("With every head on")]
+    assert "rank correlation of +1.00" in said and "tend to matter more" in said
