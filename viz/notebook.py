@@ -8,6 +8,8 @@ themselves.
     t.show("heads")                                    # a Transformer: every layer's every head; also
     t.show("alignment", layer=2, head=3, shifted=True) # one head, or a layer's mean (head=None)
     t.explain("integrated_gradients").shares()        # each output word's share on the source and on the prefix
+    t.explain("alti_plus")                             # a Transformer of this project: also value_zeroing, rollout
+    t.logit_lens()                                     # a Transformer: each decoder layer's reading of every word
     compare(search, load("everyday-rnnencdec-en-fr"), "She has a white cat.")
     mine = from_tutorial("pytorch", encoder, decoder, input_lang, output_lang)   # a tutorial's model, live
     mine.teacher_forcing("Je suis content.", "I am happy.")   # its choices given the reference, and its own
@@ -28,6 +30,7 @@ import numpy as np
 from model.explaining import registry
 from model.explaining.explanation import Explanation
 from model.explaining.faithfulness import Comprehensiveness, attention_check, heatmap_check, measure
+from model.explaining.logit_lens import LogitLens, logit_lens
 from model.explaining.registry import explain
 from model.explaining.saliency import saliency
 from model.decoding.cross_attention import HeadChoice, default_choice, every_head, shifted_cross_attention, view_matrix
@@ -172,11 +175,28 @@ class Translation:
         log p(output) - log p(contrast)."""
         if method not in registry.names():
             raise UnknownView(f"no method {method!r}; choose one of: {', '.join(registry.names())}")
-        found = explain(self.translator.model, self.trace.source_ids, self.trace.target_ids, [method], contrast)
+        model = self.translator.model
+        if registry.needs_anatomy(method) and not model.supports_anatomy:
+            raise UnknownView(f"{self.model} cannot use {method}, which {registry.UNSUPPORTED}; choose one of: "
+                              f"{', '.join(registry.applicable(model.has_attention))}")
+        found = explain(model, self.trace.source_ids, self.trace.target_ids, [method], contrast)
         if method not in found:
             raise UnknownView(f"{self.model} has no attention; choose one of: "
                               f"{', '.join(registry.applicable(False))}")
         return found[method]
+
+    def logit_lens(self) -> LensTable:
+        """Each decoder layer of this translation's Transformer read as if it were the last
+        (model/explaining/logit_lens.py): ``.lens`` holds the written words' ranks and
+        probabilities per layer and each layer's first choices; a notebook shows it as a table.
+        Only this project's Transformers can be read so."""
+        model, trace = self.translator.model, self.trace
+        if not model.supports_anatomy:
+            raise UnknownView(f"{self.model} has no logit lens: it {registry.UNSUPPORTED}")
+        lens = logit_lens(model, trace.source_ids, trace.target_ids)
+        pieces = self.translator.tgt_vocab.pieces
+        tops = tuple(tuple(tuple(pieces(ids)) for ids in layer) for layer in lens.top_ids)
+        return LensTable(self.model, lens, tuple(trace.target_tokens), tops)
 
     def _explanations(self) -> str:
         model, trace = self.translator.model, self.trace
@@ -258,6 +278,36 @@ class Translation:
                         f"(score {n.norm_score:.3f})</li>" for n in finished)
         return (f"<p>Beam search: {len(self.trace.beam)} hypotheses scored; the best finished ones:</p><ol>{lines}</ol>"
                 if lines else "")
+
+
+@dataclass(frozen=True)
+class LensTable:
+    """The logit lens of one translation: a row per decoder layer, a column per written piece;
+    each cell is the layer's first choice there, with the written piece's rank and probability
+    (shaded where the layer already ranks it first)."""
+
+    model: str
+    lens: LogitLens
+    tokens: tuple[str, ...]  # (T,) the pieces written
+    top_tokens: tuple[tuple[tuple[str, ...], ...], ...]  # (L, T, TOP) each layer's first choices, as pieces
+
+    def _repr_html_(self) -> str:
+        lens, esc = self.lens, html.escape
+        shaded = ' style="background:#d9f0d3"'
+        head = "".join(f"<th>{esc(t)}</th>" for t in self.tokens)
+        rows = ""
+        for layer in range(lens.layers):
+            cells = "".join(
+                f"<td{shaded if lens.ranks[layer, i] == 1 else ''}>"
+                f"{esc(self.top_tokens[layer][i][0])}<br><small>rank {lens.ranks[layer, i]} · "
+                f"p {lens.probs[layer, i]:.2f}</small></td>" for i in range(len(self.tokens)))
+            rows += f"<tr><th>layer {layer + 1}</th>{cells}</tr>"
+        settled = "".join(f"<td>{k or '–'}</td>" for k in lens.first_layer())
+        return (f"<p><b>{esc(self.model)}</b>: each decoder layer read as if it were the last (the logit lens). "
+                "A cell is that layer's first choice, with the rank and probability of the piece written. The "
+                "layers before the last were never trained to be read this way: an early rank 1 is evidence, a "
+                "high rank no proof.</p>"
+                f"<table><tr><th></th>{head}</tr>{rows}<tr><th>first choice from layer</th>{settled}</tr></table>")
 
 
 @dataclass(frozen=True)

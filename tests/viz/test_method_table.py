@@ -83,3 +83,7 @@ def test_a_registered_method_has_a_row_in_the_test_set_faithfulness_table(toy, t
     pairs = [(t.source_ids, t.target_ids) for t in translator.translate(["a dog runs", "two men sit"])]
     table = faithfulness_table(translator.model, "tiny", pairs, [TOY, "gradient_x_input"], seeds=2)
     assert set(table.to_json()["methods"]) >= {TOY, "gradient_x_input"}
+
+
+def test_the_reason_a_model_cannot_use_the_layerwise_methods_is_marked_for_translation_as_the_table_words_it():
+    assert method_labels.UNSUPPORTED == registry.UNSUPPORTED

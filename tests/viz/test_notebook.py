@@ -247,6 +247,39 @@ def test_a_transformer_shows_every_head_one_head_and_a_layer(tiny_checkpoints, t
         t.show("alignment", layer=3)
 
 
+@pytest.mark.parametrize("method", ["alti_plus", "value_zeroing", "rollout"])
+def test_a_transformer_explains_itself_layer_by_layer_and_an_rnn_says_why_not(tiny_checkpoints, tmp_path, method):
+    from model.explaining import registry
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    t = load(save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")).translate("a dog runs")
+    found = t.explain(method)
+    T, S = len(t.trace.target_ids), len(t.trace.source_ids)
+    assert found.method == method and found.source.shape == (T, S) and found.prefix.shape == (T, T)
+    assert np.allclose(found.shares().sum(1), 1.0) and found.shares()[0, 1] == 0  # nothing written before word 1
+    search = load(tiny_checkpoints["rnnsearch"]).translate("a dog runs")
+    with pytest.raises(UnknownView, match=f"cannot use {method}, which reads a Transformer layer by layer") as raised:
+        search.explain(method)
+    assert registry.UNSUPPORTED in str(raised.value)
+
+
+def test_the_logit_lens_reads_every_decoder_layer_as_a_table(tiny_checkpoints, tmp_path):
+    from tests.model.transformer_fixtures import save_tiny_transformer
+
+    t = load(save_tiny_transformer(tiny_checkpoints["rnnsearch"], tmp_path / "t")).translate("a dog runs")
+    table = t.logit_lens()
+    T, L = len(t.trace.target_ids), 2  # the fixture's 2 decoder layers
+    assert table.lens.ranks.shape == (L, T) and table.lens.top_ids.shape == (L, T, 5)
+    # the last layer is the model's own distribution: the probabilities the decode gave its words
+    assert np.allclose(table.lens.probs[-1], np.exp(t.trace.step_logprobs), atol=1e-4)
+    shown = table._repr_html_()
+    assert shown.count("<tr>") == 1 + L + 1  # the written pieces, a row per layer, where each settles
+    assert "layer 2" in shown and "layer 3" not in shown and "never trained to be read this way" in shown
+    assert t.trace.target_tokens[-1] == "</s>" and "</s>" not in shown and "<th>&lt;/s&gt;</th>" in shown  # escaped
+    with pytest.raises(UnknownView, match="has no logit lens: it reads a Transformer layer by layer"):
+        load(tiny_checkpoints["rnnsearch"]).translate("a dog runs").logit_lens()
+
+
 def test_a_lab_experiment_returns_models_that_show_themselves():
     from viz.notebook import lab
 

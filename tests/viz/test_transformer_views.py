@@ -191,3 +191,90 @@ def test_a_malformed_heads_parameter_falls_back_with_a_notice(transformer_root, 
     assert any("'heads' value was not usable" in w.value for w in at.warning)
     (shown,) = [m for m in matrices(at) if "transformer-tiny" in m["title"]]
     assert "layer 2, mean of its heads" in shown["title"]
+
+
+LAYERWISE = {"alti_plus": "ALTI+ (through every layer)", "value_zeroing": "value zeroing",
+             "rollout": "attention rollout"}  # the methods that take a Transformer apart, by label
+
+
+def decoded(at, transformer_root, name="transformer-tiny"):
+    """``name``'s translator and its decode of the page's sentence with the page's search."""
+    from model.decoding.search import SearchConfig
+    from model.decoding.translator import Translator
+
+    translator = Translator.from_checkpoint(transformer_root / name)
+    search = SearchConfig(beam=at.session_state["beam"], length_norm=at.session_state["lp"])
+    return translator, translator.translate([at.session_state["source"]], search)[0]
+
+
+def test_the_explanations_tab_explains_layer_by_layer_for_a_transformer_and_says_why_not_for_an_rnn(at, transformer_root):
+    from model.explaining import registry
+
+    open_tab(at, "Explanations")
+    picker = at.multiselect(key="explain_methods")
+    assert set(LAYERWISE.values()) <= set(picker.options)
+    picker.set_value([*LAYERWISE, "gradient_x_input"]).run()
+    assert not at.exception, at.exception
+    how = " ".join(m.value for m in at.markdown)  # the tab's "how to read this"
+    for said in ("Ferrando et al. 2022", "c_ij = max(0, ‖y_i‖₁ − ‖y_i − T_i(x_j)‖₁)", "Mohebbi et al. 2023",
+                 "Abnar & Zuidema 2020", "How faithful each is"):
+        assert said in how, said
+    rnn, transformer = [d.value for d in at.dataframe if "deletion (lower is better)" in d.value.columns]
+    assert set(transformer.iloc[:, 0]) == {*LAYERWISE.values(), "gradient × input", "random order"}
+    assert set(rnn.iloc[:, 0]) == {"gradient × input", "random order"}  # RNNsearch: none of the three...
+    (why,) = [c.value for c in at.caption if "cannot use" in c.value]  # ...and one line saying why
+    assert why.startswith("rnnsearch\\-tiny cannot use ALTI+ (through every layer), value zeroing, attention "
+                          "rollout: each ") and registry.UNSUPPORTED in why
+    # the source / prefix split of the method shown (the first chosen, ALTI+) is ALTI+'s of this decode
+    translator, trace = decoded(at, transformer_root)
+    expected = registry.explain(translator.model, trace.source_ids, trace.target_ids, ["alti_plus"])["alti_plus"]
+    (split,) = [s for s in canvas(at, "stacks") if s["title"].startswith("transformer-tiny:")]
+    assert [round(v, 3) for v in split["values"][0]] == [round(float(v), 3) for v in expected.shares()[:, 0]]
+    assert split["values"][1][0] == 0  # the first word has no words written before it
+
+
+def test_the_step_tab_reads_the_written_word_at_every_decoder_layer(at, transformer_root):
+    import numpy as np
+
+    from model.explaining.logit_lens import logit_lens
+
+    open_tab(at, "Step by step")
+    at.radio(key="step_model").set_value("transformer-tiny").run()
+    at.slider(key="step").set_value(2).run()
+    assert not at.exception, at.exception
+    (table,) = [d.value for d in at.dataframe if "the layer's first choices" in d.value.columns]
+    translator, trace = decoded(at, transformer_root)
+    lens = logit_lens(translator.model, trace.source_ids, trace.target_ids)
+    assert list(table["decoder layer"]) == list(range(1, LAYERS + 1))
+    assert list(table["rank"]) == [int(r) for r in lens.ranks[:, 1]]  # step 2's column, not step 1's
+    # the last layer's reading is the model's own distribution: the probability the decode gave the word
+    assert table["probability"].iloc[-1] == pytest.approx(float(np.exp(trace.step_logprobs[1])), abs=2e-3)
+    firsts = [row.split(", ")[0].rsplit(" ", 1)[0] for row in table["the layer's first choices"]]
+    assert firsts == [translator.tgt_vocab.pieces([lens.top_ids[k, 1, 0]])[0].replace("▁", "") or "▁"
+                      for k in range(LAYERS)]
+    assert any("never trained to be read this way" in c.value for c in at.caption)
+    at.radio(key="step_model").set_value("rnnsearch-tiny").run()
+    assert not at.exception, at.exception
+    assert not [d for d in at.dataframe if "the layer's first choices" in d.value.columns]  # an RNN: nothing more
+    assert not any("logit lens" in c.value for c in at.caption)
+
+
+def test_the_evaluate_page_offers_the_layerwise_methods_and_says_why_an_rnn_has_no_row(transformer_root, monkeypatch):
+    from .test_evaluate_page import REF, SRC, _script, upload
+
+    settings = start_app(monkeypatch, "--checkpoints", transformer_root, "--data-dir", "/nonexistent")
+    at = AppTest.from_function(_script, args=(settings,), default_timeout=120).run()
+    upload(at, SRC.encode(), REF.encode())
+    at.multiselect(key="eval_models").set_value(["rnnencdec-tiny", "transformer-tiny"]).run()
+    at.button(key="eval_run").click().run()
+    picker = at.multiselect(key="eval_faith_methods")
+    assert set(LAYERWISE.values()) <= set(picker.options)
+    picker.set_value(["rollout", "occlusion"]).run()
+    at.number_input(key="eval_faith_n").set_value(2).run()
+    at.button(key="eval_faith_run").click().run()
+    assert not at.exception, at.exception
+    rnn, transformer = [d.value for d in at.dataframe if "deletion (lower is better)" in d.value.columns]
+    assert set(transformer["method"]) == {"attention rollout", "occlusion", "random order"}
+    assert set(rnn["method"]) == {"occlusion", "random order"}
+    assert [c.value for c in at.caption if "cannot use" in c.value] == [
+        next(c.value for c in at.caption if c.value.startswith("rnnencdec\\-tiny cannot use attention rollout: each "))]

@@ -21,6 +21,11 @@ COLOURS = {"attention": "#1f77b4", "attention_norm": "#ff7f0e", "gradient_x_inpu
            "integrated_gradients": "#9467bd", "occlusion": "#d62728",
            "alti_plus": "#8c564b", "value_zeroing": "#e377c2", "rollout": "#17becf"}
 OTHERS = ("#bcbd22", "#7f7f7f", "#aec7e8")  # methods without a colour of their own take these in turn
+# Why a model cannot use the layer-wise methods (model/explaining/registry.py · ``UNSUPPORTED``),
+# marked for the catalog: pages show _(registry.UNSUPPORTED); a test keeps the two texts equal.
+UNSUPPORTED = N_("reads a Transformer layer by layer: this project's Transformers can be taken apart so; "
+                  "recurrent models have no layers of heads to follow, and imported Joey NMT and Hugging Face "
+                  "models do not expose their layers' value vectors and residual streams here")
 
 
 def method_label(method: str) -> str:

@@ -29,7 +29,7 @@ from viz.i18n import N_, _, error_text, ltr, ngettext
 from viz.pages.parts.safe_text import md
 from viz.pages.parts.serving_ui import load_builtin_set, side_by_side_on_page, translator_for_page
 from viz.figures.method_labels import method_label
-from viz.pages.parts.faithfulness_ui import attention_check_ui, faithfulness_headers
+from viz.pages.parts.faithfulness_ui import attention_check_ui, faithfulness_headers, unusable_ui
 from viz.serving import evaluations, explanations, hosting, offered_models
 from viz.serving.evaluations import content_digest
 from viz.serving.builtin_sets import builtin_sets
@@ -353,7 +353,8 @@ def faithfulness_ui(test: EvalSet, runs: list[ModelRun], settings: AppSettings) 
                  "translation is re-scored; the figures are means over the sentences, and ± marks a confidence "
                  "interval (95%). A method whose deletion interval lies wholly below the random order's found what "
                  "the model used. The Translate page's Explanations tab shows the same for one sentence."))
-    offered = list(registry.applicable(any(r.traces and r.traces[0].attention is not None for r in runs)))
+    offered = list(registry.applicable(any(r.traces and r.traces[0].attention is not None for r in runs),
+                                       anatomy=any(_has_anatomy(r) for r in runs)))
     offered += [LAYERS] if any(r.traces and r.traces[0].cross_attention is not None for r in runs) else []
     chosen = tuple(widgets.multiselect(_("Methods"), offered,
                                        default=[m for m in (*registry.defaults(), LAYERS) if m in offered],
@@ -373,7 +374,13 @@ def faithfulness_ui(test: EvalSet, runs: list[ModelRun], settings: AppSettings) 
             lambda done, total, bar=bar, name=run.name: bar.progress(done / total, text=_(
                 "{name}: {done}/{total} sentences").format(name=ltr(name), done=done, total=total)))
         bar.empty()
+        unusable_ui(run.name, chosen, _has_anatomy(run))
         faithfulness_table_ui(found)
+
+
+def _has_anatomy(run: ModelRun) -> bool:
+    """Whether ``run``'s model can be taken apart layer by layer (read from its architecture, no model loaded)."""
+    return run.arch in offered_models.ANATOMY_ARCHS
 
 
 def faithfulness_table_ui(found) -> None:

@@ -22,6 +22,9 @@ LISTING_TTL_S = 300  # a checkpoint's listing is read again after this long (a f
 DEFAULT_PAIR = "everyday"  # the card "pair" (models trained together) the app opens with
 DEFAULT_DIRECTION = ("en", "fr")  # the language direction the app opens with
 NOT_STATED = N_("training data not stated in its card")
+# The architectures that can be taken apart layer by layer (``Decodable.supports_anatomy``), known
+# from a checkpoint's config without loading it: this project's own Transformers.
+ANATOMY_ARCHS = ("transformer",)
 
 
 def list_checkpoints(settings: AppSettings) -> list[str]:
@@ -69,7 +72,7 @@ class ModelInfo:
     def has_anatomy(self) -> bool:
         """Taken apart layer by layer for ALTI+, value zeroing, rollout and the logit lens
         (``Decodable.supports_anatomy``): this project's own Transformers."""
-        return self.arch == "transformer"
+        return self.arch in ANATOMY_ARCHS
 
     @property
     def direction(self) -> tuple[str, str]:

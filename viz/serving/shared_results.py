@@ -78,6 +78,7 @@ EXPLANATIONS = ResultKind("explanations", 64)  # one decode's explanations with 
 ATTENTION_CHECKS = ResultKind("attention checks", 256)  # how faithful one heatmap is: three numbers
 FAITHFULNESS_TABLES = ResultKind("faithfulness tables", 32)  # a test set's mean faithfulness per method, one model
 ANATOMIES = ResultKind("anatomies", 64)  # the paper's quantities of one decode, step by step
+LOGIT_LENSES = ResultKind("logit lenses", 64)  # one decode read at every decoder layer: (L, T, 5) words
 TEACHER_FORCING = ResultKind("teacher forcing", 64)  # one sentence and its reference through both prefixes
 
 

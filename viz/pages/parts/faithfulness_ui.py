@@ -1,6 +1,6 @@
 """How faithful a heatmap is, as every page shows it under one (the Translate, Evaluate and Paper
 pages): what the output loses when the source words it ranks first go, against random words;
-and the columns of a faithfulness table."""
+the columns of a faithfulness table; and the line that says why a model gets no row for a method."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -10,10 +10,13 @@ import streamlit as st
 
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
+from model.explaining import registry
 from model.explaining.faithfulness import checkable
 from viz import html_report
 from viz.pages.parts import first_paint
-from viz.i18n import _
+from viz.figures.method_labels import method_label
+from viz.i18n import _, ltr
+from viz.pages.parts.safe_text import md
 from viz.serving import explanations
 from viz.serving.settings import AppSettings
 
@@ -63,3 +66,12 @@ def faithfulness_headers() -> list[str]:
     """A faithfulness table's columns, as shown: method, then test_set.FIGURES in order."""
     return [_("method"), _("source share"), _("deletion (lower is better)"), _("insertion (higher is better)"),
             _("comprehensiveness"), _("sufficiency")]
+
+
+def unusable_ui(name: str, chosen: Sequence[str], anatomy: bool) -> None:
+    """One caption naming the ``chosen`` methods that read a model layer by layer, which model
+    ``name`` (``anatomy``: whether it can be taken apart so) cannot use, and why."""
+    missing = [m for m in chosen if registry.needs_anatomy(m)] if not anatomy else []
+    if missing:
+        st.caption(_("{name} cannot use {methods}: each {reason}.").format(
+            name=ltr(md(name)), methods=", ".join(method_label(m) for m in missing), reason=_(registry.UNSUPPORTED)))

@@ -15,15 +15,18 @@ from viz.figures.heatmap import alignment_matrix
 from viz.figures.method_labels import method_label
 from viz.pages.parts import widgets
 from viz.pages.parts.canvas_charts import chart_ui
+from viz.pages.parts.safe_text import md
 from viz.i18n import _, ltr
 from viz.serving import explanations
 from viz.serving.decodes import Decoded
 from viz.serving.settings import AppSettings
-from viz.pages.parts.faithfulness_ui import faithfulness_headers
+from viz.pages.parts.faithfulness_ui import faithfulness_headers, unusable_ui
 
 
 def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
-    offered = list(registry.applicable(any(r.trace.attention is not None for r in results)))
+    # the decodes' models are loaded already: asking them what they support costs nothing
+    offered = list(registry.applicable(any(r.trace.attention is not None for r in results),
+                                       anatomy=any(r.translator.model.supports_anatomy for r in results)))
     layered = any(r.trace.cross_attention is not None for r in results)
     offered += [LAYERS] if layered else []
     chosen = widgets.multiselect(_("Methods"), offered,
@@ -41,7 +44,11 @@ def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
             with st.spinner(_("Explaining the translation...")):
                 found = explanations.explained(result, tuple(chosen), contrast if result is results[0] else None,
                                                settings)
-            explanation_view(result, found)
+            unusable_ui(result.name, chosen, result.translator.model.supports_anatomy)
+            if found.explanations:
+                explanation_view(result, found)
+            else:
+                st.info(_("None of the chosen methods applies to {name}.").format(name=ltr(md(result.name))))
 
 
 def contrast_ui(result: Decoded) -> Optional[tuple[int, int]]:

@@ -1,17 +1,23 @@
 """The Step by step tab: one decoder step at a time, its attention, energies and next-token
-distribution, with Play."""
+distribution, with Play; for a Transformer that can be taken apart, each decoder layer's own
+reading of the word written (the logit lens)."""
 from __future__ import annotations
 
+from typing import Callable, Sequence
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from model.decoding.cross_attention import (default_choice)
+from model.explaining import registry
+from model.explaining.logit_lens import LogitLens
 from viz.figures.decoding_step import energies_bar, source_strip, topk_bar
-from viz.figures.heatmap import alignment_matrix, display_token
+from viz.figures.heatmap import alignment_matrix, display_token, token_text
 from viz.pages.parts.canvas_charts import chart_ui
 from viz.i18n import _, ltr
 from viz.pages.parts.safe_text import md
+from viz.serving import decode_views
 from viz.serving.decodes import Decoded
 from viz.serving.settings import AppSettings
 from viz.pages.parts.faithfulness_ui import attention_check_ui
@@ -75,6 +81,45 @@ def step_view(result: Decoded, settings: AppSettings) -> None:
         else:
             st.caption(_("This model does not expose its energies e_ij before the softmax; only α is shown."))
     chart_ui(topk_bar(trace.topk[i], trace.target_ids[i]), key="step_topk")
+    logit_lens_ui(result, i, settings)
+
+
+def logit_lens_ui(result: Decoded, i: int, settings: AppSettings) -> None:
+    """Each decoder layer's rank and probability of the word written at step ``i + 1``, and its
+    own first choices (model/explaining/logit_lens.py), for a model that can be taken apart layer
+    by layer; one line on why not for another model with layers (an imported Transformer)."""
+    model, trace = result.translator.model, result.trace
+    if not model.supports_anatomy:
+        if trace.cross_attention is not None:
+            st.caption(_("No logit lens for {name}: the lens {reason}.")
+                       .format(name=ltr(md(result.name)), reason=_(registry.UNSUPPORTED)))
+        return
+    lens = decode_views.logit_lens_of(result, settings)
+    word = ltr(md(token_text(trace.target_tokens[i])))
+    st.markdown(_("**Layer by layer (logit lens):** “{token}” as each decoder layer would rank it").format(token=word))
+    columns = [_("decoder layer"), _("rank"), _("probability"), _("the layer's first choices")]
+    st.dataframe(pd.DataFrame(lens_rows(lens, i, result.translator.tgt_vocab.pieces), columns=columns),
+                 hide_index=True, key="step_lens")
+    first = int(lens.first_layer()[i])
+    settled = (_("“{token}” is the first choice from layer {layer} on.").format(token=word, layer=first) if first else
+               _("“{token}” is not the last layer's first choice: the beam kept it for the sentence's score.")
+               .format(token=word))
+    st.caption(settled + " " + _("Each row reads that layer's state through the final LayerNorm and output layer "
+                                 "as if it were the last; the layers before the last were never trained to be read "
+                                 "this way, so an early rank 1 is evidence that the word was settled there and a "
+                                 "high rank is no proof that it was not."))
+
+
+def lens_rows(lens: LogitLens, i: int, pieces: Callable[[Sequence[int]], list[str]]) -> list[list]:
+    """One row per decoder layer for output position ``i``: its number (1-based), the written
+    word's rank and probability, and the layer's first choices as "piece p" (``pieces``: ids to
+    the target vocabulary's pieces)."""
+    rows = []
+    for layer in range(lens.layers):
+        tops = pieces(lens.top_ids[layer, i])
+        choices = ", ".join(f"{token_text(t)} {p:.2f}" for t, p in zip(tops, lens.top_probs[layer, i]))
+        rows.append([layer + 1, int(lens.ranks[layer, i]), round(float(lens.probs[layer, i]), 3), choices])
+    return rows
 
 
 def step_controls(n_steps: int) -> int:

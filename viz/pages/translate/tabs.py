@@ -63,6 +63,23 @@ HOW_TO_READ = {  # shown through _()
                     "format."),
 }
 
+# Added to a tab's "how to read this" when a shown model can be taken apart layer by layer
+# (``Decodable.supports_anatomy``: this project's Transformers). Shown through _().
+LAYERWISE = {
+    "explanations": N_(
+        "Three more methods follow each word through every layer of this project's Transformers. **ALTI+** "
+        "(Ferrando et al. 2022) writes each attention block's output y_i as a sum of one vector per input word, "
+        "T_i(x_j) = Σ_h w^h_ij W^O_h(W^V_h LN(x_j) + b^V_h), and scores word j by how close its vector is to the "
+        "output, c_ij = max(0, ‖y_i‖₁ − ‖y_i − T_i(x_j)‖₁), normalised over j; the blocks' scores are composed "
+        "through the layers, from the source words to the output word. **Value zeroing** (Mohebbi et al. 2023) "
+        "sets word j's value vector to zero, recomputes the layer and scores j by how far its output moves "
+        "(cosine distance), composed the same way. **Attention rollout** (Abnar & Zuidema 2020) multiplies the "
+        "layers' attention, each the mean of its heads with half of every row kept on the word itself. How "
+        "faithful each is: rollout reads the weights α alone, as attention does; ALTI+ and value zeroing also "
+        "read what each word's value vector adds, as norm-weighted attention does. None is a guarantee: each "
+        "has its row in the faithfulness table and its curves below, against the random order."),
+}
+
 
 # Tabs whose widgets rerun the tab alone (a fragment): a toggle or a pick there re-sends that tab,
 # not the page's translations, pickers and sidebar. (The step view is a fragment of its own.)
@@ -89,13 +106,17 @@ def render(results: list[Decoded], text: str, search: SearchConfig, settings: Ap
             continue
         opened = slug
         with tab:
-            how_to_read(slug)
+            how_to_read(slug, layered=any(r.translator.model.supports_anatomy for r in results))
             st.fragment(view)() if slug in ALONE else view()
     return opened
 
 
-def how_to_read(slug: str) -> None:
+def how_to_read(slug: str, layered: bool = False) -> None:
+    """The tab's "how to read this", with what its layer-wise views add when ``layered`` (a shown
+    model can be taken apart layer by layer)."""
     visited = st.session_state.setdefault("tabs_visited", set())
     with st.expander(_("How to read this"), expanded=slug not in visited, icon=":material/help:"):
         st.markdown(_(HOW_TO_READ[slug]))
+        if layered and slug in LAYERWISE:
+            st.markdown(_(LAYERWISE[slug]))
     visited.add(slug)
