@@ -192,6 +192,26 @@ def measure(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], ex
                     dict(zip(names, scored[:len(names)])), mean_curve)
 
 
+def measure_methods(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int],
+                    explanations: dict) -> tuple[dict, dict]:
+    """``measure``'s figures and curves of the explanations alone, without the random orders:
+    ({name: Faithfulness}, {name: Curves}) (a method measured as soon as it is computed)."""
+    names = list(explanations)
+    if not names:
+        return {}, {}
+    scored = _all_curves(model, src_ids, out_ids, [_order(explanations[n].source_importance()) for n in names])
+    return {n: _summary(c) for n, c in zip(names, scored)}, dict(zip(names, scored))
+
+
+def measure_random(model: Decodable, src_ids: Sequence[int], out_ids: Sequence[int], seeds: int = SEEDS,
+                   first_seed: int = 0) -> tuple[Faithfulness, Curves]:
+    """``measure``'s random-order yardstick alone: the mean of ``seeds`` orders' figures and curves."""
+    scored = _all_curves(model, src_ids, out_ids, _random_orders(len(src_ids), seeds, first_seed))
+    mean_curve = Curves(scored[0].counts, np.mean([c.deletion for c in scored], axis=0),
+                        np.mean([c.insertion for c in scored], axis=0))
+    return _mean([_summary(c) for c in scored]), mean_curve
+
+
 def _mean(found: list[Faithfulness]) -> Faithfulness:
     return Faithfulness(*(float(np.mean([getattr(f, k) for f in found])) for k in Faithfulness.__dataclass_fields__))
 

@@ -39,6 +39,9 @@ class Method:
     # with the same ``many`` (the attention and its norm-weighted form) share one call
     many: Optional[Callable[[Decodable, Pairs], list]] = None
     default: bool = False  # chosen from the start in the app's method pickers
+    # computed in a fraction of a second (a reading of the weights, no gradient or re-scoring per
+    # word): the Explanations tab shows these first and the others as they finish
+    instant: bool = False
 
 
 TABLE: dict[str, Method] = {}
@@ -68,6 +71,11 @@ def defaults() -> tuple[str, ...]:
 def needs_attention(name: str) -> bool:
     """Whether ``name`` needs a model with attention (a layer of a Transformer does too)."""
     return bool(layer_of(name)) or (name in TABLE and TABLE[name].needs_attention)
+
+
+def instant(name: str) -> bool:
+    """Whether ``name`` is a quick reading (a layer's attention is one)."""
+    return bool(layer_of(name)) or (name in TABLE and TABLE[name].instant)
 
 
 def needs_anatomy(name: str) -> bool:
@@ -106,18 +114,18 @@ def _gradient_x_input_many(model, pairs):
 
 for _row in (
     Method("attention", _attention_of(False), needs_attention=True, contrastive=False,
-           many=m.attention_many, default=True),
+           many=m.attention_many, default=True, instant=True),
     Method("attention_norm", _attention_of(True), needs_attention=True, contrastive=False,
-           many=m.attention_many, default=True),
+           many=m.attention_many, default=True, instant=True),
     Method("gradient_x_input", m.gradient_x_input, many=_gradient_x_input_many, default=True),
     Method("integrated_gradients", m.integrated_gradients),
     Method("occlusion", m.occlusion, default=True),
     Method(contributions.ALTI_PLUS, contributions.method_of(contributions.ALTI_PLUS), needs_attention=True,
-           contrastive=False, needs_anatomy=True),
+           contrastive=False, needs_anatomy=True, instant=True),
     Method(contributions.VALUE_ZEROING, contributions.method_of(contributions.VALUE_ZEROING), needs_attention=True,
-           contrastive=False, needs_anatomy=True),
+           contrastive=False, needs_anatomy=True, instant=True),
     Method(contributions.ROLLOUT, contributions.method_of(contributions.ROLLOUT), needs_attention=True,
-           contrastive=False, needs_anatomy=True),
+           contrastive=False, needs_anatomy=True, instant=True),
 ):
     register(_row)
 

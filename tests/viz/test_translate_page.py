@@ -268,7 +268,7 @@ def test_the_tabs_with_widgets_of_their_own_rerun_alone(at, monkeypatch):
 
 def test_only_the_open_tab_computes(app_env, monkeypatch):
     """Rendering the Alignment tab runs no explanation and no what-if decode; opening
-    Explanations explains each model's output once."""
+    Explanations explains each model's output once by each default method that applies to it."""
     import viz.serving.explanations
     from model.decoding.translator import Translator
 
@@ -289,7 +289,8 @@ def test_only_the_open_tab_computes(app_env, monkeypatch):
     type_sentence(at, "a small dog sits on the red ball")
     assert heatmaps(at) and calls == {"saliency": 0, "what-if": 0}
     open_tab(at, "Explanations")
-    assert calls == {"saliency": 2, "what-if": 0}
+    # RNNsearch: attention, norm-weighted attention, gradient x input, occlusion; RNNencdec: the last two
+    assert calls == {"saliency": 6, "what-if": 0}
 
 
 def test_empty_and_hostile_input(at):

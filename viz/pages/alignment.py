@@ -75,7 +75,15 @@ BUILT_IN_GOLD, UPLOAD_GOLD = N_("Built-in gold set"), N_("Upload three files")
 def described(descriptions: dict[str, str]) -> dict[str, str]:
     """{name: its option's label}: the name (a value, left to right) and its description, in the
     reader's language now (a format_func may be called outside this script run: AppTest does)."""
-    return {name: f"{ltr(name)}: {_(text)}" for name, text in descriptions.items()}
+    found = {name: f"{ltr(name)}: {_(text)}" for name, text in descriptions.items()}
+    return _Described(found)
+
+
+class _Described(dict):
+    """Descriptions by name; a name without one (a method registered later) reads as itself."""
+
+    def get(self, name, default=None):
+        return super().get(name, ltr(name))
 
 
 def page(settings: AppSettings) -> st.Page:

@@ -14,10 +14,12 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from model.explaining.explanation import Explanation
-from model.explaining.faithfulness import Comprehensiveness, Curves, Faithfulness, checkable, measure
+from model.explaining.faithfulness import (Comprehensiveness, Curves, Faithfulness, checkable, measure_methods,
+                                           measure_random)
 from model.explaining.faithfulness import heatmap_check as check_heatmap
 from model.explaining.methods import expand_methods
-from model.explaining.registry import explain
+from model.explaining.explanation import layer_of
+from model.explaining.registry import applies, explain
 from model.explaining.test_set import FaithfulnessTable, faithfulness_table
 from model.decoding.trace import Trace
 from model.decoding.translator import Translator
@@ -41,22 +43,70 @@ class Explained:
 def explained(result: Decoded, methods: tuple[str, ...], contrast: Optional[tuple[int, int]],
               settings: AppSettings) -> Explained:
     """``methods`` on ``result``'s output (``contrast``: (step, token id): why that step's token
-    and not this one; every other step is contrasted with itself)."""
+    and not this one; every other step is contrasted with itself), each method computed and
+    measured once per server (``explained_method``), beside the random order (``yardstick``)."""
+    found = {m: explained_method(result, m, contrast, settings) for m in expanded(result, methods)}
+    found = {m: f for m, f in found.items() if f is not None}
+    random, random_curves = yardstick(result, settings)
+    return Explained({m: f[0] for m, f in found.items()}, {m: f[1] for m, f in found.items()}, random,
+                     {m: f[2] for m, f in found.items()}, random_curves)
+
+
+def expanded(result: Decoded, methods: Sequence[str]) -> list[str]:
+    """``methods`` as ``result``'s model has them (``LAYERS``: each of its layers), those that
+    do not apply to it left out."""
+    model = result.translator.model
+    return [m for m in expand_methods(model, methods) if layer_of(m) or applies(model, m)]
+
+
+def _pair(result: Decoded, contrast: Optional[tuple[int, int]]) -> tuple[list, list, Optional[list]]:
     src, out = list(result.trace.source_ids), list(result.trace.target_ids)
     other = None
     if contrast is not None:
         step, token = contrast
         other = out[:step] + [token] + out[step + 1:]
+    return src, out, other
 
-    def compute() -> Explained:
+
+def known_method(result: Decoded, method: str, contrast: Optional[tuple[int, int]]) -> bool:
+    """Whether ``method`` on ``result`` is computed already (the tab draws it at once)."""
+    src, out, _ = _pair(result, contrast)
+    return result_store(EXPLANATIONS).get(_method_key(result, method, src, out, contrast)) is not None
+
+
+def _method_key(result: Decoded, method: str, src, out, contrast) -> tuple:
+    return result.name, id(result.translator), tuple(src), tuple(out), method, contrast
+
+
+def explained_method(result: Decoded, method: str, contrast: Optional[tuple[int, int]],
+                     settings: AppSettings) -> Optional[tuple[Explanation, Faithfulness, Curves]]:
+    """One method's explanation of ``result``'s output, its faithfulness and its curves (None where
+    it does not apply), computed at a place of the decode queue and kept for every session."""
+    src, out, other = _pair(result, contrast)
+
+    def compute() -> tuple:
         with QueuedSlot(settings)():
             model = result.translator.model
-            found = explain(model, src, out, expand_methods(model, methods), other)
-            measured = measure(result.translator.model, src, out, found)
-            return Explained(found, measured.methods, measured.random, measured.curves, measured.random_curves)
+            found = explain(model, src, out, [method], other).get(method)
+            if found is None:
+                return (None,)
+            faith, curves = measure_methods(model, src, out, {method: found})
+            return found, faith[method], curves[method]
 
-    key = (result.name, id(result.translator), tuple(src), tuple(out), methods, contrast)
-    return result_store(EXPLANATIONS).get_or_compute(key, compute)
+    got = result_store(EXPLANATIONS).get_or_compute(_method_key(result, method, src, out, contrast), compute)
+    return None if got[0] is None else got
+
+
+def yardstick(result: Decoded, settings: AppSettings) -> tuple[Faithfulness, Curves]:
+    """The random order's figures and curves for ``result``'s output, once per server."""
+    src, out, _ = _pair(result, None)
+
+    def compute() -> tuple:
+        with QueuedSlot(settings)():
+            return measure_random(result.translator.model, src, out)
+
+    return result_store(EXPLANATIONS).get_or_compute((result.name, id(result.translator), tuple(src), tuple(out),
+                                                      "random order"), compute)
 
 
 def check_key(name: str, translator: Translator, trace: Trace) -> Optional[tuple]:

@@ -2,7 +2,7 @@
 with its faithfulness for this sentence, and "why this word and not another" (a contrast)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -39,16 +39,29 @@ def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
         st.info(_("Choose a method."))
         return
     contrast = contrast_ui(results[0])
-    for column, result in zip(st.columns(len(results)), results):
+    contrasts = [contrast if result is results[0] else None for result in results]
+    slots = []
+    for column, result, wanted in zip(st.columns(len(results)), results, contrasts):
         with column:
-            with st.spinner(_("Explaining the translation...")):
-                found = explanations.explained(result, tuple(chosen), contrast if result is results[0] else None,
-                                               settings)
             unusable_ui(result.name, chosen, result.translator.model.supports_anatomy)
-            if found.explanations:
-                explanation_view(result, found)
-            else:
-                st.info(_("None of the chosen methods applies to {name}.").format(name=ltr(md(result.name))))
+            slots.append(st.empty())
+    # what is quick, or computed already, first for every model; then the rest, one method at a time
+    pending = [[m for m in explanations.expanded(r, chosen) if not (registry.instant(m) or
+                                                                    explanations.known_method(r, m, c))]
+               for r, c in zip(results, contrasts)]
+    for stage in range(1 + max(len(p) for p in pending)):
+        for slot, result, wanted, waiting in zip(slots, results, contrasts, pending):
+            if stage > len(waiting) or (stage and not waiting):
+                continue
+            done = [m for m in explanations.expanded(result, chosen) if m not in waiting[stage:]]
+            found = explanations.explained(result, tuple(done), wanted, settings)
+            with slot.container():
+                if stage < len(waiting):  # more to come: a preview, its charts under keys of this stage
+                    explanation_view(result, found, waiting[stage:], stage)
+                elif found.explanations:
+                    explanation_view(result, found)
+                else:
+                    st.info(_("None of the chosen methods applies to {name}.").format(name=ltr(md(result.name))))
 
 
 def contrast_ui(result: Decoded) -> Optional[tuple[int, int]]:
@@ -67,29 +80,41 @@ def contrast_ui(result: Decoded) -> Optional[tuple[int, int]]:
     return None if other is None else (step, other)
 
 
-def explanation_view(result: Decoded, found) -> None:
+def explanation_view(result: Decoded, found, waiting: Sequence[str] = (), stage: int = 0) -> None:
+    """The methods of ``found`` drawn for ``result``; with methods still ``waiting``, a preview
+    (stage ``stage`` of the tab's run): a line naming them, the picker's choice drawn when it is
+    ready, and every chart under keys of its own, replaced when the next method is ready."""
     trace = result.trace
-    shown = st.radio(_("Show"), list(found.explanations), horizontal=True, key=f"explain_show_{result.name}",
-                     format_func=method_label)
+    suffix = f"_{result.name}" + (f"_preview{stage}" if waiting else "")
+    if waiting:
+        st.caption(_("Still computing: {methods}. What is ready is shown.").format(
+            methods=", ".join(method_label(m) for m in waiting)))
+        if not found.explanations:
+            return
+        picked = st.session_state.get(f"explain_show_{result.name}")
+        shown = picked if picked in found.explanations else next(iter(found.explanations))
+    else:
+        shown = st.radio(_("Show"), list(found.explanations), horizontal=True, key=f"explain_show_{result.name}",
+                         format_func=method_label)
     explanation = found.explanations[shown]
     source, _prefix = explanation.normalised()
     chart_ui(alignment_matrix(source, trace.source_tokens, trace.target_tokens,
                               title=_("{name}: {method}, source").format(name=ltr(result.name),
                                                                          method=method_label(shown)),
-                              value_name=_("share")), key=f"explain_heat_{result.name}")
+                              value_name=_("share")), key=f"explain_heat{suffix}")
     chart_ui(shares_bar(explanation.shares(), trace.target_tokens,
                         _("{name}: source or words already written").format(name=ltr(result.name))),
-             key=f"explain_shares_{result.name}")
+             key=f"explain_shares{suffix}")
     rows = [[method_label(m), round(float(found.explanations[m].shares()[:, 0].mean()), 3), f.deletion_area,
              f.insertion_area, f.comprehensiveness, f.sufficiency] for m, f in found.faithfulness.items()]
     rows.sort(key=lambda row: row[2])
     r = found.random
     rows.append([_("random order"), None, r.deletion_area, r.insertion_area, r.comprehensiveness, r.sufficiency])
-    st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()).round(3), hide_index=True, key=f"explain_faith_{result.name}")
+    st.dataframe(pd.DataFrame(rows, columns=faithfulness_headers()).round(3), hide_index=True, key=f"explain_faith{suffix}")
     panels = curve_panels(found.curves, found.random_curves, {m: method_label(m) for m in found.curves},
                           _("{name}: faithfulness curves").format(name=ltr(result.name)))
     for panel, which in zip(panels, ("deletion", "insertion")):
-        chart_ui(panel, key=f"explain_curves_{which}_{result.name}")
+        chart_ui(panel, key=f"explain_curves_{which}{suffix}")
     gap = explanation.completeness_gap
     if shown == "integrated_gradients" and gap == gap:  # not NaN
         st.caption(_("Completeness gap: {gap} (how far the scores' sum is from the change in log-probability), "
