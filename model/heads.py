@@ -81,17 +81,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         read = lambda path: read_lines_of(path, Path(path).name, max_lines=args.limit, take_first=True)[:args.limit]  # noqa: E731
         sources = read(args.src)
         refs = read(args.ref) if args.ref else None
-        found = head_importance(translator, sources, refs, args.prune_steps,
-                                progress=lambda m: print(m, file=sys.stderr))
         aer = {}
-        if all(gold_files):
-            summary = describe_folder(args.checkpoint)
+        if all(gold_files):  # first: a bad gold file is refused before the long measurement
+            summary = describe_folder(Path(args.checkpoint))
             rows, _, _ = score_model(translator.name, translator, (summary.src_lang, summary.tgt_lang),
                                      read_gold(*gold_files), ("heads",))
             for shifted in (False, True):
                 grid = head_grid(rows, translator.name, DEFAULT_EXTRACTION, shifted)
                 if grid is not None:
                     aer[shifted] = grid[:, :-1]  # the heads, not the layer's mean
+        found = head_importance(translator, sources, refs, args.prune_steps,
+                                progress=lambda m: print(m, file=sys.stderr))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -119,3 +119,35 @@ def test_the_command_records_its_report_in_the_card(transformer_dir, tmp_path):
     record = read_model_card(folder).head_importance
     assert len(record.heads) == 15 and record.sentences == 3 and record.bleu_against == "own output"
     assert record.pruning[0].heads_off == 0 and record.command.startswith("python -m model.heads --checkpoint ")
+
+
+def test_the_command_sets_the_cross_attentions_aer_beside_its_importance(transformer_dir, tmp_path):
+    from tests.viz.test_alignment_page import EN, FR, WA
+
+    files = {}
+    for suffix, text in (("en", EN), ("fr", FR), ("wa", WA)):
+        files[suffix] = tmp_path / f"gold.{suffix}"
+        files[suffix].write_text(text)
+    src = tmp_path / "src.txt"
+    src.write_text("\n".join(SOURCES) + "\n")
+    out = tmp_path / "heads.json"
+    ran = run_cli("model.heads", "--checkpoint", transformer_dir, "--src", src, "--limit", "2", "--prune-steps", "1",
+                  "--align-src", files["en"], "--align-tgt", files["fr"], "--align-gold", files["wa"], "--json", out)
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(out.read_text())
+    for reading in ("output", "shifted"):
+        grid = np.array(report[f"cross_aer_{reading}"])
+        assert grid.shape == (2, 3) and ((0 <= grid) & (grid <= 1)).all()
+        assert -1 <= report[f"aer_correlation_{reading}"] <= 1
+    assert report["aer_gold"] == "gold" and "rank correlation of that AER" in ran.stdout.decode()
+
+
+def test_a_bad_gold_file_is_refused_before_the_measurement(transformer_dir, tmp_path):
+    src = tmp_path / "src.txt"
+    src.write_text("a dog\n")
+    (tmp_path / "g.en").write_text("a dog\n")
+    (tmp_path / "g.fr").write_text("un chien\n")
+    (tmp_path / "g.wa").write_text("not a link\n")
+    ran = run_cli("model.heads", "--checkpoint", transformer_dir, "--src", src, "--align-src", tmp_path / "g.en",
+                  "--align-tgt", tmp_path / "g.fr", "--align-gold", tmp_path / "g.wa")
+    assert ran.returncode == 2 and "g.wa" in ran.stderr.decode() and "head 1 of" not in ran.stderr.decode()
