@@ -86,8 +86,9 @@ def alternate_settings(owner: object, attr: str, ways: dict[str, object], works:
 
 def compare_on_models(doc: str, models: Sequence[str], sentences: int, compare: Callable) -> None:
     """The command line of an in-process comparison: ``compare(translator, captions, rounds)`` for
-    each shipped checkpoint in ``models``, on the first ``--sentences`` test_2016_flickr captions
-    (default ``sentences``), after one warm batch; prints one JSON object per model."""
+    each shipped checkpoint in ``models`` (or ``--models``, comma-separated, some of them), on the
+    first ``--sentences`` test_2016_flickr captions (default ``sentences``), after one warm batch;
+    prints one JSON object per model."""
     import torch
 
     from model.decoding.search import SearchConfig
@@ -97,10 +98,11 @@ def compare_on_models(doc: str, models: Sequence[str], sentences: int, compare: 
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--sentences", type=int, default=sentences)
+    parser.add_argument("--models", default=",".join(models), help="comma-separated, of: " + ", ".join(models))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     captions, _, origin = corpus("test_2016_flickr")
-    for name in models:
+    for name in args.models.split(","):
         tr = Translator.from_checkpoint(CHECKPOINTS / name)
         tr.translate(captions[:64], SearchConfig(beam=5, trace=False), batch_size=64)  # warm
         print(json.dumps({"model": name, "threads": args.threads, "rounds": args.rounds, "data": origin,

@@ -19,13 +19,16 @@ The shape contract, for a batch of B rows (sentences, or sentences x beam slots)
 - ``init_state(memory)`` -> the decoder state before the first output token (opaque to search);
 - optionally ``beam_memory(memory, k)`` -> the memory for k decoder rows per sentence (a beam
   search's hypotheses, sentence-major); the default copies each row k times with ``select``, and
-  a model that shares one row among its k hypotheses selects whole beams of rows afterwards;
+  a model that shares one row among its k hypotheses selects whole beams of rows afterwards
+  (``whole_beams``). Beam search takes its first step on ``encode``'s memory and ``init_state``'s
+  state, one row per sentence, and only then spreads them to the k rows;
 - ``step(y_prev (B,) long, state, memory)`` -> ``Step``: log-probabilities (B, V) of the next
   token, the new state, and the attention weights (B, S) that produced them (rows sum to 1
   over real tokens), or None for a model without attention; pre-softmax energies (B, S) if the
   model has them, else None;
 - ``reorder(state, index (B',) long)`` -> the state of rows ``index`` (beam search calls it
-  every step with the surviving hypotheses' parents);
+  every step with the surviving hypotheses' parents, and after its first step with each
+  sentence's row repeated k times; B' may exceed B);
 - optionally ``output_length`` -> an ``OutputLength``: how long the model's outputs may be and
   how they stop at that cap, in place of the search settings' cap (an imported Joey NMT model
   states Joey's); None (the default) leaves the cap to ``SearchConfig``;
@@ -365,6 +368,17 @@ class Decodable(ABC):
         may skip writing out the (batch, T, V) distribution."""
         logprobs, _ = self.teacher_forced(memory, tgt_in, input_scale)
         return logprobs.gather(-1, picks)
+
+
+def whole_beams(rows: torch.Tensor, beam: int) -> torch.Tensor:
+    """(rows / beam,) the sentence of each whole beam in decoder rows ``rows`` of a memory that
+    shares one row among ``beam`` hypotheses (``Decodable.beam_memory``): rows beam * b ..
+    beam * b + beam - 1 together, in order, are sentence b's. ValueError where ``rows`` splits a beam."""
+    sentences = rows[::beam] // beam
+    whole = (sentences * beam).unsqueeze(1) + torch.arange(beam, device=rows.device)  # (sentences, beam) their rows
+    if not torch.equal(rows, whole.view(-1)):
+        raise ValueError(f"a memory shared by {beam} beam rows selects whole beams, got rows {rows.tolist()}")
+    return sentences
 
 
 class _InputScale:

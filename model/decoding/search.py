@@ -14,7 +14,7 @@ sentence's beam tree as it is scored, and keeps each step's attention, energies 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -111,16 +111,31 @@ class _Beams:
 
     model: Decodable
     k: int
-    enc: Any  # the model's memory, for the active sentences' beam rows
+    enc: Any  # the model's memory, for the active sentences' beam rows (one row each before the first step)
     limits: OutputLength
     caps: torch.Tensor  # (n,) each sentence's output cap, on the CPU
-    state: Any  # the decoder state of the active rows
-    y: torch.Tensor  # (A*k,) the last token of each row
+    state: Any  # the decoder state of the active rows (one row per sentence before the first step)
+    y: torch.Tensor  # (A*k,) the last token of each row ((n,) <s> before the first step)
     scores: torch.Tensor  # (A, k) cumulative log-probabilities
     hyps: torch.Tensor  # (A*k, t) tokens so far
     active: torch.Tensor  # (A,) original index of each active sentence
     finished: list  # per sentence: its finished Hypothesis list
     recorder: Optional["_TreeRecorder"]
+
+    def step(self, t: int, attend: Optional[dict[int, int]], ablation: Optional[AlphaEdit]) -> Step:
+        """The model's step t for every beam row. Before the first step a sentence's k hypotheses
+        are the same <s> on the same state: the model takes that step once per sentence, its
+        outputs are copied to the sentence's k rows, and the memory becomes ``beam_memory``'s."""
+        rows = self.y.numel()
+        out = self.model.step(self.y, self.state, self.enc, _attend_override(attend, t, self.enc, rows),
+                              _ablation(ablation, t, self.enc, rows))
+        if rows == self.hyps.size(0):
+            return out
+        spread = torch.arange(rows, device=self.y.device).repeat_interleave(self.k)  # (n*k,) each sentence's row k times
+        self.enc = self.model.beam_memory(self.enc, self.k)
+        copy = lambda x: None if x is None else x.index_select(0, spread)  # noqa: E731
+        return replace(out, logprobs=copy(out.logprobs), state=self.model.reorder(out.state, spread),
+                       alpha=copy(out.alpha), energies=copy(out.energies), cross_attention=copy(out.cross_attention))
 
     def keep(self, alive: torch.Tensor) -> None:
         """Only the active sentences ``alive`` (indices into ``active``) go on."""
@@ -145,17 +160,18 @@ class _Beams:
 
 
 def _beams(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Sequence[int]], cfg: SearchConfig) -> _Beams:
-    """The source encoded once, each sentence's ``beam`` rows sharing it (``beam_memory``), and
-    the decoder before its first step: only slot 0 of each sentence may expand."""
+    """The source encoded once and the decoder before its first step, one row per sentence
+    (``_Beams.step`` spreads it to the ``beam`` rows, which then share the sentence's memory:
+    ``beam_memory``); only slot 0 of each sentence may expand at the first step."""
     model.eval()
     n, k, dev = len(src), cfg.beam, device_of(model)
     src_len = torch.tensor([len(s) for s in src], device=dev)  # (n,)
-    enc = model.beam_memory(model.encode(pad(src).to(dev), src_len), k)  # pad: (n, max src_len)
+    enc = model.encode(pad(src).to(dev), src_len)  # pad: (n, max src_len)
     limits = output_length(model, cfg)
     scores = torch.full((n, k), float("-inf"), device=dev)
     scores[:, 0] = 0.0  # all beams start identical: only slot 0 may expand at step 1
     return _Beams(model, k, enc, limits, limits.caps(torch.tensor([len(s) for s in src])), model.init_state(enc),
-                  torch.full((n * k,), BOS, dtype=torch.long, device=dev), scores,
+                  torch.full((n,), BOS, dtype=torch.long, device=dev), scores,
                   torch.zeros((n * k, 0), dtype=torch.long, device=dev), torch.arange(n, device=dev),
                   [[] for _ in range(n)], _TreeRecorder([len(s) for s in src], vocabs[1], cfg) if cfg.trace else None)
 
@@ -168,8 +184,7 @@ def _beam_search(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Se
     b, k = _beams(model, vocabs, src, cfg), cfg.beam
     dev, max_len = b.y.device, b.caps.to(b.y.device)  # (n,)
     for t in range(int(b.caps.max())):
-        out = model.step(b.y, b.state, b.enc, _attend_override(attend, t, b.enc, b.y.numel()),
-                         _ablation(cfg.ablation, t, b.enc, b.y.numel()))
+        out = b.step(t, attend, cfg.ablation)
         at_cap = t + 1 >= max_len.index_select(0, b.active)  # (A,) sentences whose last allowed token this is
         logprobs = _constrain(out.logprobs, t, b.active, k, at_cap, cfg, prefixes, b.limits)
         cand = _prune(b.scores, logprobs, k, at_cap if b.limits.cut_at_cap else None)
@@ -222,8 +237,7 @@ def joey_beam(model: Decodable, vocabs: tuple[Vocab, Vocab], src: Sequence[Seque
     done_slots = torch.zeros((len(src), k), dtype=torch.bool, device=dev)  # Joey's is_finished: by slot, and it stays
     slots = torch.arange(k, device=dev)
     for t in range(int(b.caps.max())):
-        out = model.step(b.y, b.state, b.enc, _attend_override(attend, t, b.enc, b.y.numel()),
-                         _ablation(cfg.ablation, t, b.enc, b.y.numel()))
+        out = b.step(t, attend, cfg.ablation)
         at_cap = t + 1 >= caps.index_select(0, b.active)  # (A,)
         logprobs = _constrain(out.logprobs, t, b.active, k, at_cap, cfg, prefixes, b.limits)
         vocab = logprobs.size(1)
@@ -504,7 +518,9 @@ def greedy_search(model: Decodable, src: Sequence[Sequence[int]], cfg: SearchCon
             out_ids[sent].append(tok)
             logprob[sent] += lp_value
         alive = ((y != EOS) & ~at_cap).nonzero().squeeze(1)
+        state = out.state
         if alive.numel() == 0:
             break
-        enc, state, y, active = enc.select(alive), model.reorder(out.state, alive), y[alive], active[alive]
+        if alive.numel() < y.numel():  # drop finished sentences from the batch (none ended: nothing to copy)
+            enc, state, y, active = enc.select(alive), model.reorder(state, alive), y[alive], active[alive]
     return [Hypothesis(ids, lp, _norm(lp, len(ids), cfg.length_norm)) for ids, lp in zip(out_ids, logprob)]

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from model.corpus.vocab import PAD
-from model.core.decodable import Step
+from model.core.decodable import Step, whole_beams
 from model.network.attention import make_attention
 from model.network.embedding import embedding
 from model.network.gru import gru_update
@@ -50,17 +50,8 @@ class EncoderState:
         for each beam hypothesis). With ``beam`` k > 1, ``index`` must take whole beams (k rows
         k * b .. k * b + k - 1 together, in order): sentence b's row serves them."""
         if self.beam > 1:
-            index = self._sentences(index)
+            index = whole_beams(index, self.beam)
         return self.map(lambda t: t.index_select(0, index))
-
-    def _sentences(self, rows: torch.Tensor) -> torch.Tensor:
-        """(rows / k,) the sentence of each whole beam in decoder rows ``rows``."""
-        k = self.beam
-        sentences = rows[::k] // k
-        whole = (sentences * k).unsqueeze(1) + torch.arange(k, device=rows.device)  # (sentences, k) their rows
-        if not torch.equal(rows, whole.view(-1)):
-            raise ValueError(f"a memory shared by {k} beam rows selects whole beams, got rows {rows.tolist()}")
-        return sentences
 
     def for_beams(self, k: int) -> "EncoderState":
         """The state for k decoder rows per sentence (a beam search's hypotheses, sentence-major),

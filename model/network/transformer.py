@@ -26,7 +26,9 @@ What the app reads: ``step`` returns every decoder layer's cross-attention, each
 over the source, as ``Step.cross_attention`` (batch, layers, heads, src_len). Views that take one
 matrix read ``Step.alpha``: the mean over heads of layer ``ModelConfig.alignment_layer`` (the
 card says which layer and why). Incremental decoding keeps each layer's self-attention keys and
-values of the tokens written so far (``DecoderCache``), so a step costs one token's work.
+values of the tokens written so far (``DecoderCache``), so a step costs one token's work. A beam
+search's k hypotheses of a sentence read its one copy of the cross-attention keys and values
+(``TransformerMemory.for_beams``, ``DecoderLayer.cross``).
 """
 from __future__ import annotations
 
@@ -40,9 +42,10 @@ from torch import nn
 
 from model.core.anatomy import CROSS, DECODER_SELF, ENCODER, Anatomy, HeadMask
 from model.core.config import ModelConfig
-from model.core.decodable import AlphaFn, Decodable, ModelDescription, Step
+from model.core.decodable import AlphaFn, Decodable, ModelDescription, Step, whole_beams
 from model.corpus.vocab import PAD
 from model.network.embedding import embedding, sinusoids  # noqa: F401  (sinusoids: also read from here)
+from model.network.kv_cache import KeyValueCache
 from model.network.multi_head_attention import MultiHeadAttention
 from model.network.transformer_anatomy import take_apart
 from model.speed.bf16 import autocast
@@ -91,25 +94,51 @@ class DecoderLayer(nn.Module):
         self.ln_ff, self.ff = nn.LayerNorm(d_model), FeedForward(d_model, d_ff)
         self.dropout = Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, cache: Optional[tuple[torch.Tensor, torch.Tensor]],
+    def forward(self, x: torch.Tensor, cache: Optional[KeyValueCache],
                 self_mask: Optional[torch.Tensor], cross_kv: tuple[torch.Tensor, torch.Tensor], src_mask: torch.Tensor,
-                need_weights: bool, weights_fn=None):
+                need_weights: bool, weights_fn=None, beam: int = 1):
         """x (batch, q_len, d_model): the q_len newest target positions. Self-attention reads
-        the keys and values in ``cache`` (each (batch, heads, t, d_k): the positions before,
-        None for none) and x's own, under ``self_mask`` (q_len, t + q_len) | None; cross-attention
-        reads the source's ``cross_kv`` (each (batch, heads, src_len, d_k)) under ``src_mask``
-        (batch, 1, src_len). Returns x, the cross-attention weights (batch, heads, q_len,
-        src_len) | None without ``need_weights``, and the self-attention keys and values with
-        x's appended (the next step's cache)."""
+        the keys and values in ``cache`` (the t positions before, None for none) and x's own,
+        under ``self_mask`` (q_len, t + q_len) | None; cross-attention reads the source's
+        ``cross_kv`` (each (batch / beam, heads, src_len, d_k), each row read by ``beam`` rows of
+        x) under ``src_mask`` (batch / beam, 1, src_len). Returns x, the cross-attention weights
+        (batch, heads, q_len, src_len) | None without ``need_weights``, and the cache with x's
+        keys and values appended (the next step's; None without a cache)."""
         h = self.ln_self(x)
         keys, values = self.self_attention.keys_values(h)  # (batch, heads, q_len, d_k) each
         if cache is not None:
-            keys, values = torch.cat([cache[0], keys], dim=2), torch.cat([cache[1], values], dim=2)
+            cache = cache.append(keys, values)
+            keys, values = cache.keys, cache.values  # (batch, heads, t + q_len, d_k) each
         mask = None if self_mask is None else self_mask.unsqueeze(0)  # (1, q_len, t + q_len)
         x = x + self.dropout(self.self_attention.attend(h, keys, values, mask, need_weights=False)[0])
-        out, weights = self.cross_attention.attend(self.ln_cross(x), *cross_kv, src_mask, need_weights, weights_fn)
+        out, weights = self.cross(self.ln_cross(x), cross_kv, src_mask, need_weights, weights_fn, beam)
         x = x + self.dropout(out)
-        return x + self.dropout(self.ff(self.ln_ff(x))), weights, (keys, values)
+        return x + self.dropout(self.ff(self.ln_ff(x))), weights, cache
+
+    def cross(self, h: torch.Tensor, cross_kv: tuple[torch.Tensor, torch.Tensor], src_mask: torch.Tensor,
+              need_weights: bool, weights_fn, beam: int):
+        """Cross-attention of h (rows, q_len, d_model) over the source. With ``beam`` k > 1 each
+        row of ``cross_kv`` (rows / k, heads, src_len, d_k) serves k consecutive rows (a beam
+        search's hypotheses of one sentence): a sentence's k rows are read as one row of k * q_len
+        queries, so its keys and values are read once instead of copied per hypothesis. Returns
+        (rows, q_len, d_model) and the weights (rows, heads, q_len, src_len) | None."""
+        attention = self.cross_attention
+        if beam == 1:
+            return attention.attend(h, *cross_kv, src_mask, need_weights, weights_fn)
+        rows, q_len = h.shape[:2]
+        edit = None if weights_fn is None else lambda w: _by_sentence(weights_fn(_by_row(w, beam)), beam)  # noqa: E731
+        out, weights = attention.attend(h.reshape(rows // beam, beam * q_len, -1), *cross_kv, src_mask, need_weights, edit)
+        return out.reshape(rows, q_len, -1), None if weights is None else _by_row(weights, beam)
+
+
+def _by_row(weights: torch.Tensor, beam: int) -> torch.Tensor:
+    """(sentences, heads, beam * q_len, src_len) -> each hypothesis's (sentences * beam, heads, q_len, src_len)."""
+    return weights.unflatten(2, (beam, -1)).transpose(1, 2).flatten(0, 1)
+
+
+def _by_sentence(weights: torch.Tensor, beam: int) -> torch.Tensor:
+    """``_by_row``'s inverse: (sentences * beam, heads, q_len, src_len) -> (sentences, heads, beam * q_len, src_len)."""
+    return weights.unflatten(0, (-1, beam)).transpose(1, 2).flatten(2, 3)
 
 
 class TiedOutput(nn.Module):
@@ -132,7 +161,8 @@ class TiedOutput(nn.Module):
 
 @dataclass
 class TransformerMemory:
-    """The encoded source, row-aligned with the decoder's batch: what every decoder layer's
+    """The encoded source, row-aligned with the decoder's batch, or, with ``beam`` k > 1, one row
+    for each k consecutive decoder rows (``for_beams``): what every decoder layer's
     cross-attention reads (``Memory`` of the decoding interface)."""
 
     states: torch.Tensor  # (batch, src_len, d_model) the encoder stack's output
@@ -141,11 +171,29 @@ class TransformerMemory:
     # (batch, src_len, d_model) W^O [V W^V] of ``alignment_layer``: what each source word adds to that
     # layer's output when its weight is 1 (norm-weighted attention, Kobayashi et al. 2020, reads its norm)
     values: torch.Tensor
+    beam: int = 1  # decoder rows reading each row: a beam search's k hypotheses of one sentence
 
     def select(self, index: torch.Tensor) -> "TransformerMemory":
+        """The memory of decoder rows ``index``. With ``beam`` k > 1, ``index`` must take whole
+        beams (``whole_beams``): sentence b's row serves its k rows."""
+        if self.beam > 1:
+            index = whole_beams(index, self.beam)
         pick = lambda t: t.index_select(0, index)  # noqa: E731
         return replace(self, states=pick(self.states), mask=pick(self.mask),
                        cross_kv=tuple((pick(k), pick(v)) for k, v in self.cross_kv), values=pick(self.values))
+
+    def for_beams(self, k: int) -> "TransformerMemory":
+        """The memory for k decoder rows per sentence (a beam search's hypotheses, sentence-major),
+        without copying: each row's keys and values are read by its k hypotheses
+        (``DecoderLayer.cross``), and dropping a finished sentence copies one row instead of k."""
+        if self.beam != 1:
+            raise ValueError("this memory already serves several beam rows per sentence")
+        return replace(self, beam=k)
+
+    @property
+    def rows(self) -> int:
+        """Decoder rows the memory serves."""
+        return self.mask.size(0) * self.beam
 
     @property
     def src_mask(self) -> torch.Tensor:
@@ -171,14 +219,14 @@ class TransformerMemory:
 @dataclass
 class DecoderCache:
     """The decoder state: each layer's self-attention keys and values of the tokens read so far
-    (y_0 = <s> .. y_{i-1}), each (batch, heads, i, d_k)."""
+    (y_0 = <s> .. y_{i-1}), each (batch, heads, i, d_k), in buffers written in place
+    (model/network/kv_cache.py)."""
 
-    self_kv: tuple  # per decoder layer: (keys, values)
+    self_kv: tuple  # per decoder layer: its KeyValueCache
     position: int  # i: tokens read so far, the next input's position
 
     def select(self, index: torch.Tensor) -> "DecoderCache":
-        return replace(self, self_kv=tuple((k.index_select(0, index), v.index_select(0, index))
-                                           for k, v in self.self_kv))
+        return replace(self, self_kv=tuple(cache.select(index) for cache in self.self_kv))
 
 
 class TransformerModel(nn.Module, Decodable):
@@ -334,10 +382,15 @@ class TransformerModel(nn.Module, Decodable):
 
     # ---- the decoding interface (model/core/decodable.py), one token at a time
 
+    def beam_memory(self, memory: TransformerMemory, beam: int) -> TransformerMemory:
+        """Each sentence's memory, read by its ``beam`` hypotheses without being copied
+        (``TransformerMemory.for_beams``)."""
+        return memory.for_beams(beam)
+
     def init_state(self, memory: TransformerMemory) -> DecoderCache:
-        batch, heads, d_k = memory.mask.size(0), self.config.heads, self.d_model // self.config.heads
-        empty = memory.states.new_zeros(batch, heads, 0, d_k)
-        return DecoderCache(tuple((empty, empty) for _ in self.decoder.layers), 0)
+        heads, d_k = self.config.heads, self.d_model // self.config.heads
+        return DecoderCache(tuple(KeyValueCache.empty(memory.rows, heads, d_k, memory.states)
+                                  for _ in self.decoder.layers), 0)
 
     def step(self, y_prev: torch.Tensor, state: DecoderCache, memory: TransformerMemory,
              alpha_override: Optional[torch.Tensor] = None, alpha_fn: Optional[AlphaFn] = None) -> Step:
@@ -349,7 +402,7 @@ class TransformerModel(nn.Module, Decodable):
         caches, weights = [], []
         for index, (layer, cross_kv, cache) in enumerate(zip(self.decoder.layers, memory.cross_kv, state.self_kv)):
             edit = _weights_edit(alpha_override, alpha_fn) if index == self.alignment_layer else None
-            x, w, cache = layer(x, cache, None, cross_kv, memory.src_mask, True, edit)  # cache (batch, heads, i + 1, d_k)
+            x, w, cache = layer(x, cache, None, cross_kv, memory.src_mask, True, edit, memory.beam)  # i + 1 positions
             caches.append(cache)
             weights.append(w[:, :, 0])  # (batch, heads, src_len)
         cross = torch.stack(weights, 1)  # (batch, layers, heads, src_len)

@@ -127,7 +127,7 @@ def _saliency(t: Translator):
 
 
 RUNS = {  # what runs, and the model methods it reaches before it needs data back
-    "beam search": (_beam, "step", {"encode", "embed_source", "select", "step"}),
+    "beam search": (_beam, "select", {"encode", "embed_source", "step", "select"}),  # select: after the first step
     "greedy search": (_greedy, "step", {"encode", "embed_source", "step"}),
     "saliency": (_saliency, "teacher_forced", {"embed_source", "encode", "teacher_forced"}),
 }
