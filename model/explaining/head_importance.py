@@ -105,7 +105,8 @@ def head_importance(translator: Translator, sources: Sequence[str], references: 
     ``prune_steps`` + 1 points from no head off to all but one off."""
     model = translator.model
     if not model.supports_anatomy:
-        raise ConfigError(f"{translator.name} cannot switch its heads off: only this project's Transformers can")
+        raise ConfigError(f"{translator.name} cannot switch its heads off: only Transformers that can be taken apart "
+                          "(this project's, pre-norm Joey NMT ones) can")
     if references is not None and len(references) != len(sources):
         raise ConfigError(f"{len(references)} references for {len(sources)} sentences")
     cfg = SearchConfig(beam=1, trace=False)

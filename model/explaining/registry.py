@@ -83,9 +83,9 @@ def needs_anatomy(name: str) -> bool:
     return name in TABLE and TABLE[name].needs_anatomy
 
 
-UNSUPPORTED = ("reads a Transformer layer by layer: this project's Transformers can be taken apart so; "
-               "recurrent models have no layers of heads to follow, and imported Joey NMT and Hugging Face "
-               "models do not expose their layers' value vectors and residual streams here")
+UNSUPPORTED = ("reads a Transformer layer by layer: this project's Transformers and pre-norm Joey NMT ones can be taken "
+               "apart so; recurrent models have no layers of heads to follow, post-norm Joey NMT ones would need each "
+               "LayerNorm split over its inputs, and imported Hugging Face models are not taken apart here")
 
 
 def applicable(has_attention: bool, anatomy: bool = False) -> tuple[str, ...]:

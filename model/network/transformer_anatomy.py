@@ -10,32 +10,59 @@ the attention, so LN(x_j) belongs to token j alone and the block's output needs 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import torch
+from torch import nn
 
 from model.core.anatomy import CROSS, DECODER_SELF, ENCODER, Anatomy, Block
 from model.network.multi_head_attention import MultiHeadAttention
 from model.network.embedding import sinusoids
 
 
-def _block(kind: str, layer: int, attention: MultiHeadAttention, query: torch.Tensor, keys_from: torch.Tensor,
-           residual: torch.Tensor, mask: Optional[torch.Tensor], rest: Callable) -> Block:
-    """query (q_len, d_model) read by ``attention`` (already normed), keys and values formed from
-    keys_from (k_len, d_model) (already normed); mask (q_len, k_len) True where a key may be read."""
-    heads, d_k = attention.heads, attention.d_k
-    q = attention.W_Q(query).view(-1, heads, d_k).transpose(0, 1)  # (heads, q_len, d_k)
-    k = attention.W_K(keys_from).view(-1, heads, d_k).transpose(0, 1)  # (heads, k_len, d_k)
-    v = attention.W_V(keys_from).view(-1, heads, d_k)  # (k_len, heads, d_k)
+@dataclass(frozen=True)
+class Projections:
+    """What a block needs of a multi-head attention module, whichever library built it."""
+
+    W_Q: nn.Module  # d_model -> heads * d_k
+    W_K: nn.Module
+    W_V: nn.Module
+    W_O: nn.Linear  # heads * d_k -> d_model
+    heads: int
+    d_k: int
+    gate: Optional[torch.Tensor] = None  # (heads,) heads switched off, or None
+
+
+def projections(attention: MultiHeadAttention) -> Projections:
+    return Projections(attention.W_Q, attention.W_K, attention.W_V, attention.W_O, attention.heads, attention.d_k,
+                       attention.head_gate)
+
+
+def attention_block(kind: str, layer: int, parts: Projections, query: torch.Tensor, keys_from: torch.Tensor,
+                    residual: torch.Tensor, mask: Optional[torch.Tensor], rest: Callable) -> Block:
+    """query (q_len, d_model) read by the attention ``parts`` (already normed), keys and values
+    formed from keys_from (k_len, d_model) (already normed); mask (q_len, k_len) True where a key
+    may be read; ``residual`` (q_len, d_model) what the block adds its output to."""
+    heads, d_k = parts.heads, parts.d_k
+    q = parts.W_Q(query).view(-1, heads, d_k).transpose(0, 1)  # (heads, q_len, d_k)
+    k = parts.W_K(keys_from).view(-1, heads, d_k).transpose(0, 1)  # (heads, k_len, d_k)
+    v = parts.W_V(keys_from).view(-1, heads, d_k)  # (k_len, heads, d_k)
     scores = q @ k.transpose(1, 2) / math.sqrt(d_k)  # (heads, q_len, k_len), Vaswani et al. eq. 1
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
-    W_O = attention.W_O.weight.view(-1, heads, d_k)  # (d_model, heads, d_k): W^O_h is its h-th slice
+    W_O = parts.W_O.weight.view(-1, heads, d_k)  # (d_model, heads, d_k): W^O_h is its h-th slice
     head_values = torch.einsum("jhk,dhk->hjd", v, W_O)  # (heads, k_len, d_model)
-    if attention.head_gate is not None:
-        head_values = head_values * attention.head_gate.to(head_values.dtype).view(-1, 1, 1)
-    return Block(kind, layer, weights, head_values, residual, attention.W_O.bias, rest)
+    if parts.gate is not None:
+        head_values = head_values * parts.gate.to(head_values.dtype).view(-1, 1, 1)
+    bias = parts.W_O.bias if parts.W_O.bias is not None else torch.zeros_like(residual[0])
+    return Block(kind, layer, weights, head_values, residual, bias, rest)
+
+
+def _block(kind: str, layer: int, attention: MultiHeadAttention, query: torch.Tensor, keys_from: torch.Tensor,
+           residual: torch.Tensor, mask: Optional[torch.Tensor], rest: Callable) -> Block:
+    return attention_block(kind, layer, projections(attention), query, keys_from, residual, mask, rest)
 
 
 @torch.inference_mode()

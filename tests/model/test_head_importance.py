@@ -70,7 +70,7 @@ def test_mean_logprob_reads_each_token_once_whatever_the_batch(transformer_dir, 
 
 
 def test_recurrent_models_are_refused_in_one_line(tiny_checkpoints):
-    with pytest.raises(ConfigError, match="only this project's Transformers"):
+    with pytest.raises(ConfigError, match="only Transformers that can be taken apart"):
         head_importance(Translator.from_checkpoint(tiny_checkpoints["rnnsearch"]), SOURCES)
 
 
@@ -100,7 +100,7 @@ def test_the_command_refuses_a_recurrent_model(tiny_checkpoints, tmp_path):
     src = tmp_path / "src.txt"
     src.write_text("a dog\n")
     ran = run_cli("model.heads", "--checkpoint", tiny_checkpoints["rnnsearch"], "--src", src)
-    assert ran.returncode == 2 and "only this project's Transformers" in ran.stderr.decode()
+    assert ran.returncode == 2 and "only Transformers that can be taken apart" in ran.stderr.decode()
 
 
 def test_the_command_records_its_report_in_the_card(transformer_dir, tmp_path):

@@ -119,3 +119,43 @@ def test_concurrent_decodes_read_their_own_attention(imported):
 ])
 def test_hostile_transformer_settings_are_refused_by_name(joey_dir, tmp_path, change, named):
     assert_refused_by_name(joey_dir, tmp_path, change, named)
+
+
+def test_a_pre_norm_model_is_taken_apart_and_a_post_norm_one_says_why(imported, request):
+    """The layer-wise explanations read a pre-norm Joey Transformer as they read this project's
+    (its anatomy adds up to Joey's own distribution, contributions sum to 1, heads switch off on a
+    copy); a post-norm one is refused in one line."""
+    from model.core.anatomy import CROSS, HeadMask
+    from model.corpus.vocab import BOS
+    from model.explaining import registry
+    from model.explaining.contributions import ALTI_PLUS, MATRICES, contributions
+
+    model = imported.model
+    trace = imported.translate([SENTENCES[3]], SearchConfig(beam=3))[0]
+    src, out = trace.source_ids, trace.target_ids
+    if TRANSFORMERS[request.node.callspec.params["joey_dir"]]["layer_norm"] == "post":
+        assert not model.supports_anatomy
+        assert not set(MATRICES) & set(registry.explain(model, src, out, list(MATRICES)))
+        with pytest.raises(NotImplementedError, match="post-norm"):
+            model.anatomy(torch.tensor(src), torch.tensor([BOS, *out[:-1]]))
+        return
+    assert model.supports_anatomy
+    tgt_in = torch.tensor([BOS, *out[:-1]])
+    anatomy = model.anatomy(torch.tensor(src), tgt_in)
+    memory = model.encode(torch.tensor([src]), torch.tensor([len(src)]))
+    own, _ = model.teacher_forced(memory, tgt_in.unsqueeze(0))
+    read = anatomy.read_out(anatomy.decoder_states[-1])
+    finite = torch.isfinite(own[0])
+    assert torch.equal(finite, torch.isfinite(read))
+    torch.testing.assert_close(read[finite], own[0][finite], atol=1e-5, rtol=0)
+    for method in MATRICES:
+        found = contributions(model, src, out, method)
+        np.testing.assert_allclose(found.source.sum(1) + found.inputs.sum(1), 1.0, atol=1e-5)
+    assert ALTI_PLUS in registry.explain(model, src, out, [ALTI_PLUS])
+    layers, heads = model.attention_heads[CROSS]
+    deaf = model.with_heads_masked(HeadMask(frozenset((CROSS, l, h) for l in range(layers) for h in range(heads))))
+    a = deaf.teacher_forced(deaf.encode(torch.tensor([src]), torch.tensor([len(src)])), tgt_in.unsqueeze(0))[0]
+    other = [src[0]] * (len(src) - 1) + [src[-1]]
+    b = deaf.teacher_forced(deaf.encode(torch.tensor([other]), torch.tensor([len(other)])), tgt_in.unsqueeze(0))[0]
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=0)  # no cross-attention head on: the source is not read
+    torch.testing.assert_close(model.teacher_forced(memory, tgt_in.unsqueeze(0))[0], own, atol=0, rtol=0)

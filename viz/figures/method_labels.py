@@ -23,9 +23,9 @@ COLOURS = {"attention": "#1f77b4", "attention_norm": "#ff7f0e", "gradient_x_inpu
 OTHERS = ("#bcbd22", "#7f7f7f", "#aec7e8")  # methods without a colour of their own take these in turn
 # Why a model cannot use the layer-wise methods (model/explaining/registry.py · ``UNSUPPORTED``),
 # marked for the catalog: pages show _(registry.UNSUPPORTED); a test keeps the two texts equal.
-UNSUPPORTED = N_("reads a Transformer layer by layer: this project's Transformers can be taken apart so; "
-                  "recurrent models have no layers of heads to follow, and imported Joey NMT and Hugging Face "
-                  "models do not expose their layers' value vectors and residual streams here")
+UNSUPPORTED = N_("reads a Transformer layer by layer: this project's Transformers and pre-norm Joey NMT ones can be taken "
+                  "apart so; recurrent models have no layers of heads to follow, post-norm Joey NMT ones would need each "
+                  "LayerNorm split over its inputs, and imported Hugging Face models are not taken apart here")
 
 
 def method_label(method: str) -> str:

@@ -19,6 +19,7 @@ only; a trained model gives <pad> next to no probability), and stops where its
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -28,7 +29,9 @@ from torch import nn
 
 from model.core.decodable import (AlphaFn, BeamRule, Decodable, EncoderStates, ModelDescription, OutputLength, Step,
                                   own_thread_hook)
+from model.core.anatomy import CROSS, DECODER_SELF, ENCODER, Anatomy, HeadMask
 from model.corpus.vocab import BOS, PAD
+from model.foreign.joey.anatomy import UNSUPPORTED_POST_NORM, pre_norm, switch_heads_off, take_apart
 
 
 @dataclass
@@ -145,6 +148,44 @@ class JoeyTransformerModel(nn.Module, Decodable):
             return output_from_weights(module, v, weights), output[1]
 
         return hook
+
+    # ---- taken apart (model/core/anatomy.py): the layer-wise explanations, pre-norm models only
+
+    @property
+    def supports_anatomy(self) -> bool:
+        return pre_norm(self.joey)
+
+    @property
+    def attention_heads(self) -> dict:
+        enc, dec = self.joey.encoder.layers, self.joey.decoder.layers
+        return {ENCODER: (len(enc), enc[0].src_src_att.num_heads), DECODER_SELF: (len(dec), dec[0].trg_trg_att.num_heads),
+                CROSS: (len(dec), dec[0].src_trg_att.num_heads)}
+
+    def anatomy(self, src: torch.Tensor, tgt_in: torch.Tensor) -> Anatomy:
+        if not self.supports_anatomy:
+            raise NotImplementedError(UNSUPPORTED_POST_NORM)
+        return take_apart(self.joey, self.src_map[src], self.tgt_map[tgt_in], self._read_out)
+
+    def _read_out(self, z: torch.Tensor) -> torch.Tensor:
+        """A decoder state (..., d_model) read as Joey's last layer is: this project's log-probabilities."""
+        decoder = self.joey.decoder
+        with torch.inference_mode():
+            x = decoder.layer_norm(z) if decoder.layer_norm is not None else z
+            logprobs = torch.log_softmax(decoder.output_layer(x).float(), dim=-1).index_select(-1, self.tgt_map)
+            return logprobs.masked_fill(self.never_emitted, float("-inf"))
+
+    def with_heads_masked(self, mask: HeadMask) -> "JoeyTransformerModel":
+        if not self.supports_anatomy:
+            raise NotImplementedError(UNSUPPORTED_POST_NORM)
+        twin = copy.deepcopy(self)
+        stacks = {ENCODER: (twin.joey.encoder.layers, "src_src_att"), DECODER_SELF: (twin.joey.decoder.layers, "trg_trg_att"),
+                  CROSS: (twin.joey.decoder.layers, "src_trg_att")}
+        for kind, (layers, name) in stacks.items():
+            for index, layer in enumerate(layers):
+                off = mask.heads(kind, index)
+                if off:
+                    switch_heads_off(getattr(layer, name), off)
+        return twin
 
     def init_state(self, memory: EncoderStates) -> JoeyPrefix:
         return JoeyPrefix(memory.mask.new_zeros((memory.mask.size(0), 0), dtype=torch.long))
