@@ -121,7 +121,7 @@ for _row in (
     Method("integrated_gradients", m.integrated_gradients),
     Method("occlusion", m.occlusion, default=True),
     Method(contributions.ALTI_PLUS, contributions.method_of(contributions.ALTI_PLUS), needs_attention=True,
-           contrastive=False, needs_anatomy=True, instant=True),
+           contrastive=False, needs_anatomy=True, instant=True, default=True),
     Method(contributions.VALUE_ZEROING, contributions.method_of(contributions.VALUE_ZEROING), needs_attention=True,
            contrastive=False, needs_anatomy=True, instant=True),
     Method(contributions.ROLLOUT, contributions.method_of(contributions.ROLLOUT), needs_attention=True,
