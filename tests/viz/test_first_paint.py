@@ -48,19 +48,32 @@ def test_holding_off_draws_everything_at_once(monkeypatch):
     assert len(at.dataframe) == 3 and not at.caption
 
 
-def _page_with_extras(keys):
+def _page_with_extras(keys, fragment=False):
+    """A text box, then extras put off to the run's end (``fragment``: inside a fragment, as the
+    Translate page's tabs are), then a text after them; what drew each extra is recorded in
+    session state with what the run had drawn by then."""
     import streamlit as st
 
     from viz.pages.parts import first_paint
 
     first_paint.start_run()
     st.text_input("Your sentence", key="text")
-    for key in st.session_state.get("keys", keys):
-        if first_paint.after_paint(key):
-            st.markdown(f"extra {key}")
-        else:
-            st.caption(f"held {key}")
+
+    def extras():
+        for key in keys:
+            def draw(key=key):
+                st.session_state.setdefault("drawn", []).append((key, st.session_state.get("after_drawn", False)))
+                st.markdown(f"extra {key}")
+            first_paint.after_paint(draw, f"waiting {key}")
+
+    if fragment:
+        st.fragment(extras)()
+    else:
+        extras()
+    st.markdown("after the extras")
+    st.session_state["after_drawn"] = True
     first_paint.probe_ui()
+    st.session_state["after_drawn"] = False
 
 
 def probes(at) -> list:
@@ -68,31 +81,13 @@ def probes(at) -> list:
 
 
 @pytest.mark.parametrize("keys", [("a",), ("a", "b", "c")])
-def test_extras_wait_for_the_next_run_and_the_rest_does_not(keys):
-    at = AppTest.from_function(_page_with_extras, args=(keys,), default_timeout=60).run()
+@pytest.mark.parametrize("fragment", [False, True], ids=["in the page", "in a fragment"])
+def test_extras_are_drawn_in_their_places_once_the_rest_of_the_run_is(keys, fragment):
+    at = AppTest.from_function(_page_with_extras, args=(keys, fragment), default_timeout=60).run()
     assert not at.exception, at.exception
-    assert at.text_input(key="text") is not None and not at.markdown
-    assert [c.value for c in at.caption] == [f"held {k}" for k in keys] and len(probes(at)) == 1
-    at.run()  # the rerun the probe sends, or any other
-    assert not at.exception, at.exception
-    assert [m.value for m in at.markdown] == [f"extra {k}" for k in keys] and not at.caption and not probes(at)
-
-
-def test_only_what_the_run_before_held_is_computed():
-    at = AppTest.from_function(_page_with_extras, args=(("a",),), default_timeout=60).run()
-    at.session_state["keys"] = ("b",)  # a new sentence before the probe's rerun: its extra is held in turn
-    at.run()
-    assert [c.value for c in at.caption] == ["held b"] and len(probes(at)) == 1
-    at.run()
-    assert [m.value for m in at.markdown] == ["extra b"]
-
-
-def test_probes_of_two_runs_in_a_row_have_their_own_keys():
-    at = AppTest.from_function(_page_with_extras, args=(("a",),), default_timeout=60).run()
-    first = probes(at)[0].proto.id
-    at.session_state["keys"] = ("b",)
-    at.run()
-    assert probes(at)[0].proto.id != first  # a new element: the browser mounts it and runs its script again
+    assert [m.value for m in at.markdown] == [f"extra {k}" for k in keys] + ["after the extras"]  # in their places
+    assert at.session_state["drawn"] == [(k, True) for k in keys]  # ... drawn after everything else
+    assert not at.caption and not probes(at)  # the waiting lines replaced; no rerun asked for
 
 
 def test_holding_off_computes_extras_at_once(monkeypatch):
@@ -100,7 +95,7 @@ def test_holding_off_computes_extras_at_once(monkeypatch):
 
     monkeypatch.setattr(first_paint, "ENABLED", False)
     at = AppTest.from_function(_page_with_extras, args=(("a", "b"),), default_timeout=60).run()
-    assert [m.value for m in at.markdown] == ["extra a", "extra b"] and not probes(at)
+    assert at.session_state["drawn"] == [("a", False), ("b", False)] and not probes(at)
 
 
 def _page_with_a_fragment_run_after_it(key):
@@ -112,14 +107,11 @@ def _page_with_a_fragment_run_after_it(key):
     first_paint.start_run()
     st.text_input("Your sentence", key="text")
     first_paint.probe_ui()  # the whole run ends here
-    if first_paint.after_paint(key):  # as a fragment rerunning alone would ask
-        st.markdown(f"extra {key}")
-    else:
-        st.caption(f"held {key}")
+    first_paint.after_paint(lambda: st.markdown(f"extra {key}"), f"waiting {key}")  # as a fragment's own rerun
 
 
 def test_a_fragments_own_rerun_computes_extras_at_once():
-    """No probe follows a fragment's own rerun, so holding there would hold until the next click."""
+    """No run's end follows a fragment's own rerun's drawing, so the extra is drawn at once."""
     at = AppTest.from_function(_page_with_a_fragment_run_after_it, args=("a",), default_timeout=60).run()
     assert not at.exception, at.exception
     assert [m.value for m in at.markdown] == ["extra a"] and not at.caption and not probes(at)

@@ -481,28 +481,39 @@ def test_a_first_run_without_charts_holds_nothing_back(app_env):
 
 @pytest.mark.first_paint
 def test_a_new_translation_shows_before_its_faithfulness_check(app_env, monkeypatch):
+    """The check under a new heatmap is computed at the end of the same run, once everything else
+    is drawn (the browser shows a run's elements as they come), and kept for the next time."""
+    import streamlit as st
+
+    from viz.pages.parts import first_paint
     from viz.serving import explanations
     from viz.serving.shared_results import ResultStore
 
     store = ResultStore(16)  # this test's own: the process's may hold these sentences' checks
     monkeypatch.setattr(explanations, "result_store", lambda kind: store)
-    measuring = "Measuring how faithful this picture is..."
+    checked, check = [], explanations.heatmap_check
+
+    def recording(*args, **kwargs):
+        checked.append(st.session_state.get(first_paint.WHOLE_RUN))  # False: the whole run has ended
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(explanations, "heatmap_check", recording)
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.run()  # the charts' rerun: the tabs are drawn
     at.run()
     assert not at.exception, at.exception
+    checked.clear()
     at.text_area(key="source").input("the small cat sits").run()  # Ctrl+Enter
     assert not at.exception, at.exception
-    assert heatmaps(at) and at.text[0].value  # the translation and its heatmap at once ...
+    assert heatmaps(at) and at.text[0].value
     captions = [c.value for c in at.caption]
-    assert measuring in captions and not any(c.startswith("**How faithful") for c in captions)
-    at.run()  # ... the check in the run the browser's probe sends
-    captions = [c.value for c in at.caption]
-    assert measuring not in captions and any(c.startswith("**How faithful") for c in captions)
+    assert "Measuring how faithful this picture is..." not in captions  # replaced in the same run ...
+    assert any(c.startswith("**How faithful") for c in captions)
+    assert checked and not any(checked)  # ... computed once the rest of the run was drawn
     at.text_area(key="source").input("a dog runs in the park").run()
-    at.run()
+    checked.clear()
     at.text_area(key="source").input("the small cat sits").run()  # seen before: its check is kept
-    assert any(c.value.startswith("**How faithful") for c in at.caption)
+    assert any(c.value.startswith("**How faithful") for c in at.caption) and not checked
 
 
 def test_a_model_whose_folder_goes_away_while_the_page_is_open_is_replaced_with_one_clear_line(

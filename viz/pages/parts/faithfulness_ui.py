@@ -33,17 +33,22 @@ def heatmap_check_ui(name: str, translator: Translator, src_ids: Sequence[int], 
     """How faithful the attention heatmap ``matrix`` (len(out_ids), len(src_ids)) is, for this
     pair: what the output loses when the most-attended source words go, against as many random
     words (``explanations.heatmap_check``, re-scored by ``translator``, model ``name``). A check
-    not made before waits for the browser to draw this run (``first_paint.after_paint``): the
+    not made before is drawn once the rest of this run is (``first_paint.after_paint``): the
     translation comes first."""
     key = explanations.heatmap_key(name, translator, src_ids, out_ids, matrix)
     if key is None:
         return
     check = explanations.known_check(key)
-    if check is None:
-        if not first_paint.after_paint(("attention_check",) + key):
-            st.caption(_("Measuring how faithful this picture is..."))
-            return
-        check = explanations.heatmap_check(name, translator, src_ids, out_ids, matrix, settings)
+    if check is not None:
+        check_text_ui(check, short)
+        return
+    first_paint.after_paint(
+        lambda: check_text_ui(explanations.heatmap_check(name, translator, src_ids, out_ids, matrix, settings), short),
+        _("Measuring how faithful this picture is..."))
+
+
+def check_text_ui(check, short: bool) -> None:
+    """The words for a heatmap's ``check`` (a ``Comprehensiveness``), in one line with ``short``."""
     if short:
         st.caption(_("How faithful: removing the most-attended source words costs the output {method} of "
                      "log-probability per token; as many random words cost {random} ({verdict}).").format(

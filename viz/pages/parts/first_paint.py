@@ -12,15 +12,18 @@ drawn the page. The script sends a rerun, and that run draws what was held. A br
 runs the script gets it on its next run (any click or key): ``start_run`` makes every run after a
 session's first a whole one.
 
-Any run may also hold back a slow extra that would delay what the user asked for (``after_paint``:
-the faithfulness check under a new heatmap): that run draws a line in its place and the probe, and
-the next run, the one the probe sends (or any other), computes it. The translation and its
-heatmap show as fast as without it. A fragment's own rerun (a tab rerunning alone) draws no
-probe, so there the extra is computed at once.
+Any run may also put off a slow extra that would delay what the user asked for (``after_paint``:
+the faithfulness check under a new heatmap): the run draws a line in its place and goes on, and
+draws the extra there once everything else of the run is drawn (``probe_ui``, the run's end). The
+browser shows what a run draws as it is drawn, so the translation and its heatmap show as fast as
+without it, and the page settles in the same run, with no rerun to wait for. A fragment's own
+rerun (a tab rerunning alone) computes it at once.
 
 ``bench/page_speed.py`` times a new visitor's text box and first chart, and the check after Ctrl+Enter.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import streamlit as st
 
@@ -31,14 +34,12 @@ ENABLED = True  # the tests turn it off for apps that do not test it (tests/conf
 DRAWN = "first_paint_drawn"  # session state: the browser reported its first paint, or a later run came
 FIRST_RUN_SEEN = "first_paint_first_run_seen"  # session state: the session's first run has begun
 HELD = "first_paint_held"  # session state: this run held something back
-LATER = "first_paint_later"  # session state: the extras (keys) this run held back
+LATER = "first_paint_later"  # session state: this run's extras put off to its end, (place, draw) pairs
 PROBES = "first_paint_probes"  # session state: how many probes this session has drawn
-EARLIER = "first_paint_earlier"  # session state: the extras the run before this one held back: computed now
 WHOLE_RUN = "first_paint_whole_run"  # session state: a run of the whole script is under way (not a fragment's own)
 PROBE_KEY = "first_paint_probe"  # each probe's key starts so; Streamlit gives its element the class st-key-<key>
 # True in a browser once the script run is over (RUN_OVER_JS), and once the page has settled: its run is
-# over and no probe waits to ask for the next (a run that held something back ends with a probe, whose
-# rerun starts half a second later). The browser tests and bench/page_speed.py wait for them.
+# over and no probe waits to ask for the next (a run that held its charts back ends with a probe). The browser tests and bench/page_speed.py wait for them.
 RUN_OVER_JS = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 SETTLED_JS = f"() => ({RUN_OVER_JS})() && !document.querySelector('[class*=\"st-key-{PROBE_KEY}_\"]')"
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
@@ -56,7 +57,7 @@ def start_run() -> None:
     if state.get(FIRST_RUN_SEEN):
         state[DRAWN] = True
     state[FIRST_RUN_SEEN] = True
-    state[EARLIER] = state.pop(LATER, set())
+    state[LATER] = []  # a run cut short leaves its own: they were never drawn
     state[WHOLE_RUN] = True
 
 
@@ -79,24 +80,30 @@ def hold_ui(text: str = "") -> None:
     st.caption(text or _("Drawing the charts..."))
 
 
-def after_paint(key) -> bool:
-    """Whether this run may compute the slow extra ``key`` (hashable: what it is about): yes when
-    the run before held it back (its probe's rerun, or any later one), or holding is off.
-    Otherwise it is held: the caller draws a line in its place, and the probe at the end of this
-    run asks for the next run."""
+def after_paint(draw: Callable[[], None], waiting: str) -> None:
+    """Draw the slow extra ``draw()`` here, once the rest of this run is drawn: now, a line
+    (``waiting``) in its place; at the run's end (``probe_ui``), ``draw()`` in that place. In a
+    fragment's own rerun, or with holding off, ``draw()`` runs at once."""
     state = st.session_state
-    if not ENABLED or key in state.get(EARLIER, ()) or not state.get(WHOLE_RUN):
-        return True  # ... a fragment's own rerun draws no probe: nothing would ask for the next run
-    state.setdefault(LATER, set()).add(key)
-    return False
+    if not ENABLED or not state.get(WHOLE_RUN):
+        draw()
+        return
+    slot = st.empty()
+    slot.caption(waiting)
+    state.setdefault(LATER, []).append((slot, draw))
 
 
 def probe_ui() -> None:
-    """At the end of every run of the whole script (``viz/pages/main.py``): the probe that asks
-    for the held charts and extras, when this run held any; the run ends (``end_run``)."""
+    """At the end of every run of the whole script (``viz/pages/main.py``): the extras put off to
+    now (``after_paint``), each drawn in its place; then the probe that asks for the held charts,
+    when this run held any; the run ends (``end_run``)."""
     state = st.session_state
+    draws = state.pop(LATER, [])
     end_run()
-    if state.pop(HELD, False) or state.get(LATER):
+    for slot, draw in draws:
+        with slot.container():
+            draw()
+    if state.pop(HELD, False):
         state[PROBES] = state.get(PROBES, 0) + 1  # a new key each time: a probe drawn in two runs in a row
         _probe()(key=f"{PROBE_KEY}_{state[PROBES]}", on_drawn_change=_drawn)  # is mounted, and run, twice
 
