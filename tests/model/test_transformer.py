@@ -16,7 +16,8 @@ from model.decoding.trace import Trace
 from model.decoding.translator import Translator
 from model.network.architectures import build_model
 from model.network.transformer import TransformerModel, sinusoids
-from tests.model.transformer_fixtures import SIZES, save_tiny_transformer, tiny_transformer
+from tests.model.transformer_fixtures import (SIZES, assert_steps_equal_the_whole_sentence, save_tiny_transformer,
+                                              tiny_transformer)
 
 SRC = [[5, 6, 7, 8, 9, 3], [10, 11, 3], [13, 3], [4, 14, 15, 16, 3]]
 TGT_IN = torch.tensor([[BOS, 4, 9, 6, 5], [BOS, 7, 8, 0, 0], [BOS, 9, 0, 0, 0], [BOS, 5, 5, 5, 0]])
@@ -73,17 +74,7 @@ def test_the_cached_step_equals_recomputing_the_whole_prefix(alignment_layer):
     """Incremental decoding with the key/value cache against the whole-sentence pass, every
     layer and head of the cross-attention included."""
     model = tiny_transformer(alignment_layer=alignment_layer)
-    mem = memory(model)
-    logprobs, alpha = model.teacher_forced(mem, TGT_IN)
-    cross = model.forced_cross_attention(mem, TGT_IN)
-    state = model.init_state(mem)
-    for t in range(TGT_IN.size(1)):
-        out = model.step(TGT_IN[:, t], state, mem)
-        state = out.state
-        real = TGT_IN[:, t] != PAD
-        torch.testing.assert_close(out.logprobs[real], logprobs[real, t], atol=1e-5, rtol=0)
-        torch.testing.assert_close(out.alpha[real], alpha[real, t], atol=1e-5, rtol=0)
-        torch.testing.assert_close(out.cross_attention[real], cross[real, :, :, t], atol=1e-5, rtol=0)
+    alpha, cross = assert_steps_equal_the_whole_sentence(model, memory(model), TGT_IN, padding=PAD)
     layer = (alignment_layer or 2) - 1
     torch.testing.assert_close(alpha, cross[:, layer].mean(1), atol=1e-6, rtol=0)
 

@@ -18,7 +18,7 @@ from model.decoding.search import SearchConfig, beam_search, greedy_search, outp
 from model.decoding.translator import Translator
 from model.explaining.attention_ablation import Ablation
 from model.network.kv_cache import ROOM, KeyValueCache
-from tests.model.transformer_fixtures import save_tiny_transformer, tiny_transformer
+from tests.model.transformer_fixtures import assert_steps_equal_the_whole_sentence, save_tiny_transformer, tiny_transformer
 
 SHAPES = {  # name: ModelConfig fields of a tiny Transformer
     "3 heads of width 5": dict(emb_dim=15, heads=3, enc_layers=3, dec_layers=2, ff_dim=7),
@@ -135,15 +135,7 @@ def test_cached_steps_past_the_room_equal_the_whole_sentence(shape):
     memory = encode(model)
     tgt_in = torch.randint(4, 29, (len(SRC), 2 * ROOM + 3), generator=torch.Generator().manual_seed(4))
     tgt_in[:, 0] = BOS
-    logprobs, alpha = model.teacher_forced(memory, tgt_in)
-    cross = model.forced_cross_attention(memory, tgt_in)
-    state = model.init_state(memory)
-    for t in range(tgt_in.size(1)):
-        out = model.step(tgt_in[:, t], state, memory)
-        state = out.state
-        torch.testing.assert_close(out.logprobs, logprobs[:, t], atol=1e-5, rtol=0)
-        torch.testing.assert_close(out.alpha, alpha[:, t], atol=1e-5, rtol=0)
-        torch.testing.assert_close(out.cross_attention, cross[:, :, :, t], atol=1e-5, rtol=0)
+    assert_steps_equal_the_whole_sentence(model, memory, tgt_in)
 
 
 # ---- a sentence's memory shared by its beam hypotheses

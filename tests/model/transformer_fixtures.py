@@ -31,3 +31,21 @@ def save_tiny_transformer(rnn_checkpoint: Path, out: Path, seed: int = 0, **chan
     model = tiny_transformer(seed, src_vocab_size=len(src_vocab), tgt_vocab_size=len(tgt_vocab), **changes)
     from model.core.config import TrainConfig, dataclass_from_dict
     return save_checkpoint(out, model, src_vocab, tgt_vocab, dataclass_from_dict(TrainConfig, raw["train"]))
+
+
+def assert_steps_equal_the_whole_sentence(model: TransformerModel, memory, tgt_in: torch.Tensor,
+                                          padding: int = -1) -> tuple[torch.Tensor, torch.Tensor]:
+    """Decoding ``tgt_in`` (batch, T) one cached step at a time gives the log-probabilities,
+    attention and every layer's and head's cross-attention of the whole-sentence pass (to 1e-5),
+    at every row whose input is not ``padding``; returns the whole pass's (alpha, cross)."""
+    logprobs, alpha = model.teacher_forced(memory, tgt_in)
+    cross = model.forced_cross_attention(memory, tgt_in)
+    state = model.init_state(memory)
+    for t in range(tgt_in.size(1)):
+        out = model.step(tgt_in[:, t], state, memory)
+        state = out.state
+        real = tgt_in[:, t] != padding
+        torch.testing.assert_close(out.logprobs[real], logprobs[real, t], atol=1e-5, rtol=0)
+        torch.testing.assert_close(out.alpha[real], alpha[real, t], atol=1e-5, rtol=0)
+        torch.testing.assert_close(out.cross_attention[real], cross[real, :, :, t], atol=1e-5, rtol=0)
+    return alpha, cross
