@@ -78,3 +78,12 @@ class HeadMask:
 
     def heads(self, kind: str, layer: int) -> tuple[int, ...]:
         return tuple(sorted(h for k, l, h in self.off if k == kind and l == layer))
+
+    def switch_off(self, stacks: dict, switch: Callable) -> None:
+        """``switch(attention, heads)`` for each attention module with heads in this mask:
+        ``stacks`` {kind: (the layers, the name of each layer's attention module of that kind)}."""
+        for kind, (layers, name) in stacks.items():
+            for index, layer in enumerate(layers):
+                off = self.heads(kind, index)
+                if off:
+                    switch(getattr(layer, name), off)

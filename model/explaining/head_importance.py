@@ -17,7 +17,7 @@ log-probability change on the model's own output), and BLEU after each group.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -28,7 +28,7 @@ from model.core.anatomy import KINDS, HeadMask
 from model.core.decodable import Decodable
 from model.core.errors import ConfigError
 from model.corpus.parallel import pad
-from model.corpus.vocab import BOS, PAD
+from model.corpus.vocab import BOS, EOS, PAD
 from model.decoding.search import SearchConfig
 from model.decoding.translator import Translator
 
@@ -116,7 +116,7 @@ def head_importance(translator: Translator, sources: Sequence[str], references: 
     refs = None if references is None else [references[i] for i in keep]
     own = translator.translate(sources, cfg)
     own_ids = [t.target_ids for t in own]
-    ref_ids = None if refs is None else [translator.tgt_vocab.encode(r) + [3] for r in refs]
+    ref_ids = None if refs is None else [translator.tgt_vocab.encode(r) + [EOS] for r in refs]
     against = refs if refs is not None else [t.translation for t in own]
     bleu = lambda hyps: BLEU().corpus_score(hyps, [against]).score  # noqa: E731
     base_logprob = mean_logprob(model, src, own_ids)
@@ -144,8 +144,7 @@ def head_importance(translator: Translator, sources: Sequence[str], references: 
         progress(f"pruning: {count} heads off")
         score = found.base_bleu if count == 0 else decode_bleu(model.with_heads_masked(HeadMask(frozenset(order[:count]))))
         pruning.append((count, score))
-    return HeadImportance(found.shape, found.sentences, found.bleu_against, base_logprob, found.base_bleu,
-                          found.scores, tuple(pruning))
+    return replace(found, pruning=tuple(pruning))
 
 
 def correlation(importance: HeadImportance, aer: np.ndarray, what: str = "logprob_change") -> float:

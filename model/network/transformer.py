@@ -434,15 +434,15 @@ class TransformerModel(nn.Module, Decodable):
 
     def with_heads_masked(self, mask: HeadMask) -> "TransformerModel":
         twin = copy.deepcopy(self)
-        stacks = {ENCODER: (twin.encoder.layers, "self_attention"), DECODER_SELF: (twin.decoder.layers, "self_attention"),
-                  CROSS: (twin.decoder.layers, "cross_attention")}
-        for kind, (layers, name) in stacks.items():
-            for index, layer in enumerate(layers):
-                off = mask.heads(kind, index)
-                if off:
-                    gate = torch.ones(self.config.heads, device=self.decoder.W_o.bias.device)
-                    gate[list(off)] = 0.0
-                    getattr(layer, name).head_gate = gate
+
+        def switch(attention: MultiHeadAttention, off: tuple[int, ...]) -> None:
+            gate = torch.ones(self.config.heads, device=self.decoder.W_o.bias.device)
+            gate[list(off)] = 0.0
+            attention.head_gate = gate
+
+        mask.switch_off({ENCODER: (twin.encoder.layers, "self_attention"),
+                         DECODER_SELF: (twin.decoder.layers, "self_attention"),
+                         CROSS: (twin.decoder.layers, "cross_attention")}, switch)
         return twin
 
     def num_parameters(self) -> int:

@@ -60,11 +60,6 @@ def attention_block(kind: str, layer: int, parts: Projections, query: torch.Tens
     return Block(kind, layer, weights, head_values, residual, bias, rest)
 
 
-def _block(kind: str, layer: int, attention: MultiHeadAttention, query: torch.Tensor, keys_from: torch.Tensor,
-           residual: torch.Tensor, mask: Optional[torch.Tensor], rest: Callable) -> Block:
-    return attention_block(kind, layer, projections(attention), query, keys_from, residual, mask, rest)
-
-
 @torch.inference_mode()
 def take_apart(model, src: torch.Tensor, tgt_in: torch.Tensor) -> Anatomy:
     """src (S,) and tgt_in (T,) long, on the model's device -> the pair's ``Anatomy``."""
@@ -75,7 +70,7 @@ def take_apart(model, src: torch.Tensor, tgt_in: torch.Tensor) -> Anatomy:
     for index, layer in enumerate(model.encoder.layers):
         h = layer.ln_self(x)
         ffn = _feed_forward(layer)
-        block = _block(ENCODER, index, layer.self_attention, h, h, x, None, ffn)
+        block = attention_block(ENCODER, index, projections(layer.self_attention), h, h, x, None, ffn)
         encoder.append(block)
         x = ffn(block.output.unsqueeze(0))[0]
     states = model.encoder.norm(x)  # (S, d_model) what every cross-attention reads
@@ -87,11 +82,11 @@ def take_apart(model, src: torch.Tensor, tgt_in: torch.Tensor) -> Anatomy:
     for index, layer in enumerate(model.decoder.layers):
         h = layer.ln_self(y)
         ffn = _feed_forward(layer)
-        self_block = _block(DECODER_SELF, index, layer.self_attention, h, h, y, causal,
-                            _cross_then_ffn(layer, states, ffn))
+        self_block = attention_block(DECODER_SELF, index, projections(layer.self_attention), h, h, y, causal,
+                                     _cross_then_ffn(layer, states, ffn))
         after_self = self_block.output
-        cross_block = _block(CROSS, index, layer.cross_attention, layer.ln_cross(after_self), states, after_self,
-                             None, ffn)
+        cross_block = attention_block(CROSS, index, projections(layer.cross_attention), layer.ln_cross(after_self),
+                                      states, after_self, None, ffn)
         decoder_self.append(self_block)
         cross.append(cross_block)
         y = ffn(cross_block.output.unsqueeze(0))[0]

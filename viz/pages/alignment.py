@@ -3,7 +3,7 @@ word alignments, beside saliency, a statistical aligner and the diagonal (model/
 from __future__ import annotations
 
 from functools import partial
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import pandas as pd
@@ -72,18 +72,11 @@ METHOD_HELP = {
 BUILT_IN_GOLD, UPLOAD_GOLD = N_("Built-in gold set"), N_("Upload three files")
 
 
-def described(descriptions: dict[str, str]) -> dict[str, str]:
-    """{name: its option's label}: the name (a value, left to right) and its description, in the
-    reader's language now (a format_func may be called outside this script run: AppTest does)."""
-    found = {name: f"{ltr(name)}: {_(text)}" for name, text in descriptions.items()}
-    return _Described(found)
-
-
-class _Described(dict):
-    """Descriptions by name; a name without one (a method registered later) reads as itself."""
-
-    def get(self, name, default=None):
-        return super().get(name, ltr(name))
+def described(descriptions: dict[str, str]) -> Callable[[str], str]:
+    """An option's label by its name: the name (a value, left to right) and its description, in
+    the reader's language now (a format_func may be called outside this script run: AppTest
+    does); a name without a description (a method registered later) reads as itself."""
+    return lambda name: f"{ltr(name)}: {_(descriptions[name])}" if name in descriptions else ltr(name)
 
 
 def page(settings: AppSettings) -> st.Page:
@@ -107,11 +100,11 @@ def render(settings: AppSettings) -> None:
     gold, digest = picked
     chosen = models_ui(models)
     methods = widgets.multiselect(_("Sources"), METHODS, default=[m for m in DEFAULT_METHODS if m != "eflomal" or statistical_overlay.available()],
-                             format_func=described(METHOD_HELP).get, key="align_methods")
+                             format_func=described(METHOD_HELP), key="align_methods")
     if not chosen and not set(methods) & {"eflomal", "diagonal"}:
         st.info(_("Choose a model or a baseline."))
         return
-    how = st.selectbox(_("Links from a matrix"), EXTRACTIONS, format_func=described(EXTRACTION_HELP).get,
+    how = st.selectbox(_("Links from a matrix"), EXTRACTIONS, format_func=described(EXTRACTION_HELP),
                        key="align_extraction")
     infos = [next(m for m in models if m.name == name) for name in chosen]
     recorded = recorded_results(gold, digest, infos, tuple(methods), how) if digest is not None else Recorded(

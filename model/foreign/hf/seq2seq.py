@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -47,6 +46,7 @@ from model.core.decodable import (STOP_HEURISTIC, STOP_NEVER, STOP_WHEN_FULL, Al
                                   EncoderStates, ModelDescription, OutputLength, Step)
 from model.core.errors import CheckpointError, ConfigError
 from model.corpus.vocab import BOS, EOS, PAD, UNK
+from model.foreign.installed import installed_version
 from model.foreign.json_files import read_json_object
 from model.foreign.restricted_load import load_restricted
 
@@ -75,12 +75,8 @@ UNSUPPORTED_GENERATION = {"do_sample": False, "repetition_penalty": 1.0, "no_rep
 
 
 def transformers_version() -> str:
-    """The installed transformers' version, or CheckpointError with the install command."""
-    try:
-        import transformers  # noqa: F401
-        return metadata.version("transformers")
-    except ImportError:
-        raise CheckpointError(INSTALL_HINT) from None
+    """The installed transformers's version, or CheckpointError with the install command."""
+    return installed_version("transformers", INSTALL_HINT)
 
 
 # ---------------------------------------------------------------- settings

@@ -35,7 +35,6 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable, Optional
@@ -47,6 +46,7 @@ from model.core.config import MAX_HEADS, MAX_LAYERS, MAX_PARAMETERS, MAX_UNITS, 
 from model.corpus.vocab import BOS, EOS, PAD, UNK
 from model.core.decodable import STOP_JOEY, AlphaFn, BeamRule, Decodable, ModelDescription, OutputLength, Step
 from model.core.errors import CheckpointError
+from model.foreign.installed import installed_version
 from model.foreign.joey.transformer import JoeyTransformerModel
 from model.foreign.restricted_load import load_restricted
 from model.speed.activations import tanh_of_sum
@@ -62,11 +62,7 @@ TOKENIZER_FILES = {"model_file": "spm.model", "codes": "bpe.codes"}  # tokenizer
 
 def joeynmt_version() -> str:
     """The installed joeynmt's version, or CheckpointError with the install command."""
-    try:
-        import joeynmt  # noqa: F401
-        return metadata.version("joeynmt")
-    except ImportError:
-        raise CheckpointError(INSTALL_HINT) from None
+    return installed_version("joeynmt", INSTALL_HINT)
 
 
 # ---------------------------------------------------------------- settings

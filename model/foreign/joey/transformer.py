@@ -178,13 +178,9 @@ class JoeyTransformerModel(nn.Module, Decodable):
         if not self.supports_anatomy:
             raise NotImplementedError(UNSUPPORTED_POST_NORM)
         twin = copy.deepcopy(self)
-        stacks = {ENCODER: (twin.joey.encoder.layers, "src_src_att"), DECODER_SELF: (twin.joey.decoder.layers, "trg_trg_att"),
-                  CROSS: (twin.joey.decoder.layers, "src_trg_att")}
-        for kind, (layers, name) in stacks.items():
-            for index, layer in enumerate(layers):
-                off = mask.heads(kind, index)
-                if off:
-                    switch_heads_off(getattr(layer, name), off)
+        mask.switch_off({ENCODER: (twin.joey.encoder.layers, "src_src_att"),
+                         DECODER_SELF: (twin.joey.decoder.layers, "trg_trg_att"),
+                         CROSS: (twin.joey.decoder.layers, "src_trg_att")}, switch_heads_off)
         return twin
 
     def init_state(self, memory: EncoderStates) -> JoeyPrefix:

@@ -41,20 +41,20 @@ def explanations_tab(results: list[Decoded], settings: AppSettings) -> None:
     contrast = contrast_ui(results[0])
     contrasts = [contrast if result is results[0] else None for result in results]
     slots = []
-    for column, result, wanted in zip(st.columns(len(results)), results, contrasts):
+    for column, result in zip(st.columns(len(results)), results):
         with column:
             unusable_ui(result.name, chosen, result.translator.model.supports_anatomy)
             slots.append(st.empty())
     # what is quick, or computed already, first for every model; then the rest, one method at a time
-    pending = [[m for m in explanations.expanded(r, chosen) if not (registry.instant(m) or
-                                                                    explanations.known_method(r, m, c))]
-               for r, c in zip(results, contrasts)]
-    for stage in range(1 + max(len(p) for p in pending)):
-        for slot, result, wanted, waiting in zip(slots, results, contrasts, pending):
-            if stage > len(waiting) or (stage and not waiting):
+    per_model = [explanations.expanded(r, chosen) for r in results]
+    pending = [[m for m in methods if not (registry.instant(m) or explanations.known_method(r, m, c))]
+               for r, c, methods in zip(results, contrasts, per_model)]
+    for stage in range(1 + max(len(p) for p in pending)):  # stage k: the first k slow methods are ready
+        for slot, result, asked, methods, waiting in zip(slots, results, contrasts, per_model, pending):
+            if stage > len(waiting):
                 continue
-            done = [m for m in explanations.expanded(result, chosen) if m not in waiting[stage:]]
-            found = explanations.explained(result, tuple(done), wanted, settings)
+            found = explanations.explained(result, tuple(m for m in methods if m not in waiting[stage:]), asked,
+                                           settings)
             with slot.container():
                 if stage < len(waiting):  # more to come: a preview, its charts under keys of this stage
                     explanation_view(result, found, waiting[stage:], stage)
