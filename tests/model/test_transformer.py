@@ -79,6 +79,30 @@ def test_the_cached_step_equals_recomputing_the_whole_prefix(alignment_layer):
     torch.testing.assert_close(alpha, cross[:, layer].mean(1), atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("batch,q_len,k_len", [(3, 1, 5), (5, 7, 3), (7, 5, 5)])
+def test_the_fused_kernel_and_the_explicit_products_give_one_output(batch, q_len, k_len):
+    """Training (and a GPU) read attention from PyTorch's fused kernel, decoding on the CPU from
+    eq. 1's products (``multi_head_attention._fused_pays``): the same output, masked keys unread."""
+    from model.network.multi_head_attention import MultiHeadAttention
+
+    g = torch.Generator().manual_seed(batch)
+    attention = MultiHeadAttention(12, 3)
+    query = torch.randn(batch, q_len, 12, generator=g)
+    memory_ = torch.randn(batch, k_len, 12, generator=g)
+    mask = torch.rand(batch, 1, k_len, generator=g) > 0.4
+    mask[:, :, 0] = True  # every row reads a key
+    with torch.enable_grad():
+        fused, none = attention.attend(query.requires_grad_(True), *attention.keys_values(memory_), mask,
+                                       need_weights=False)
+    with torch.inference_mode():
+        explicit, _ = attention.attend(query, *attention.keys_values(memory_), mask, need_weights=False)
+        unread = memory_.masked_fill(~mask.transpose(1, 2), 1e3)  # what the mask hides changes nothing
+        hidden, _ = attention.attend(query, *attention.keys_values(unread), mask, need_weights=False)
+    assert none is None
+    torch.testing.assert_close(explicit, fused.detach(), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(hidden, explicit, atol=1e-6, rtol=1e-5)
+
+
 def test_the_packed_training_path_equals_teacher_forcing():
     model = tiny_transformer()
     src, src_len = pad(SRC), torch.tensor([len(s) for s in SRC])

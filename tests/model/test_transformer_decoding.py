@@ -335,3 +335,15 @@ def test_greedy_copies_rows_only_when_a_sentence_ends(translators):
     ends = len({len(h.ids) for h in found}) - 1  # steps after which some sentences ended and others went on
     assert len(reorders) == ends < len(steps)
     assert steps == sorted(steps, reverse=True) and steps[0] == len(SENTENCES)
+
+
+def test_a_selection_under_gradients_is_differentiable():
+    """Explanations differentiate through a reordered cache: ``select`` then forms new tensors."""
+    g = torch.Generator().manual_seed(4)
+    k, v = (t.requires_grad_(True) for t in _kv(g, length=3))
+    cache = KeyValueCache.empty(3, 2, 5, torch.zeros(1)).append(k, v)
+    rows = torch.tensor([2, 0, 0, 1])
+    picked = cache.select(rows).append(*_kv(g, rows=4))
+    (picked.keys.sum() + 2 * picked.values.sum()).backward()
+    assert torch.equal(k.grad[:, :, :], torch.tensor([2.0, 1.0, 1.0]).view(3, 1, 1, 1).expand(3, 2, 3, 5))
+    assert torch.equal(v.grad, 2 * k.grad)
