@@ -230,7 +230,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="--models: then each model's batch decode once under PyTorch's profiler: its operators' shares")
     args = parser.parse_args()
-    keep_freed_memory()  # as the app's server and the command-line tools do (model/speed/allocator.py)
+    keep_freed_memory()  # as the command-line tools do (model/speed/allocator.py)
     names = args.names.split(",")
     if args.models:
         folders = [Path(m) if Path(m).is_dir() else CHECKPOINTS / m for m in args.models.split(",")]

@@ -10,13 +10,15 @@ every page of a new block is faulted in and zeroed by the kernel before the firs
 90,000 with RNNsearch. ``keep_freed_memory`` fixes the threshold at its maximum (32 MiB) and
 stops the trimming, so freed blocks serve the next allocations: then a few hundred faults, and
 both decodes 5-15% faster (``python bench/decode_speed.py --models ...`` prints the faults;
-docs/performance.md). The process keeps its peak memory instead of shrinking after it, as a
-server wants, and the largest peaks (a model's weights, a 32 MiB tensor or more) are still
-mapped and given back as before.
+docs/performance.md). The process keeps its peak memory instead of shrinking after it; the
+largest blocks (a model's weights, a tensor of 32 MiB or more) are still mapped and given back
+as before.
 
-Process-wide, so called by the entry points that decode (the app's server, the command-line
-tools), never on import: a notebook that imports ``model`` keeps its own settings. Elsewhere
-than glibc (macOS, musl) it does nothing.
+Process-wide, so called by the command-line tools that decode, never on import: a notebook that
+imports ``model`` keeps its own settings. Not by the app's server either: there it made a new
+visitor's text box later in paired browser runs (medians 1.64-2.21 s against 1.61-1.74 s without
+it, ``bench/page_speed.py``), and the page decodes one sentence at a time, where few blocks pass
+the threshold. Elsewhere than glibc (macOS, musl) it does nothing.
 """
 from __future__ import annotations
 

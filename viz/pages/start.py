@@ -28,7 +28,6 @@ from typing import AsyncIterator, Optional, Sequence
 
 import streamlit as st
 
-from model.speed.allocator import keep_freed_memory
 from viz.serving.settings import SettingsError, app_flags, settings_once
 
 _log = logging.getLogger(__name__)
@@ -39,7 +38,6 @@ async def warm_at_start(app) -> AsyncIterator[None]:
     """``st.App``'s lifespan: ``import_pages`` (the server answers once it is done), then ``warm``
     started in a daemon thread; returns without waiting for it (the server takes visitors while
     it runs)."""
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     await asyncio.to_thread(import_pages)
     start_warming(app_flags())
     yield
