@@ -6,24 +6,31 @@ Beam 5, 64 captions a batch, no traces, ``--sentences`` test_2016_flickr caption
 stand-ins without Multi30k, ``bench/common.py``), 2 threads. Prints JSON lines:
 
 - ``attention_kernel``: the shipped everyday Transformer in one process, decoding the captions in
-  turns with PyTorch's fused attention kernel and with eq. 1's explicit products (what decoding
-  on the CPU uses, ``model/network/multi_head_attention.py`` · ``_fused_pays``), RNNsearch's
-  decode beside them, ``--rounds`` rounds: each way's median seconds, and whether the two ways
-  wrote the same translations;
-- ``allocator``: ``--processes`` fresh processes with the allocator setting of the command-line
-  tools (``model/speed/allocator.py``) and as many without, alternating, each decoding the
-  captions with both models three times: the median seconds and minor page faults per model.
+  turns with PyTorch's fused attention kernel (what ``model/network/multi_head_attention.py``
+  calls where no weights are wanted: the decoder's self-attention, the encoder) and with eq. 1's
+  two products in its place (swapped in by this script), RNNsearch's decode beside them,
+  ``--rounds`` rounds: each way's median seconds, and whether the two ways wrote the same
+  translations;
+- ``allocator``: ``--processes`` fresh processes that keep the memory they free and as many with
+  the C library's defaults, alternating, each decoding the captions with both models three times:
+  the median seconds and minor page faults per model. glibc serves a block over its mmap
+  threshold by mapping fresh pages and hands them back when it is freed; a decode allocates and
+  frees blocks of several MB at every step (the (rows, V) log-probabilities, each layer's cache),
+  so each is faulted in afresh. ``keep_freed_memory`` fixes the threshold at its maximum (32 MiB)
+  and stops trimming the heap, so freed blocks serve the next ones (glibc only).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,9 +39,9 @@ from bench.common import CHECKPOINTS, corpus  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
 from model.network import multi_head_attention  # noqa: E402
-from model.speed.allocator import keep_freed_memory  # noqa: E402
 
 RNNSEARCH, TRANSFORMER = "everyday-rnnsearch-en-fr", "everyday-transformer-en-fr"
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
 PLAIN = SearchConfig(beam=5, trace=False)
 
 
@@ -46,28 +53,46 @@ def decode(translator: Translator, captions: list[str]) -> tuple[float, int, lis
     return time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, out
 
 
+def explicit_products(q, k, v, attn_mask=None):
+    """softmax(q k^T / sqrt(d_k)) v (eq. 1) as two products, in the fused kernel's place."""
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))
+    if attn_mask is not None:
+        scores = scores.masked_fill(~attn_mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
 def attention_kernel(captions: list[str], rounds: int) -> dict:
     """The Transformer with the fused kernel and with the explicit products, in turns."""
     models = {name: Translator.from_checkpoint(CHECKPOINTS / name) for name in (TRANSFORMER, RNNSEARCH)}
-    explicit = multi_head_attention._fused_pays
-    ways = {"fused_kernel": lambda q: True, "explicit_products": explicit}
+    fused = multi_head_attention.F
+    ways = {"fused_kernel": fused, "explicit_products": SimpleNamespace(scaled_dot_product_attention=explicit_products)}
     seconds: dict[str, list[float]] = {**{way: [] for way in ways}, "rnnsearch": []}
     outputs: dict[str, list[str]] = {}
     for name in models:
         models[name].translate(captions[:64], PLAIN, batch_size=64)  # warm
     try:
         for _ in range(rounds):
-            for way, choice in ways.items():
-                multi_head_attention._fused_pays = choice
+            for way, functions in ways.items():
+                multi_head_attention.F = functions
                 took, _, outputs[way] = decode(models[TRANSFORMER], captions)
                 seconds[way].append(took)
             seconds["rnnsearch"].append(decode(models[RNNSEARCH], captions)[0])
     finally:
-        multi_head_attention._fused_pays = explicit
+        multi_head_attention.F = fused
     return {"bench": "attention_kernel", "sentences": len(captions), "rounds": rounds,
             "median_s": {way: round(statistics.median(s), 2) for way, s in seconds.items()},
             "runs_s": {way: [round(x, 2) for x in s] for way, s in seconds.items()},
             "same_translations": outputs["fused_kernel"] == outputs["explicit_products"]}
+
+
+def keep_freed_memory() -> None:
+    """glibc's mmap threshold fixed at its maximum and its heap never trimmed (module docstring)."""
+    import ctypes
+
+    mallopt = ctypes.CDLL("libc.so.6").mallopt
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    if not (mallopt(M_MMAP_THRESHOLD, 32 * 2 ** 20) and mallopt(M_TRIM_THRESHOLD, 512 * 2 ** 20)):
+        raise OSError("mallopt refused the setting")
 
 
 def child(captions: list[str], keep: bool) -> dict:

@@ -48,7 +48,6 @@ from bench.products import record  # noqa: E402
 from model.corpus.parallel import pad  # noqa: E402
 from model.decoding.search import SearchConfig  # noqa: E402
 from model.decoding.translator import Translator  # noqa: E402
-from model.speed.allocator import keep_freed_memory  # noqa: E402
 
 NAMES = "everyday-rnnsearch-en-fr,everyday-rnnencdec-en-fr"  # the app's default pair
 SENTENCE = ("A young man in a red shirt and a black hat is riding a bicycle down a busy street "
@@ -230,7 +229,6 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="--models: then each model's batch decode once under PyTorch's profiler: its operators' shares")
     args = parser.parse_args()
-    keep_freed_memory()  # as the command-line tools do (model/speed/allocator.py)
     names = args.names.split(",")
     if args.models:
         folders = [Path(m) if Path(m).is_dir() else CHECKPOINTS / m for m in args.models.split(",")]

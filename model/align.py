@@ -17,7 +17,6 @@ from model.scoring import attention_alignment
 from model.scoring.attention_alignment import DEFAULT_EXTRACTION, DEFAULT_METHODS, METHODS, align_report, gold_digest, table
 from model.cards.alignment_record import record_in_card
 from model.scoring.word_alignment import EXTRACTIONS, read_gold
-from model.speed.allocator import keep_freed_memory
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,7 +40,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--card", action="store_true",
                         help="also record each checkpoint's rows and the baselines' in its card.json, by gold set")
     args = parser.parse_args(argv)
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     methods = [m for m in args.methods.split(",") if m]
     extractions = [e for e in args.extractions.split(",") if e]
     bad = [m for m in methods if m not in METHODS] + [e for e in extractions if e not in EXTRACTIONS]

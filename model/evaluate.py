@@ -16,7 +16,6 @@ from model.decoding.search import SearchConfig
 from model.decoding.translator import MAX_BEAM
 from model.scoring import evaluation
 from model.scoring.evaluation import ablation_runs, load_translators, report, run_model, write_report, write_stress
-from model.speed.allocator import keep_freed_memory
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,7 +38,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also decode each attention model with its weights replaced, compared with it: "
                              f"comma-separated, of {', '.join(ABLATIONS)}, or all")
     args = parser.parse_args(argv)
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     stop_on_sigterm()
     ablations = list(ABLATIONS) if args.ablate == "all" else [a for a in args.ablate.split(",") if a]
     unknown = [a for a in ablations if a not in ABLATIONS]

@@ -51,7 +51,6 @@ from model.explaining.methods import expand_methods
 from model.explaining.registry import explain
 from model.explaining.test_set import FIGURES, FaithfulnessTable, faithfulness_table
 from model.explaining.test_set import SEEDS as TEST_SET_SEEDS
-from model.speed.allocator import keep_freed_memory
 
 MAX_TEXT_CHARS = 2000
 
@@ -148,7 +147,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="write one JSON object per model, one per line")
     parser.add_argument("--threads", type=int_range(0), default=0, help="torch threads (0: default)")
     args = parser.parse_args(argv)
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     names = [m for m in args.methods.split(",") if m]
     unknown = [m for m in names if m not in (*registry.names(), LAYERS)]
     if unknown or not names:

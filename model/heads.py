@@ -28,7 +28,6 @@ from model.decoding.translator import Translator
 from model.explaining.head_importance import HeadImportance, correlation, head_importance
 from model.scoring.attention_alignment import head_grid, score_model
 from model.scoring.word_alignment import DEFAULT_EXTRACTION, read_gold
-from model.speed.allocator import keep_freed_memory
 
 
 def grid_text(title: str, grid: np.ndarray, digits: int) -> list[str]:
@@ -68,7 +67,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="write the report here")
     parser.add_argument("--card", action="store_true", help="also record the report in the checkpoint's card.json")
     args = parser.parse_args(argv)
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     gold_files = [args.align_src, args.align_tgt, args.align_gold]
     if any(gold_files) and not all(gold_files):
         parser.error("--align-src, --align-tgt and --align-gold go together")

@@ -23,7 +23,6 @@ from model.decoding import sentence_space
 from model.decoding.sentence_space import MAX_K, SAMPLE, WORD_SAMPLE, build_space, training_sentences
 from model.decoding.sentence_space_cache import SpaceCache, default_cache_dir
 from model.decoding.translator import Translator
-from model.speed.allocator import keep_freed_memory
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,7 +46,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="stop when the process PID has exited (the app passes its own, so that a stopped "
                              "server leaves no build behind; POSIX only)")
     args = parser.parse_args(argv)
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     if args.stop_with:
         stop_with(args.stop_with)
     if args.keep_only and (args.no_cache or args.sentences):

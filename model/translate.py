@@ -29,7 +29,6 @@ from model.decoding.device import DEVICE_CHOICES
 from model.decoding.search import SearchConfig
 from model.decoding.teacher_forcing import TeacherForcing, teacher_forcing
 from model.decoding.translator import MAX_BEAM, MAX_STDIN_BYTES, Translator
-from model.speed.allocator import keep_freed_memory
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,7 +50,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "predicts given the reference's prefix (teacher forcing, as in training) beside its own "
                              "greedy decode, and where they first differ")
     args = parser.parse_args(argv)
-    keep_freed_memory()  # model/speed/allocator.py: a decode's freed blocks serve its next ones
     if args.threads:
         torch.set_num_threads(args.threads)
     try:

@@ -55,7 +55,7 @@ class MultiHeadAttention(nn.Module):
         ``weights_fn`` maps the computed weights to the ones used (the app's what-if)."""
         q = self.split_heads(self.W_Q(query))  # (batch, heads, q_len, d_k)
         attn_mask = None if mask is None else mask.unsqueeze(1)  # (batch, 1, q_len | 1, k_len)
-        if not need_weights and weights_fn is None and _fused_pays(q):
+        if not need_weights and weights_fn is None:
             out = F.scaled_dot_product_attention(q, keys, values, attn_mask=attn_mask)
             weights = None
         else:
@@ -70,12 +70,3 @@ class MultiHeadAttention(nn.Module):
             out = out * self.head_gate.to(out.dtype).view(1, -1, 1, 1)
         merged = out.transpose(1, 2).flatten(2)  # Concat(head_1 .. head_h): (batch, q_len, d_model)
         return self.W_O(merged), weights
-
-
-def _fused_pays(q: torch.Tensor) -> bool:
-    """Whether PyTorch's fused kernel (``scaled_dot_product_attention``) is the faster way to the
-    output: in training, where it also keeps less for the backward pass, and on a GPU. On the
-    CPU without gradients the explicit products of eq. 1 are faster at the sizes decoding and the
-    app meet (a decoder step's one query per row against its cache, a batch of captions'
-    encoder): bench/attention_kernels.py."""
-    return q.is_cuda or (torch.is_grad_enabled() and q.requires_grad)

@@ -81,8 +81,8 @@ def test_the_cached_step_equals_recomputing_the_whole_prefix(alignment_layer):
 
 @pytest.mark.parametrize("batch,q_len,k_len", [(3, 1, 5), (5, 7, 3), (7, 5, 5)])
 def test_the_fused_kernel_and_the_explicit_products_give_one_output(batch, q_len, k_len):
-    """Training (and a GPU) read attention from PyTorch's fused kernel, decoding on the CPU from
-    eq. 1's products (``multi_head_attention._fused_pays``): the same output, masked keys unread."""
+    """Without weights attention reads PyTorch's fused kernel, with them eq. 1's products: the
+    same output, and the keys the mask hides are never read."""
     from model.network.multi_head_attention import MultiHeadAttention
 
     g = torch.Generator().manual_seed(batch)
@@ -91,16 +91,14 @@ def test_the_fused_kernel_and_the_explicit_products_give_one_output(batch, q_len
     memory_ = torch.randn(batch, k_len, 12, generator=g)
     mask = torch.rand(batch, 1, k_len, generator=g) > 0.4
     mask[:, :, 0] = True  # every row reads a key
-    with torch.enable_grad():
-        fused, none = attention.attend(query.requires_grad_(True), *attention.keys_values(memory_), mask,
-                                       need_weights=False)
+    unread = memory_.masked_fill(~mask.transpose(1, 2), 1e3)  # what the mask hides changes nothing
     with torch.inference_mode():
-        explicit, _ = attention.attend(query, *attention.keys_values(memory_), mask, need_weights=False)
-        unread = memory_.masked_fill(~mask.transpose(1, 2), 1e3)  # what the mask hides changes nothing
+        fused, none = attention.attend(query, *attention.keys_values(memory_), mask, need_weights=False)
+        explicit, weights = attention.attend(query, *attention.keys_values(memory_), mask, need_weights=True)
         hidden, _ = attention.attend(query, *attention.keys_values(unread), mask, need_weights=False)
-    assert none is None
-    torch.testing.assert_close(explicit, fused.detach(), atol=1e-6, rtol=1e-5)
-    torch.testing.assert_close(hidden, explicit, atol=1e-6, rtol=1e-5)
+    assert none is None and weights.shape == (batch, 3, q_len, k_len)
+    torch.testing.assert_close(explicit, fused, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(hidden, fused, atol=1e-6, rtol=1e-5)
 
 
 def test_the_packed_training_path_equals_teacher_forcing():
