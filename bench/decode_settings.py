@@ -1,4 +1,4 @@
-"""What two decoding settings buy, each measured against its absence in the same hour.
+"""Two decoding settings the model does not take, each measured against its absence in the same hour.
 
     python bench/decode_settings.py [--sentences 1000] [--rounds 3] [--processes 3]
 

@@ -345,5 +345,5 @@ def test_a_selection_under_gradients_is_differentiable():
     rows = torch.tensor([2, 0, 0, 1])
     picked = cache.select(rows).append(*_kv(g, rows=4))
     (picked.keys.sum() + 2 * picked.values.sum()).backward()
-    assert torch.equal(k.grad[:, :, :], torch.tensor([2.0, 1.0, 1.0]).view(3, 1, 1, 1).expand(3, 2, 3, 5))
+    assert torch.equal(k.grad, torch.tensor([2.0, 1.0, 1.0]).view(3, 1, 1, 1).expand(3, 2, 3, 5))
     assert torch.equal(v.grad, 2 * k.grad)
