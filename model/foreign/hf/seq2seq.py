@@ -75,7 +75,7 @@ UNSUPPORTED_GENERATION = {"do_sample": False, "repetition_penalty": 1.0, "no_rep
 
 
 def transformers_version() -> str:
-    """The installed transformers's version, or CheckpointError with the install command."""
+    """The installed transformers' version, or CheckpointError with the install command."""
     return installed_version("transformers", INSTALL_HINT)
 
 

@@ -39,7 +39,8 @@ PROBES = "first_paint_probes"  # session state: how many probes this session has
 WHOLE_RUN = "first_paint_whole_run"  # session state: a run of the whole script is under way (not a fragment's own)
 PROBE_KEY = "first_paint_probe"  # each probe's key starts so; Streamlit gives its element the class st-key-<key>
 # True in a browser once the script run is over (RUN_OVER_JS), and once the page has settled: its run is
-# over and no probe waits to ask for the next (a run that held its charts back ends with a probe). The browser tests and bench/page_speed.py wait for them.
+# over and no probe waits to ask for the next (a run that held its charts back ends with a probe).
+# The browser tests and bench/page_speed.py wait for them.
 RUN_OVER_JS = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 SETTLED_JS = f"() => ({RUN_OVER_JS})() && !document.querySelector('[class*=\"st-key-{PROBE_KEY}_\"]')"
 # Runs in the browser when the component is mounted, that is, once the page around it is drawn.
